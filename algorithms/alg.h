@@ -1,0 +1,142 @@
+/*
+ * alg.h - the algorithm interface.
+ *
+ * Every optimization method is one const struct alg_ops, defined at the
+ * bottom of its own .c file and listed in registry.c.  A run goes:
+ *
+ *	plan()    public inputs -> step count, privacy event, charge, noise;
+ *	          pure, deterministic, never sees data; called at admission
+ *	          (to charge) and again by the worker (to run)
+ *	init()    set up state for one run; all allocation happens here
+ *	step()    one step; exactly plan.steps calls, never allocates
+ *	result()  copy the released output (e.g. the averaged iterate) out
+ *	fini()    release what init() acquired; accepts half-built state
+ *
+ * The loop belongs to the caller (driver.c): the number of steps is fixed
+ * by plan() from public parameters, so wall time and progress reveal
+ * nothing about the data (ACCOUNTING.md section 1).  Code under
+ * algorithms/ is pure computation: no I/O, threads, globals or logging,
+ * randomness only through the struct rng passed in.
+ */
+#ifndef ALGORITHMS_ALG_H
+#define ALGORITHMS_ALG_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "constraint.h"
+#include "data.h"
+#include "err.h"
+#include "objective.h"
+#include "privacy/event.h"
+#include "rng.h"
+
+/* Upper bound on schema and report lengths, so callers use stack arrays. */
+#define ALG_MAX_PARAMS 32
+#define ALG_MAX_USED   16
+
+enum alg_param_type {
+	ALG_PARAM_REAL,
+	ALG_PARAM_INT,
+	ALG_PARAM_BOOL,
+};
+
+/* One entry of an algorithm's parameter schema.  The same table validates
+ * requests, fills defaults and is served by GET /v1/algorithms. */
+struct alg_param {
+	const char *name; /* JSON key in "params", snake_case */
+	enum alg_param_type type;
+	double min; /* inclusive */
+	double max; /* inclusive */
+	double def; /* used when the key is absent; 0 may mean "auto" (see doc) */
+	const char *doc; /* one line for API users */
+};
+
+/* The validated, public description of one run.  Everything here is
+ * public: the request and the sealed dataset's public metadata. */
+struct run_spec {
+	const struct objective_ops *objective; /* points into the static registry */
+	struct constraint x;                   /* feasible set of the (primal) variable */
+	double epsilon;                        /* target, > 0 */
+	double delta;                          /* target, in (0, 1) */
+	double params[ALG_MAX_PARAMS];         /* dense, in the schema's order */
+	size_t n;                              /* sealed row count */
+	size_t d;                              /* features */
+	enum task task;
+	struct bounds bounds;
+};
+
+/* A value the run actually used, reported in the result ("step_size",
+ * "noise_sigma", ...). */
+struct alg_used {
+	const char *name; /* static string */
+	double value;
+};
+
+/* What plan() decides; stored with the run, reproducible from the spec. */
+struct run_plan {
+	unsigned long steps;   /* exact number of step() calls */
+	struct dp_event event; /* what the run releases */
+	double charge_epsilon; /* basic-composition charge; the event satisfies it */
+	double charge_delta;
+	size_t n_used;
+	struct alg_used used[ALG_MAX_USED];
+};
+
+struct alg_ops {
+	const char *name;                    /* stable API id: "<family>.<variant>" */
+	unsigned version;                    /* bump when outputs change for equal inputs */
+	const char *doc;                     /* one paragraph for the catalogue */
+	const char *paper;                   /* what it implements */
+	const char *privacy_model;           /* e.g. "(epsilon, delta)-DP, replace-one" */
+	const char *const *objectives;       /* NULL-terminated objective names */
+	unsigned constraints;                /* bit (1u << CONSTRAINT_*) per supported set */
+	const struct alg_param *params;      /* ends with an entry whose name is NULL */
+	size_t state_size;                   /* bytes the driver zero-allocates for state */
+
+	enum err_code (*plan)(const struct run_spec *spec, struct run_plan *ret_plan,
+			      struct err *e);
+	/* Per-record evaluations plus noise draws, from public inputs only. */
+	double (*work)(const struct run_spec *spec);
+	enum err_code (*init)(void *state, const struct run_spec *spec,
+			      const struct run_plan *plan, const struct dataset *ds, struct rng *rng,
+			      struct err *e);
+	enum err_code (*step)(void *state, struct err *e);
+	void (*result)(const void *state, double *ret_x); /* spec->d doubles */
+	void (*fini)(void *state);
+};
+
+/* registry.c */
+size_t alg_count(void);
+const struct alg_ops *alg_at(size_t i);
+const struct alg_ops *alg_find(const char *name);
+size_t alg_param_count(const struct alg_ops *alg);
+bool alg_supports_objective(const struct alg_ops *alg, const char *objective);
+
+/* driver.c */
+
+/* Called by the driver after every step with the number done; returns
+ * false to stop the run (cancellation, shutdown, lost lease).  May be
+ * NULL.  It must not look at the state: progress is public, the iterate
+ * is not. */
+typedef bool (*alg_progress_fn)(void *ctx, unsigned long done, unsigned long total);
+
+/*
+ * Run alg for exactly plan->steps steps on ds.  ret_x (spec->d doubles)
+ * is written only on success.  ERR_CANCELLED when progress() asked to
+ * stop; ERR_INTERNAL when the generator failed.  This is the only loop
+ * over step() in the code base.
+ */
+enum err_code alg_run(const struct alg_ops *alg, const struct run_spec *spec,
+		      const struct run_plan *plan, const struct dataset *ds, struct rng *rng,
+		      alg_progress_fn progress, void *progress_ctx, double *ret_x, struct err *e);
+
+/* Fill v with the schema defaults. */
+void alg_default_params(const struct alg_ops *alg, double *v);
+
+/* Append a used value to a plan; silently ignored past ALG_MAX_USED (a
+ * programming error caught by the conformance test). */
+void run_plan_use(struct run_plan *p, const char *name, double value);
+
+#endif /* ALGORITHMS_ALG_H */

@@ -1,0 +1,106 @@
+/*
+ * err.c - filling struct err.  Never allocates: messages are truncated to
+ * the fixed buffers rather than lost.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "err.h"
+
+enum err_code
+err_set(struct err *e, enum err_code code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e == NULL)
+		return code;
+	e->code = code;
+	e->field[0] = '\0';
+	e->detail[0] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+enum err_code
+err_set_field(struct err *e, enum err_code code, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e == NULL)
+		return code;
+	e->code = code;
+	snprintf(e->field, sizeof(e->field), "%s", field);
+	e->detail[0] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+enum err_code
+err_detail(struct err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e == NULL)
+		return ERR_OK;
+	va_start(ap, fmt);
+	vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+	va_end(ap);
+	return e->code;
+}
+
+void
+err_prefix_field(struct err *e, const char *prefix)
+{
+	char tmp[sizeof(e->field)];
+
+	if (e == NULL || prefix == NULL || prefix[0] == '\0')
+		return;
+	if (e->field[0] == '\0')
+		snprintf(tmp, sizeof(tmp), "%s", prefix);
+	else
+		snprintf(tmp, sizeof(tmp), "%s.%s", prefix, e->field);
+	memcpy(e->field, tmp, sizeof(tmp));
+}
+
+const char *
+err_code_name(enum err_code code)
+{
+	switch (code) { /* no default: -Wswitch flags a new code left out */
+	case ERR_OK:
+		return "ok";
+	case ERR_NOMEM:
+		return "out_of_memory";
+	case ERR_INVALID:
+		return "invalid_request";
+	case ERR_UNAUTHENTICATED:
+		return "unauthenticated";
+	case ERR_FORBIDDEN:
+		return "forbidden";
+	case ERR_NOT_FOUND:
+		return "not_found";
+	case ERR_CONFLICT:
+		return "conflict";
+	case ERR_BUDGET:
+		return "budget_exceeded";
+	case ERR_TOO_LARGE:
+		return "body_too_large";
+	case ERR_MEDIA_TYPE:
+		return "unsupported_media_type";
+	case ERR_NUMERIC:
+		return "unprocessable";
+	case ERR_CANCELLED:
+		return "cancelled";
+	case ERR_DB:
+		return "database_unavailable";
+	case ERR_INTERNAL:
+		return "internal_error";
+	case ERR__COUNT:
+		break;
+	}
+	return "internal_error";
+}

@@ -1,0 +1,112 @@
+/*
+ * rng.c - buffered draws on top of a refill function, and the splitmix64
+ * test source.  The OpenSSL source is in rng_openssl.c.
+ */
+#include <string.h>
+
+#include "rng.h"
+
+static uint64_t
+splitmix_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static bool
+splitmix_refill(struct rng *r)
+{
+	for (size_t i = 0; i < RNG_BUFFER_BYTES; i += 8) {
+		uint64_t v = splitmix_next(&r->splitmix);
+
+		memcpy(r->buf + i, &v, 8);
+	}
+	return true;
+}
+
+void
+rng_splitmix_init(struct rng *r, uint64_t seed)
+{
+	memset(r, 0, sizeof(*r));
+	r->refill = splitmix_refill;
+	r->destroy = NULL;
+	r->splitmix = seed;
+	r->pos = RNG_BUFFER_BYTES; /* empty: first draw refills */
+}
+
+void
+rng_free(struct rng *r)
+{
+	if (r == NULL)
+		return;
+	if (r->destroy != NULL)
+		r->destroy(r);
+}
+
+bool
+rng_ok(const struct rng *r)
+{
+	return !r->failed;
+}
+
+void
+rng_bytes(struct rng *r, void *buf, size_t len)
+{
+	unsigned char *out = buf;
+
+	while (len > 0) {
+		size_t take;
+
+		if (r->pos >= RNG_BUFFER_BYTES) {
+			if (r->failed || !r->refill(r)) {
+				/* Fail closed: zeros, and the driver sees rng_ok() false. */
+				r->failed = true;
+				memset(r->buf, 0, RNG_BUFFER_BYTES);
+			}
+			r->pos = 0;
+		}
+		take = RNG_BUFFER_BYTES - r->pos;
+		if (take > len)
+			take = len;
+		memcpy(out, r->buf + r->pos, take);
+		/* Bytes handed out are wiped from the buffer: they may be noise. */
+		memset(r->buf + r->pos, 0, take);
+		r->pos += take;
+		out += take;
+		len -= take;
+	}
+}
+
+uint64_t
+rng_u64(struct rng *r)
+{
+	uint64_t v;
+
+	rng_bytes(r, &v, sizeof(v));
+	return v;
+}
+
+double
+rng_uniform(struct rng *r)
+{
+	return (double)(rng_u64(r) >> 11) * 0x1.0p-53;
+}
+
+uint64_t
+rng_below(struct rng *r, uint64_t bound)
+{
+	/* Rejection on the top of the range: exact, expected < 2 draws. */
+	uint64_t limit = UINT64_MAX - (UINT64_MAX % bound + 1) % bound;
+
+	for (;;) {
+		uint64_t v = rng_u64(r);
+
+		if (v <= limit)
+			return v % bound;
+		if (r->failed)
+			return 0;
+	}
+}

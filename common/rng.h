@@ -1,0 +1,63 @@
+/*
+ * rng.h - the one randomness interface.
+ *
+ * Algorithms never pick their randomness: the caller passes a struct rng.
+ * Production uses rng_openssl_new() (OpenSSL RAND_priv_bytes through a
+ * buffer, one generator per run); tests inject rng_splitmix_init() with a
+ * fixed seed.  No request can choose the generator or a seed.
+ *
+ * Draws are infallible to keep hot loops simple: a source that fails (the
+ * OpenSSL DRBG refusing to generate) marks the generator failed, returns
+ * zeros from then on, and rng_ok() turns false.  The driver checks
+ * rng_ok() after every step and fails the run closed.
+ *
+ * Not thread-safe: one generator per thread (per run).
+ */
+#ifndef COMMON_RNG_H
+#define COMMON_RNG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define RNG_BUFFER_BYTES 4096
+
+struct rng {
+	/* Refill buf completely; false on failure.  state is the source's. */
+	bool (*refill)(struct rng *r);
+	void (*destroy)(struct rng *r); /* frees what the source owns; may be NULL */
+	uint64_t splitmix;              /* state of the splitmix source */
+	size_t pos;                     /* next unread byte of buf */
+	bool failed;                    /* sticky: a refill failed */
+	unsigned char buf[RNG_BUFFER_BYTES];
+};
+
+/* Production generator: RAND_priv_bytes in 4 KiB blocks.  Returns an owned
+ * generator (free with rng_free()) or NULL with *e set. */
+struct rng *rng_openssl_new(struct err *e);
+
+/* Deterministic generator for tests and benchmarks (splitmix64).  Fills a
+ * caller-owned struct; nothing to free (rng_free() is not called on it). */
+void rng_splitmix_init(struct rng *r, uint64_t seed);
+
+/* Frees a generator from rng_openssl_new(); accepts NULL. */
+void rng_free(struct rng *r);
+
+/* True while every draw so far came from a working source. */
+bool rng_ok(const struct rng *r);
+
+/* 64 uniformly random bits. */
+uint64_t rng_u64(struct rng *r);
+
+/* Uniform on [0, 1) with 53 random bits. */
+double rng_uniform(struct rng *r);
+
+/* Uniform on {0, ..., bound - 1} without modulo bias; bound >= 1. */
+uint64_t rng_below(struct rng *r, uint64_t bound);
+
+/* Fill buf with random bytes. */
+void rng_bytes(struct rng *r, void *buf, size_t len);
+
+#endif /* COMMON_RNG_H */
