@@ -25,12 +25,13 @@ struct objective_ops {
 	double (*value)(double z, double y);
 	double (*deriv)(double z, double y);
 	/* Upper bound G on ||grad loss(w; x, y)||_2 over every w in the set c
-	 * and every (x, y) allowed by the bounds.  Names the missing bound
+	 * and every (x, y) allowed by the bounds and the task (binary labels
+	 * are +-1 whatever bounds.label says).  Names the missing bound
 	 * ("bounds.label", ...) with ERR_INVALID when it needs one that was not
 	 * declared, and the constraint ("constraints.x") when the set is
 	 * unbounded for it. */
-	enum err_code (*grad_bound)(const struct bounds *b, size_t d, const struct constraint *c,
-				    double *ret_g, struct err *e);
+	enum err_code (*grad_bound)(const struct bounds *b, enum task task, size_t d,
+				    const struct constraint *c, double *ret_g, struct err *e);
 };
 
 /* Registry of objectives. */

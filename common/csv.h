@@ -46,6 +46,9 @@ struct csv_parser {
 	bool failed;           /* sticky: a call returned an error */
 	unsigned long err_line;   /* 1-based line of the error, 0 if none */
 	unsigned long err_column; /* 1-based column (cell) of the error, 0 if none */
+	/* private to csv.c */
+	unsigned long blank_line; /* first line of the pending run of empty lines */
+	enum err_code fail_code;  /* the first error, returned again once failed */
 };
 
 /* Set up p.  ERR_NOMEM, or ERR_INVALID for ncols == 0. */

@@ -56,15 +56,17 @@ err_detail(struct err *e, const char *fmt, ...)
 void
 err_prefix_field(struct err *e, const char *prefix)
 {
-	char tmp[sizeof(e->field)];
+	/* Room for both parts, then truncated into the field. */
+	char tmp[2 * sizeof(e->field) + 2];
 
 	if (e == NULL || prefix == NULL || prefix[0] == '\0')
 		return;
 	if (e->field[0] == '\0')
-		snprintf(tmp, sizeof(tmp), "%s", prefix);
+		snprintf(tmp, sizeof(tmp), "%.63s", prefix);
 	else
-		snprintf(tmp, sizeof(tmp), "%s.%s", prefix, e->field);
-	memcpy(e->field, tmp, sizeof(tmp));
+		snprintf(tmp, sizeof(tmp), "%.63s.%.63s", prefix, e->field);
+	tmp[sizeof(e->field) - 1] = '\0';
+	memcpy(e->field, tmp, sizeof(e->field));
 }
 
 const char *

@@ -1,0 +1,177 @@
+/*
+ * analytic_gaussian.c - the exact privacy curve of one Gaussian mechanism
+ * and the calibration of its noise multiplier.
+ *
+ * B. Balle, Y.-X. Wang, "Improving the Gaussian mechanism for differential
+ * privacy: analytical calibration and optimal denoising", ICML 2018,
+ * Theorem 8: a Gaussian mechanism with l2 sensitivity Delta and noise
+ * sigma = z Delta is (eps, delta)-DP iff
+ *
+ *	delta >= Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2),  mu = 1/z.
+ *
+ * Numerics.  With a = -eps z + mu/2 and b = a - mu the two terms agree to
+ * about 1 / (eps z^2) relative for large z, so the difference is formed in
+ * log space: delta = Phi(a) (1 - exp(r)) with r = eps + log Phi(b) -
+ * log Phi(a) < 0, and -expm1(r) keeps the small difference exact to the
+ * accuracy of r.  log Phi uses erfc (accurate relative to its value down to
+ * its underflow) and, below -30, the asymptotic series of Mills' ratio.
+ * Anything non-finite or a difference of the wrong sign fails closed with
+ * ERR_NUMERIC: a curve we cannot evaluate is a charge we cannot bound.
+ */
+#include <math.h>
+
+#include "privacy/analytic_gaussian.h"
+
+#define SQRT1_2         0.70710678118654752440 /* 1/sqrt(2); M_SQRT1_2 is XSI */
+#define LOG_SQRT_2PI    0.91893853320467274178 /* log(sqrt(2 pi)) */
+#define CAL_REL_TOL     1e-9                   /* relative width of the final bracket */
+#define CAL_MAX_OCTAVES 256                    /* bracket search stays in [2^-256, 2^256] */
+
+/* log Phi(x), the log of the standard normal cdf, accurate in both tails. */
+static double
+log_phi(double x)
+{
+	double x2, term, sum;
+
+	if (isnan(x))
+		return NAN;
+	if (x > 0.0)
+		return log1p(-0.5 * erfc(x * SQRT1_2));
+	if (x >= -30.0)
+		return log(0.5 * erfc(-x * SQRT1_2));
+	/*
+	 * Phi(x) = phi(x) / |x| (1 - 1/x^2 + 3/x^4 - 15/x^6 + ...) for x -> -inf.
+	 * For x < -30 the terms fall by at least 1/900 * (2k-1) per step
+	 * until k ~ 450, so 12 terms are far below double precision.
+	 */
+	x2 = x * x;
+	if (!isfinite(x2))
+		return -INFINITY;
+	term = 1.0;
+	sum = 0.0;
+	for (int k = 1; k <= 12; k++) {
+		term *= -(double)(2 * k - 1) / x2;
+		sum += term;
+	}
+	return -0.5 * x2 - log(-x) - LOG_SQRT_2PI + log1p(sum);
+}
+
+enum err_code
+ag_delta(double z, double epsilon, double *ret_delta, struct err *e)
+{
+	double mu, a, b, la, lb, r, delta;
+
+	if (!isfinite(z) || z <= 0.0)
+		return err_set(e, ERR_INVALID, "the noise multiplier must be finite and positive");
+	if (!isfinite(epsilon) || epsilon < 0.0)
+		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+				     "'privacy.epsilon' must be finite and non-negative");
+
+	mu = 1.0 / z;
+	a = -epsilon * z + 0.5 * mu;
+	b = -epsilon * z - 0.5 * mu;
+	la = log_phi(a);
+	lb = log_phi(b);
+	r = epsilon + lb - la; /* log(e^eps Phi(b) / Phi(a)); -inf when Phi(b) underflows */
+	if (isnan(la) || isnan(lb) || isnan(r) || la == -INFINITY || r >= 0.0) {
+		err_set(e, ERR_NUMERIC, "the Gaussian privacy curve cannot be evaluated");
+		err_detail(e, "z = %.17g, epsilon = %.17g, log Phi(a) = %.17g, r = %.17g", z,
+			   epsilon, la, r);
+		return ERR_NUMERIC;
+	}
+	delta = exp(la) * -expm1(r);
+	if (!isfinite(delta) || delta < 0.0 || delta > 1.0)
+		return err_set(e, ERR_NUMERIC, "the Gaussian privacy curve cannot be evaluated");
+	*ret_delta = delta;
+	return ERR_OK;
+}
+
+/* *ret_ok = delta(z) <= target. */
+static enum err_code
+meets(double z, double epsilon, double target, int *ret_ok, struct err *e)
+{
+	double d;
+	enum err_code rc;
+
+	rc = ag_delta(z, epsilon, &d, e);
+	if (rc != ERR_OK)
+		return rc;
+	*ret_ok = d <= target;
+	return ERR_OK;
+}
+
+enum err_code
+ag_calibrate(double epsilon, double delta, double *ret_z, struct err *e)
+{
+	double lo, hi, check;
+	int ok, n;
+	enum err_code rc;
+
+	if (!isfinite(epsilon) || epsilon <= 0.0)
+		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+				     "'privacy.epsilon' must be finite and positive");
+	if (!(delta > 0.0 && delta < 1.0))
+		return err_set_field(e, ERR_INVALID, "privacy.delta",
+				     "'privacy.delta' must be in (0, 1)");
+
+	/*
+	 * Bracket: delta(z) decreases from 1 (z -> 0) to 0 (z -> inf), so walk
+	 * from z = 1 by octaves until lo fails and hi meets the target.
+	 */
+	rc = meets(1.0, epsilon, delta, &ok, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (ok) {
+		hi = 1.0;
+		for (n = 0;; n++) {
+			if (n == CAL_MAX_OCTAVES)
+				return err_set(e, ERR_NUMERIC,
+					       "no noise multiplier in range meets the target");
+			lo = 0.5 * hi;
+			rc = meets(lo, epsilon, delta, &ok, e);
+			if (rc != ERR_OK)
+				return rc;
+			if (!ok)
+				break;
+			hi = lo;
+		}
+	} else {
+		lo = 1.0;
+		for (n = 0;; n++) {
+			if (n == CAL_MAX_OCTAVES)
+				return err_set(e, ERR_NUMERIC,
+					       "no noise multiplier in range meets the target");
+			hi = 2.0 * lo;
+			rc = meets(hi, epsilon, delta, &ok, e);
+			if (rc != ERR_OK)
+				return rc;
+			if (ok)
+				break;
+			lo = hi;
+		}
+	}
+
+	/* Invariant: delta(lo) > target >= delta(hi).  Bisect in log z. */
+	while (hi > lo * (1.0 + CAL_REL_TOL)) {
+		double mid = sqrt(lo) * sqrt(hi);
+
+		if (!(mid > lo && mid < hi))
+			break; /* no representable point left between them */
+		rc = meets(mid, epsilon, delta, &ok, e);
+		if (rc != ERR_OK)
+			return rc;
+		if (ok)
+			hi = mid;
+		else
+			lo = mid;
+	}
+
+	/* Return the safe end, re-checked (ACCOUNTING.md section 5). */
+	rc = ag_delta(hi, epsilon, &check, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (!(check <= delta))
+		return err_set(e, ERR_NUMERIC, "the calibrated noise misses the delta target");
+	*ret_z = hi;
+	return ERR_OK;
+}

@@ -1,0 +1,61 @@
+/*
+ * noise.c - Gaussian noise for the continuous mechanisms, the only place
+ * DP noise is drawn.
+ *
+ * Marsaglia's polar method (G. Marsaglia, T. A. Bray, "A convenient method
+ * for generating normal variables", SIAM Review 6, 1964): for (u, v)
+ * uniform on the unit disc, with s = u^2 + v^2,
+ *
+ *	u sqrt(-2 log(s) / s),  v sqrt(-2 log(s) / s)
+ *
+ * are two independent N(0, 1); both are used.  u and v come from 53-bit
+ * uniforms of the injected generator; a pair is accepted with probability
+ * pi/4.  No allocation, no trigonometry.
+ *
+ * This is the foundation issue's floating-point sampler: it is not safe
+ * against attacks on the low-order bits (Mironov 2012; Jin et al. 2022) and
+ * is replaced by the exact discrete Gaussian on a lattice in the
+ * privacy-core issue (ACCOUNTING.md section 6).
+ */
+#include <math.h>
+
+#include "privacy/noise.h"
+
+/* Two independent standard normals.  A failed generator returns zeros
+ * for ever, which the rejection loop would never accept: stop then (the
+ * driver fails the run on rng_ok() after this step). */
+static void
+polar_pair(struct rng *r, double *ret_a, double *ret_b)
+{
+	double u, v, s;
+
+	do {
+		u = 2.0 * rng_uniform(r) - 1.0;
+		v = 2.0 * rng_uniform(r) - 1.0;
+		s = u * u + v * v;
+		if (!rng_ok(r)) {
+			*ret_a = *ret_b = 0.0;
+			return;
+		}
+	} while (s >= 1.0 || s == 0.0);
+	s = sqrt(-2.0 * log(s) / s);
+	*ret_a = u * s;
+	*ret_b = v * s;
+}
+
+void
+noise_add_gaussian(struct rng *r, double sigma, double *x, size_t d)
+{
+	size_t i;
+	double a, b;
+
+	for (i = 0; i + 1 < d; i += 2) {
+		polar_pair(r, &a, &b);
+		x[i] += sigma * a;
+		x[i + 1] += sigma * b;
+	}
+	if (i < d) {
+		polar_pair(r, &a, &b);
+		x[i] += sigma * a; /* b is dropped: one coordinate left */
+	}
+}

@@ -1,0 +1,61 @@
+/*
+ * registry.c - the list of every algorithm the service can run.
+ *
+ * A const array fixed at compile time: no registration calls, no locking,
+ * nothing to initialise.  Adding a method means adding one line here; the
+ * conformance tests iterate over this table, so it is tested the same day.
+ */
+#include <string.h>
+
+#include "alg.h"
+#include "util.h"
+
+extern const struct alg_ops alg_sgd_one_pass;
+
+static const struct alg_ops *const registry[] = {
+	&alg_sgd_one_pass,
+};
+
+size_t
+alg_count(void)
+{
+	return ARRAY_SIZE(registry);
+}
+
+const struct alg_ops *
+alg_at(size_t i)
+{
+	return i < ARRAY_SIZE(registry) ? registry[i] : NULL;
+}
+
+const struct alg_ops *
+alg_find(const char *name)
+{
+	if (name == NULL)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(registry); i++)
+		if (strcmp(registry[i]->name, name) == 0)
+			return registry[i];
+	return NULL;
+}
+
+size_t
+alg_param_count(const struct alg_ops *alg)
+{
+	size_t n = 0;
+
+	while (alg->params[n].name != NULL)
+		n++;
+	return n;
+}
+
+bool
+alg_supports_objective(const struct alg_ops *alg, const char *objective)
+{
+	if (objective == NULL)
+		return false;
+	for (const char *const *o = alg->objectives; *o != NULL; o++)
+		if (strcmp(*o, objective) == 0)
+			return true;
+	return false;
+}

@@ -1,0 +1,456 @@
+/*
+ * sgd/one_pass.c - "dp_sgd.one_pass": differentially private projected
+ * minibatch SGD over an l2 ball, one pass over the data.
+ *
+ * The run.  A secret uniformly random permutation pi of the n records
+ * (Fisher-Yates with rng_below) is cut into T = floor(n / b) disjoint
+ * batches B_1..B_T of b records; the n - T b records left over are not used
+ * at all (reported as "unused_records").  From x_0 = 0, for t = 1..T:
+ *
+ *	g_t     = (1/b) sum_{i in B_t} clip_G(phi'(<x_{t-1}, x_i>, y_i) x_i)
+ *	x_t     = Pi_R(x_{t-1} - eta (g_t + N(0, sigma^2 I_d)))
+ *	result  = (x_1 + ... + x_T) / T
+ *
+ * with Pi_R the projection onto {||x||_2 <= R}, G the objective's gradient
+ * bound on that ball (objective.h) and clip_G(v) = v min(1, G / ||v||_2).
+ * Every gradient already has norm <= G, so the clip is a guard that only
+ * rounding can trigger: it makes the sensitivity below hold for the
+ * floating-point values actually summed (up to the rounding of the clip).
+ *
+ * Privacy (replace-one, ACCOUNTING.md section 1).  Fix the permutation (it
+ * is independent of the data).  Replacing record i changes one batch mean
+ * g_t, by at most Delta = 2G/b in l2, and no other: every other step sees
+ * the same records and, given the same past outputs, the same iterate.  So
+ * the adaptive sequence of T Gaussian mechanisms on disjoint batches costs
+ * what one Gaussian mechanism with noise multiplier z = sigma / Delta costs
+ * (parallel composition; F. McSherry, "Privacy integrated queries",
+ * SIGMOD 2009), and a mixture over permutations keeps the guarantee.  z is
+ * calibrated on the exact curve (B. Balle, Y.-X. Wang, ICML 2018; see
+ * privacy/analytic_gaussian.h); the event is {parallel, replace_one, z, T}.
+ * This is the one-pass scheme of S. Song, K. Chaudhuri, A. D. Sarwate,
+ * "Stochastic gradient descent with differentially private updates",
+ * GlobalSIP 2013, with replace-one sensitivity and exact calibration.
+ *
+ * Utility.  The noisy gradient is unbiased for the batch mean with
+ * E||g_t + noise||^2 <= M^2 = G^2 + d sigma^2, and ||x_0 - x*|| <= R, so
+ * projected SGD with eta = R / (M sqrt(T)) has expected excess (population)
+ * risk at most R M / sqrt(T) for the average of the query points
+ * (A. Nemirovski, A. Juditsky, G. Lan, A. Shapiro, "Robust stochastic
+ * approximation approach to stochastic programming", SIAM J. Optim. 19,
+ * 2009); averaging x_1..x_T instead moves it by O(G R / T).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alg.h"
+#include "privacy/analytic_gaussian.h"
+#include "privacy/noise.h"
+
+enum { P_BATCH_SIZE, P_STEP_SIZE, P__COUNT };
+
+static const struct alg_param sgd_params[P__COUNT + 1] = {
+	[P_BATCH_SIZE] = { "batch_size", ALG_PARAM_INT, 0.0, 1e7, 0.0,
+			   "records per step b, at most n; 0 = auto: ceil(2 z sqrt(d)) "
+			   "clamped to [1, n]" },
+	[P_STEP_SIZE] = { "step_size", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
+			  "step size eta; 0 = auto: R / (sqrt(G^2 + d sigma^2) sqrt(T))" },
+	[P__COUNT] = { 0 },
+};
+
+static const char *const sgd_objectives[] = { "logistic", "least_squares", NULL };
+
+/* Everything derived from the public spec; plan(), work() and init() all
+ * compute it the same way. */
+struct sgd_setup {
+	double grad_bound;   /* G: per-record gradient norm bound on the ball */
+	double z;            /* noise multiplier sigma / Delta */
+	double sensitivity;  /* Delta = 2 G / b, replace-one, of a batch mean */
+	double sigma;        /* noise standard deviation per coordinate */
+	double step_size;    /* eta */
+	double radius;       /* R of the l2 ball */
+	size_t batch;        /* b */
+	unsigned long steps; /* T = floor(n / b) */
+};
+
+struct sgd_state {
+	const struct objective_ops *obj; /* borrowed: static registry */
+	const double *x_data;            /* borrowed: ds->x, n * d, outlives the run */
+	const double *y_data;            /* borrowed: ds->y, n */
+	struct rng *rng;                 /* borrowed: the run's generator */
+	struct constraint ball;          /* the l2 ball of radius R */
+	size_t d;
+	size_t b;
+	unsigned long steps; /* T */
+	unsigned long t;     /* steps done */
+	double grad_bound;   /* G: the clip level */
+	double sigma;
+	double step_size;
+	size_t *order; /* owned: n entries; the first T b are the batches, in order */
+	double *x;     /* owned: current iterate, d */
+	double *avg;   /* owned: mean of x_1..x_t, d */
+	double *g;     /* owned: noisy batch gradient, d */
+};
+
+static bool
+is_finite_pos(double v)
+{
+	return isfinite(v) && v > 0.0;
+}
+
+/* The dotted field names of the parameters, for errors. */
+static const char *const sgd_fields[P__COUNT] = {
+	[P_BATCH_SIZE] = "params.batch_size",
+	[P_STEP_SIZE] = "params.step_size",
+};
+
+/* The service validates params against the schema; so does plan(). */
+static enum err_code
+check_param(const double *params, int k, struct err *e)
+{
+	const struct alg_param *p = &sgd_params[k];
+	double v = params[k];
+
+	if (isfinite(v) && v >= p->min && v <= p->max &&
+	    (p->type != ALG_PARAM_INT || floor(v) == v))
+		return ERR_OK;
+	return err_set_field(e, ERR_INVALID, sgd_fields[k], "'%s' must be %s in [%g, %g]",
+			     sgd_fields[k], p->type == ALG_PARAM_INT ? "an integer" : "a number",
+			     p->min, p->max);
+}
+
+static enum err_code
+sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
+{
+	const struct objective_ops *obj = spec->objective;
+	struct sgd_setup s;
+	double eps_cal, delta_cal, b_param, eta_param;
+	bool supported = false;
+	enum err_code rc;
+
+	if (obj != NULL)
+		for (const char *const *o = sgd_objectives; *o != NULL; o++)
+			supported = supported || strcmp(*o, obj->name) == 0;
+	if (!supported)
+		return err_set_field(
+			e, ERR_INVALID, "objective",
+			"dp_sgd.one_pass supports 'logistic' and 'least_squares' only");
+	if ((unsigned)spec->task >= TASK__COUNT || !(obj->tasks & (1u << spec->task)))
+		return err_set_field(e, ERR_INVALID, "objective",
+				     "objective '%s' does not accept this dataset's labels",
+				     obj->name);
+	if (spec->x.kind != CONSTRAINT_L2_BALL)
+		return err_set_field(e, ERR_INVALID, "constraints.x",
+				     "dp_sgd.one_pass needs an 'l2_ball' in 'constraints.x'");
+	if (!is_finite_pos(spec->x.radius))
+		return err_set_field(e, ERR_INVALID, "constraints.x",
+				     "the radius of 'constraints.x' must be finite and positive");
+	if (!is_finite_pos(spec->epsilon))
+		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+				     "'privacy.epsilon' must be finite and positive");
+	if (!(spec->delta > 0.0 && spec->delta < 1.0))
+		return err_set_field(e, ERR_INVALID, "privacy.delta",
+				     "'privacy.delta' must be in (0, 1)");
+	if (spec->n == 0 || spec->d == 0)
+		return err_set(e, ERR_INVALID, "the dataset has no rows or no features");
+	for (int k = 0; k < P__COUNT; k++) {
+		rc = check_param(spec->params, k, e);
+		if (rc != ERR_OK)
+			return rc;
+	}
+	b_param = spec->params[P_BATCH_SIZE];
+	eta_param = spec->params[P_STEP_SIZE];
+	if (b_param > (double)spec->n)
+		return err_set_field(
+			e, ERR_INVALID, "params.batch_size",
+			"'params.batch_size' (%.0f) exceeds the number of records (%zu)", b_param,
+			spec->n);
+
+	memset(&s, 0, sizeof(s));
+	s.radius = spec->x.radius;
+	rc = obj->grad_bound(&spec->bounds, spec->task, spec->d, &spec->x, &s.grad_bound, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (!is_finite_pos(s.grad_bound))
+		return err_set(e, ERR_NUMERIC,
+			       "the gradient bound is not a finite positive number");
+
+	/*
+	 * The service charges the shortest decimal that reads back as the
+	 * client's double, which may lie a little below that double.
+	 * Calibrating one ulp below both targets keeps the charge on the safe
+	 * side: the event meets (eps', delta') with eps' < eps and delta' <
+	 * delta, hence any decimal at least as large as those.
+	 */
+	eps_cal = nextafter(spec->epsilon, 0.0);
+	delta_cal = nextafter(spec->delta, 0.0);
+	rc = ag_calibrate(eps_cal, delta_cal, &s.z, e);
+	if (rc != ERR_OK)
+		return rc;
+
+	/*
+	 * Auto batch.  With T = n/b and sigma = 2 z G / b the bound R M / sqrt(T)
+	 * above is
+	 *	R sqrt(G^2 + 4 d z^2 G^2 / b^2) sqrt(b / n)
+	 *	    = R G sqrt(b/n + 4 d z^2 / (n b)),
+	 * the SGD term b/n growing and the noise term 4 d z^2 / (n b) falling
+	 * in b.  The derivative 1/n - 4 d z^2 / (n b^2) vanishes at
+	 * b = 2 z sqrt(d), where the two terms are equal and the bound is
+	 * 2 R G (d z^2)^(1/4) / sqrt(n).  Rounded up, then clamped to [1, n].
+	 */
+	if (b_param == 0.0) {
+		double bf = ceil(2.0 * s.z * sqrt((double)spec->d));
+
+		if (!isfinite(bf))
+			return err_set(e, ERR_NUMERIC, "the automatic batch size is not finite");
+		if (bf > (double)spec->n)
+			bf = (double)spec->n;
+		if (bf < 1.0)
+			bf = 1.0;
+		s.batch = (size_t)bf;
+	} else {
+		s.batch = (size_t)b_param;
+	}
+	if (s.batch == 0 || s.batch > spec->n)
+		return err_set(e, ERR_INTERNAL, "batch size out of range");
+	s.steps = (unsigned long)(spec->n / s.batch);
+
+	s.sensitivity = 2.0 * s.grad_bound / (double)s.batch;
+	s.sigma = s.z * s.sensitivity;
+	if (eta_param == 0.0)
+		s.step_size =
+			s.radius /
+			(sqrt(s.grad_bound * s.grad_bound + (double)spec->d * s.sigma * s.sigma) *
+			 sqrt((double)s.steps));
+	else
+		s.step_size = eta_param;
+	if (!is_finite_pos(s.sensitivity) || !is_finite_pos(s.sigma) || !is_finite_pos(s.step_size))
+		return err_set(e, ERR_NUMERIC,
+			       "the noise or step size is not a finite positive number");
+	*ret = s;
+	return ERR_OK;
+}
+
+static enum err_code
+sgd_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
+{
+	struct sgd_setup s;
+	struct run_plan p;
+	enum err_code rc;
+
+	rc = sgd_setup(spec, &s, e);
+	if (rc != ERR_OK)
+		return rc;
+
+	memset(&p, 0, sizeof(p));
+	p.steps = s.steps;
+	p.event.type = DP_EVENT_PARALLEL;
+	p.event.relation = DP_REPLACE_ONE;
+	p.event.noise_multiplier = s.z;
+	p.event.parts = s.steps;
+	p.charge_epsilon = spec->epsilon; /* met with room to spare: see sgd_setup() */
+	p.charge_delta = spec->delta;
+	run_plan_use(&p, "batch_size", (double)s.batch);
+	run_plan_use(&p, "steps", (double)s.steps);
+	run_plan_use(&p, "grad_bound", s.grad_bound);
+	run_plan_use(&p, "sensitivity", s.sensitivity);
+	run_plan_use(&p, "noise_multiplier", s.z);
+	run_plan_use(&p, "noise_sigma", s.sigma);
+	run_plan_use(&p, "step_size", s.step_size);
+	run_plan_use(&p, "unused_records", (double)(spec->n - (size_t)s.steps * s.batch));
+	*ret_plan = p;
+	return ERR_OK;
+}
+
+static double
+sgd_work(const struct run_spec *spec)
+{
+	struct sgd_setup s;
+	double nd = (double)spec->n * (double)spec->d;
+
+	/* Unplannable specs are refused by plan(); T <= n bounds them anyway. */
+	if (sgd_setup(spec, &s, NULL) != ERR_OK)
+		return 2.0 * nd;
+	return nd + (double)s.steps * (double)spec->d;
+}
+
+static enum err_code
+sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
+	 const struct dataset *ds, struct rng *rng, struct err *e)
+{
+	struct sgd_state *s = state;
+	struct sgd_setup su;
+	size_t n = ds->n, m;
+	enum err_code rc;
+
+	rc = sgd_setup(spec, &su, e);
+	if (rc != ERR_OK)
+		return rc;
+	/* Spend exactly what was charged: the plan must be this spec's. */
+	if (plan->steps != su.steps || plan->event.type != DP_EVENT_PARALLEL ||
+	    plan->event.relation != DP_REPLACE_ONE || plan->event.noise_multiplier != su.z ||
+	    plan->event.parts != su.steps)
+		return err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
+	if (ds->n != spec->n || ds->d != spec->d)
+		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
+
+	s->obj = spec->objective;
+	s->x_data = ds->x;
+	s->y_data = ds->y;
+	s->rng = rng;
+	s->ball = spec->x;
+	s->d = ds->d;
+	s->b = su.batch;
+	s->steps = su.steps;
+	s->grad_bound = su.grad_bound;
+	s->sigma = su.sigma;
+	s->step_size = su.step_size;
+
+	s->order = calloc(n, sizeof(*s->order));
+	s->x = calloc(s->d, sizeof(*s->x));
+	s->avg = calloc(s->d, sizeof(*s->avg));
+	s->g = calloc(s->d, sizeof(*s->g));
+	if (s->order == NULL || s->x == NULL || s->avg == NULL || s->g == NULL)
+		return err_set(e, ERR_NOMEM, "cannot allocate the dp_sgd.one_pass state");
+
+	/*
+	 * The first m = T b entries of a uniformly random permutation: the
+	 * first m rounds of Fisher-Yates already place a uniformly random
+	 * ordered m-subset there.
+	 */
+	m = (size_t)su.steps * su.batch;
+	for (size_t i = 0; i < n; i++)
+		s->order[i] = i;
+	for (size_t i = 0; i < m && i + 1 < n; i++) {
+		size_t j = i + (size_t)rng_below(rng, n - i);
+		size_t tmp = s->order[i];
+
+		s->order[i] = s->order[j];
+		s->order[j] = tmp;
+	}
+	return ERR_OK;
+}
+
+/* <w, v> and ||v||^2 in one pass over v; four partial sums break the
+ * floating-point add latency chain (the order is fixed: deterministic). */
+static void
+dot_norm2(const double *w, const double *v, size_t d, double *ret_dot, double *ret_nn)
+{
+	double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
+	double n0 = 0.0, n1 = 0.0, n2 = 0.0, n3 = 0.0;
+	size_t j = 0;
+
+	for (; j + 4 <= d; j += 4) {
+		d0 += w[j] * v[j];
+		d1 += w[j + 1] * v[j + 1];
+		d2 += w[j + 2] * v[j + 2];
+		d3 += w[j + 3] * v[j + 3];
+		n0 += v[j] * v[j];
+		n1 += v[j + 1] * v[j + 1];
+		n2 += v[j + 2] * v[j + 2];
+		n3 += v[j + 3] * v[j + 3];
+	}
+	for (; j < d; j++) {
+		d0 += w[j] * v[j];
+		n0 += v[j] * v[j];
+	}
+	*ret_dot = (d0 + d1) + (d2 + d3);
+	*ret_nn = (n0 + n1) + (n2 + n3);
+}
+
+static enum err_code
+sgd_step(void *state, struct err *e)
+{
+	struct sgd_state *s = state;
+	const size_t d = s->d;
+	const size_t *batch;
+	const double clip = s->grad_bound;
+	bool finite = true;
+
+	if (s->t >= s->steps)
+		return err_set(e, ERR_INTERNAL, "step past the end of the plan");
+	batch = s->order + s->t * s->b;
+
+	memset(s->g, 0, d * sizeof(*s->g));
+	for (size_t k = 0; k < s->b; k++) {
+		size_t i = batch[k];
+		const double *row = s->x_data + i * d;
+		double dot, nn, c, mag;
+
+		dot_norm2(s->x, row, d, &dot, &nn);
+		c = s->obj->deriv(dot, s->y_data[i]);
+		mag = fabs(c) * sqrt(nn);
+		if (mag > clip) /* the guard: rounding only (see the top) */
+			c *= clip / mag;
+		for (size_t j = 0; j < d; j++)
+			s->g[j] += c * row[j];
+	}
+	for (size_t j = 0; j < d; j++)
+		s->g[j] /= (double)s->b;
+
+	noise_add_gaussian(s->rng, s->sigma, s->g, d);
+
+	for (size_t j = 0; j < d; j++)
+		s->x[j] -= s->step_size * s->g[j];
+	constraint_project(&s->ball, s->x, d, NULL);
+
+	s->t++;
+	for (size_t j = 0; j < d; j++) {
+		s->avg[j] += (s->x[j] - s->avg[j]) / (double)s->t;
+		finite = finite && isfinite(s->avg[j]);
+	}
+	/*
+	 * Only rounding can get here (bounded rows, finite noise, a bounded
+	 * ball), and failing is itself a release: fail with the generic error,
+	 * nothing about when or where (ACCOUNTING.md section 1).
+	 */
+	if (!finite)
+		return err_set(e, ERR_INTERNAL, "the run failed");
+	return ERR_OK;
+}
+
+static void
+sgd_result(const void *state, double *ret_x)
+{
+	const struct sgd_state *s = state;
+
+	memcpy(ret_x, s->avg, s->d * sizeof(*ret_x));
+}
+
+static void
+sgd_fini(void *state)
+{
+	struct sgd_state *s = state;
+
+	free(s->order);
+	free(s->x);
+	free(s->avg);
+	free(s->g);
+	s->order = NULL;
+	s->x = s->avg = s->g = NULL;
+}
+
+const struct alg_ops alg_sgd_one_pass = {
+	.name = "dp_sgd.one_pass",
+	.version = 1,
+	.doc = "Projected noisy minibatch SGD over an l2 ball, one pass: a secret random "
+	       "permutation splits the records into floor(n / batch_size) disjoint batches "
+	       "(the remaining n mod batch_size records are not used); each step adds Gaussian "
+	       "noise to the clipped batch-mean gradient and projects; the result is the average "
+	       "iterate.  Noise is calibrated exactly to (epsilon, delta) for one Gaussian "
+	       "mechanism, since each record is used at most once.",
+	.paper = "S. Song, K. Chaudhuri, A. D. Sarwate, Stochastic gradient descent with "
+		 "differentially private updates, GlobalSIP 2013; noise calibrated with "
+		 "B. Balle, Y.-X. Wang, ICML 2018",
+	.privacy_model = "(epsilon, delta)-DP, replace-one",
+	.objectives = sgd_objectives,
+	.constraints = 1u << CONSTRAINT_L2_BALL,
+	.params = sgd_params,
+	.state_size = sizeof(struct sgd_state),
+	.plan = sgd_plan,
+	.work = sgd_work,
+	.init = sgd_init,
+	.step = sgd_step,
+	.result = sgd_result,
+	.fini = sgd_fini,
+};

@@ -1,0 +1,129 @@
+/*
+ * config.c - environment variables, their defaults and limits.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static enum err_code
+env_uint(const char *name, uint64_t def, uint64_t min, uint64_t max, uint64_t *ret, struct err *e)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (s == NULL || s[0] == '\0') {
+		*ret = def;
+		return ERR_OK;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || s[0] == '-' || v < min || v > max)
+		return err_set_field(e, ERR_INVALID, name,
+				     "%s must be an integer within [%" PRIu64 ", %" PRIu64 "]", name,
+				     min, max);
+	*ret = v;
+	return ERR_OK;
+}
+
+static enum err_code
+env_str(const char *name, const char *def, char *out, size_t cap, struct err *e)
+{
+	const char *s = getenv(name);
+
+	if (s == NULL || s[0] == '\0')
+		s = def;
+	if (strlen(s) >= cap)
+		return err_set_field(e, ERR_INVALID, name, "%s is longer than %zu bytes", name,
+				     cap - 1);
+	memcpy(out, s, strlen(s) + 1);
+	return ERR_OK;
+}
+
+static enum err_code
+parse_listen(const char *s, struct config *c, struct err *e)
+{
+	const char *colon = strrchr(s, ':');
+	char *end;
+	unsigned long port;
+
+	if (colon == NULL || colon == s || (size_t)(colon - s) >= sizeof(c->listen_host))
+		return err_set_field(e, ERR_INVALID, "DPOPT_LISTEN",
+				     "DPOPT_LISTEN must be HOST:PORT, e.g. 127.0.0.1:8080");
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || port > 65535 || colon[1] == '\0')
+		return err_set_field(e, ERR_INVALID, "DPOPT_LISTEN",
+				     "DPOPT_LISTEN port must be within [0, 65535]");
+	memcpy(c->listen_host, s, (size_t)(colon - s));
+	c->listen_host[colon - s] = '\0';
+	c->listen_port = (unsigned)port;
+	return ERR_OK;
+}
+
+enum err_code
+config_from_env(struct config *ret, struct err *e)
+{
+	struct config c = { 0 };
+	char listen[128], host[64];
+	uint64_t v;
+	enum err_code rc;
+
+	if ((rc = env_str("DPOPT_LISTEN", "127.0.0.1:8080", listen, sizeof(listen), e)) != ERR_OK ||
+	    (rc = parse_listen(listen, &c, e)) != ERR_OK)
+		return rc;
+	if ((rc = env_str("DPOPT_DATABASE_URL", "dbname=dpopt", c.database_url,
+			  sizeof(c.database_url), e)) != ERR_OK)
+		return rc;
+	if ((rc = env_uint("DPOPT_WORKERS", 2, 1, 256, &v, e)) != ERR_OK)
+		return rc;
+	c.workers = (unsigned)v;
+	if ((rc = env_uint("DPOPT_HTTP_THREADS", 4, 1, 256, &v, e)) != ERR_OK)
+		return rc;
+	c.http_threads = (unsigned)v;
+	if ((rc = env_uint("DPOPT_DB_POOL", 8, 1, 1024, &v, e)) != ERR_OK)
+		return rc;
+	c.db_pool = (unsigned)v;
+	if ((rc = env_uint("DPOPT_MAX_BODY_BYTES", 1 << 20, 1024, 1 << 30, &v, e)) != ERR_OK)
+		return rc;
+	c.max_body_bytes = (size_t)v;
+	if ((rc = env_uint("DPOPT_MAX_UPLOAD_BYTES", 4ULL << 30, 1024, 1ULL << 40, &v, e)) !=
+	    ERR_OK)
+		return rc;
+	c.max_upload_bytes = v;
+	if ((rc = env_uint("DPOPT_MAX_FEATURES", 100000, 1, 10000000, &v, e)) != ERR_OK)
+		return rc;
+	c.max_features = (unsigned)v;
+	if ((rc = env_uint("DPOPT_LEASE_SECONDS", 30, 2, 86400, &v, e)) != ERR_OK)
+		return rc;
+	c.lease_seconds = (unsigned)v;
+	if ((rc = env_uint("DPOPT_MAX_ATTEMPTS", 3, 1, 100, &v, e)) != ERR_OK)
+		return rc;
+	c.max_attempts = (unsigned)v;
+	if ((rc = env_uint("DPOPT_TEST_STEP_DELAY_MS", 0, 0, 60000, &v, e)) != ERR_OK)
+		return rc;
+#ifdef DPOPT_TESTING
+	c.test_step_delay_ms = (unsigned)v;
+#else
+	if (v != 0)
+		return err_set_field(e, ERR_INVALID, "DPOPT_TEST_STEP_DELAY_MS",
+				     "DPOPT_TEST_STEP_DELAY_MS exists only in testing builds");
+#endif
+	if ((rc = env_str("DPOPT_LOG_LEVEL", "info", c.log_level, sizeof(c.log_level), e)) !=
+	    ERR_OK)
+		return rc;
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(listen, sizeof(listen), "%s:%ld", host, (long)getpid());
+	if ((rc = env_str("DPOPT_INSTANCE_ID", listen, c.instance_id, sizeof(c.instance_id), e)) !=
+	    ERR_OK)
+		return rc;
+	*ret = c;
+	return ERR_OK;
+}

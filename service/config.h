@@ -1,0 +1,37 @@
+/*
+ * config.h - dpoptd's configuration, read once from the environment.
+ *
+ * Every variable has a default and a range; a bad value stops the process
+ * at start with a message naming the variable.  The table in README.md is
+ * the user-facing copy of config.c's table.
+ */
+#ifndef SERVICE_CONFIG_H
+#define SERVICE_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+struct config {
+	char listen_host[64];       /* DPOPT_LISTEN host part */
+	unsigned listen_port;       /* DPOPT_LISTEN port part */
+	char database_url[1024];    /* DPOPT_DATABASE_URL (libpq conninfo or URI) */
+	unsigned workers;           /* DPOPT_WORKERS: run-executing threads */
+	unsigned http_threads;      /* DPOPT_HTTP_THREADS: libmicrohttpd thread pool */
+	unsigned db_pool;           /* DPOPT_DB_POOL: connections for HTTP threads */
+	size_t max_body_bytes;      /* DPOPT_MAX_BODY_BYTES: JSON request bodies */
+	uint64_t max_upload_bytes;  /* DPOPT_MAX_UPLOAD_BYTES: streamed dataset uploads */
+	unsigned max_features;      /* DPOPT_MAX_FEATURES */
+	unsigned lease_seconds;     /* DPOPT_LEASE_SECONDS: a claimed run's lease */
+	unsigned max_attempts;      /* DPOPT_MAX_ATTEMPTS: re-queues after lost leases */
+	char instance_id[96];       /* DPOPT_INSTANCE_ID: names this process in leases */
+	char log_level[16];         /* DPOPT_LOG_LEVEL */
+	unsigned test_step_delay_ms; /* DPOPT_TEST_STEP_DELAY_MS: testing builds only */
+};
+
+/* Fill *ret from the environment (getenv).  ERR_INVALID naming the variable
+ * in e->field when one is malformed or out of range. */
+enum err_code config_from_env(struct config *ret, struct err *e);
+
+#endif /* SERVICE_CONFIG_H */

@@ -1,0 +1,411 @@
+/*
+ * datasets.c - dataset metadata in PostgreSQL.
+ *
+ * JSON views are built by PostgreSQL itself (json_build_object), so that
+ * numeric budgets keep their exact decimal text and timestamps their ISO
+ * form; C only parses and forwards them.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datasets.h"
+#include "jv.h"
+
+/* The JSON view of a row of datasets d. */
+#define DATASET_JSON                                                                              \
+	"json_build_object('id', d.id, 'name', d.name, 'schema', d.spec->'schema',"              \
+	" 'bounds', d.spec->'bounds', 'accounting_mode', d.accounting_mode,"                      \
+	" 'state', d.state, 'n_rows', d.n_rows,"                                                  \
+	" 'budget', json_build_object("                                                           \
+	"   'epsilon', json_build_object('total', d.budget_epsilon, 'spent', d.spent_epsilon,"    \
+	"                                'remaining', d.budget_epsilon - d.spent_epsilon),"       \
+	"   'delta', json_build_object('total', d.budget_delta, 'spent', d.spent_delta,"          \
+	"                              'remaining', d.budget_delta - d.spent_delta)),"            \
+	" 'created_at', d.created_at, 'sealed_at', d.sealed_at)::text"
+
+bool
+is_uuid(const char *s)
+{
+	static const char pat[] = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+
+	if (s == NULL || strlen(s) != sizeof(pat) - 1)
+		return false;
+	for (size_t i = 0; i < sizeof(pat) - 1; i++) {
+		char c = s[i];
+
+		if (pat[i] == '-' ? c != '-'
+				  : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return false;
+	}
+	return true;
+}
+
+static json_t *
+parse_text(const char *text, struct err *e)
+{
+	json_t *v = json_loads(text, 0, NULL);
+
+	if (v == NULL)
+		err_set(e, ERR_INTERNAL, "cannot parse a JSON view from the database");
+	return v;
+}
+
+/* Validated POST /v1/datasets body, normalised. */
+struct dataset_create {
+	const char *name;
+	long long features;
+	const char *task;
+	double linf, l2, label; /* NAN when undeclared */
+	double epsilon, delta;
+	const char *mode;
+};
+
+static enum err_code
+parse_create(const json_t *doc, unsigned max_features, struct dataset_create *ret,
+	     struct err *e)
+{
+	static const char *const top[] = { "name", "schema", "bounds", "budget",
+					   "accounting_mode", NULL };
+	static const char *const schema_keys[] = { "features", "task", NULL };
+	static const char *const bounds_keys[] = { "feature_linf", "feature_l2", "label", NULL };
+	static const char *const budget_keys[] = { "epsilon", "delta", NULL };
+	struct dataset_create c = { .linf = NAN, .l2 = NAN, .label = NAN, .mode = "basic" };
+	json_t *schema, *bounds, *budget;
+	bool has_linf, has_l2;
+	enum err_code rc;
+
+	if ((rc = jv_only_keys(doc, "", top, e)) != ERR_OK ||
+	    (rc = jv_string(doc, "", "name", true, 200, &c.name, e)) != ERR_OK ||
+	    (rc = jv_object(doc, "", "schema", true, &schema, e)) != ERR_OK ||
+	    (rc = jv_only_keys(schema, "schema", schema_keys, e)) != ERR_OK ||
+	    (rc = jv_integer(schema, "schema", "features", true, 1, max_features, &c.features, NULL,
+			     e)) != ERR_OK ||
+	    (rc = jv_string(schema, "schema", "task", true, 32, &c.task, e)) != ERR_OK)
+		return rc;
+	if (strcmp(c.task, "binary") != 0 && strcmp(c.task, "regression") != 0)
+		return err_set_field(e, ERR_INVALID, "schema.task",
+				     "'schema.task' must be 'binary' or 'regression'");
+	if ((rc = jv_object(doc, "", "bounds", true, &bounds, e)) != ERR_OK ||
+	    (rc = jv_only_keys(bounds, "bounds", bounds_keys, e)) != ERR_OK ||
+	    (rc = jv_number(bounds, "bounds", "feature_linf", false, 0, true, 1e12, &c.linf,
+			    &has_linf, e)) != ERR_OK ||
+	    (rc = jv_number(bounds, "bounds", "feature_l2", false, 0, true, 1e12, &c.l2, &has_l2,
+			    e)) != ERR_OK ||
+	    (rc = jv_number(bounds, "bounds", "label", false, 0, true, 1e12, &c.label, NULL, e)) !=
+		    ERR_OK)
+		return rc;
+	if (!has_linf && !has_l2)
+		return err_set_field(e, ERR_INVALID, "bounds.feature_l2",
+				     "declare at least one feature bound: 'bounds.feature_l2' or "
+				     "'bounds.feature_linf'");
+	if ((rc = jv_object(doc, "", "budget", true, &budget, e)) != ERR_OK ||
+	    (rc = jv_only_keys(budget, "budget", budget_keys, e)) != ERR_OK ||
+	    (rc = jv_number(budget, "budget", "epsilon", true, 0, true, 1e6, &c.epsilon, NULL, e)) !=
+		    ERR_OK ||
+	    (rc = jv_number(budget, "budget", "delta", true, 0, false, 0.5, &c.delta, NULL, e)) !=
+		    ERR_OK)
+		return rc;
+	if ((rc = jv_string(doc, "", "accounting_mode", false, 16, &c.mode, e)) != ERR_OK)
+		return rc;
+	if (c.mode == NULL)
+		c.mode = "basic";
+	if (strcmp(c.mode, "basic") != 0)
+		return err_set_field(e, ERR_INVALID, "accounting_mode",
+				     "'accounting_mode' must be 'basic' (the Renyi filter is not "
+				     "available in this version)");
+	*ret = c;
+	return ERR_OK;
+}
+
+enum err_code
+datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, const char *body,
+		size_t len, json_t **ret_view, struct err *e)
+{
+	struct dataset_create c = { 0 };
+	json_t *doc = NULL, *spec = NULL, *bounds, *view;
+	char features[24], eps[32], delta[32], *spec_text = NULL;
+	const char *values[7];
+	PGresult *res;
+	enum err_code rc;
+
+	rc = jv_parse_object(body, len, &doc, e);
+	if (rc == ERR_OK)
+		rc = parse_create(doc, max_features, &c, e);
+	if (rc != ERR_OK)
+		goto out;
+	bounds = json_object();
+	if (bounds != NULL && !isnan(c.linf))
+		json_object_set_new(bounds, "feature_linf", json_real(c.linf));
+	if (bounds != NULL && !isnan(c.l2))
+		json_object_set_new(bounds, "feature_l2", json_real(c.l2));
+	if (bounds != NULL && !isnan(c.label))
+		json_object_set_new(bounds, "label", json_real(c.label));
+	spec = json_pack("{s:{s:I, s:s}, s:o*}", "schema", "features", (json_int_t)c.features,
+			 "task", c.task, "bounds", bounds);
+	spec_text = spec != NULL ? json_dumps(spec, JSON_COMPACT) : NULL;
+	if (spec_text == NULL) {
+		rc = err_set(e, ERR_NOMEM, "cannot build the dataset spec");
+		goto out;
+	}
+	snprintf(features, sizeof(features), "%lld", c.features);
+	db_double_text(c.epsilon, eps);
+	db_double_text(c.delta, delta);
+	values[0] = tenant;
+	values[1] = c.name;
+	values[2] = spec_text;
+	values[3] = features;
+	values[4] = c.task;
+	values[5] = c.mode;
+	values[6] = eps;
+	res = db_exec(db,
+		      "WITH d AS (INSERT INTO datasets (tenant_id, name, spec, n_features, task,"
+		      " accounting_mode, budget_epsilon, budget_delta)"
+		      " VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7::numeric, $8::numeric)"
+		      " RETURNING *) SELECT " DATASET_JSON " FROM d",
+		      8, (const char *const[]){ values[0], values[1], values[2], values[3], values[4],
+						values[5], values[6], delta },
+		      PGRES_TUPLES_OK, e);
+	if (res == NULL) {
+		rc = e->code;
+		goto out;
+	}
+	view = parse_text(PQgetvalue(res, 0, 0), e);
+	PQclear(res);
+	if (view == NULL) {
+		rc = ERR_INTERNAL;
+		goto out;
+	}
+	*ret_view = view;
+out:
+	free(spec_text);
+	json_decref(spec);
+	json_decref(doc);
+	return rc;
+}
+
+void
+datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret)
+{
+	struct dataset_meta m = { 0 };
+	json_t *spec, *b;
+
+	snprintf(m.id, sizeof(m.id), "%s", PQgetvalue(res, row, 0));
+	snprintf(m.tenant, sizeof(m.tenant), "%s", PQgetvalue(res, row, 1));
+	m.d = (size_t)strtoull(PQgetvalue(res, row, 2), NULL, 10);
+	m.task = strcmp(PQgetvalue(res, row, 3), "binary") == 0 ? TASK_BINARY : TASK_REGRESSION;
+	m.bounds = (struct bounds){ NAN, NAN, NAN };
+	spec = json_loads(PQgetvalue(res, row, 4), 0, NULL);
+	b = json_object_get(spec, "bounds");
+	if (json_is_number(json_object_get(b, "feature_linf")))
+		m.bounds.feature_linf = json_number_value(json_object_get(b, "feature_linf"));
+	if (json_is_number(json_object_get(b, "feature_l2")))
+		m.bounds.feature_l2 = json_number_value(json_object_get(b, "feature_l2"));
+	if (json_is_number(json_object_get(b, "label")))
+		m.bounds.label = json_number_value(json_object_get(b, "label"));
+	json_decref(spec);
+	snprintf(m.state, sizeof(m.state), "%s", PQgetvalue(res, row, 5));
+	m.n_rows = atoll(PQgetvalue(res, row, 6));
+	snprintf(m.mode, sizeof(m.mode), "%s", PQgetvalue(res, row, 7));
+	*ret = m;
+}
+
+enum err_code
+datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_update,
+	      struct dataset_meta *ret, struct err *e)
+{
+	const char *values[2] = { id, tenant };
+	PGresult *res;
+
+	if (!is_uuid(id))
+		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
+	res = db_exec(db,
+		      for_update ? "SELECT id, tenant_id, n_features, task, spec::text, state,"
+				   " coalesce(n_rows, 0), accounting_mode FROM datasets"
+				   " WHERE id = $1 AND tenant_id = $2 AND state <> 'deleted'"
+				   " FOR UPDATE"
+				 : "SELECT id, tenant_id, n_features, task, spec::text, state,"
+				   " coalesce(n_rows, 0), accounting_mode FROM datasets"
+				   " WHERE id = $1 AND tenant_id = $2 AND state <> 'deleted'",
+		      2, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
+	}
+	datasets_meta_from_row(res, 0, ret);
+	PQclear(res);
+	return ERR_OK;
+}
+
+enum err_code
+datasets_view(struct db_conn *db, const char *tenant, const char *id, json_t **ret,
+	      struct err *e)
+{
+	const char *values[2] = { id, tenant };
+	PGresult *res;
+	json_t *v;
+
+	if (!is_uuid(id))
+		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
+	res = db_exec(db,
+		      "SELECT " DATASET_JSON " FROM datasets d"
+		      " WHERE d.id = $1 AND d.tenant_id = $2 AND d.state <> 'deleted'",
+		      2, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
+	}
+	v = parse_text(PQgetvalue(res, 0, 0), e);
+	PQclear(res);
+	if (v == NULL)
+		return ERR_INTERNAL;
+	*ret = v;
+	return ERR_OK;
+}
+
+enum err_code
+datasets_list(struct db_conn *db, const char *tenant, const char *cursor, long long limit,
+	      json_t **ret, struct err *e)
+{
+	char lim[24];
+	const char *values[3] = { tenant, cursor, lim };
+	json_t *items, *page;
+	PGresult *res;
+	int n;
+
+	if (cursor != NULL && !is_uuid(cursor))
+		return err_set_field(e, ERR_INVALID, "cursor", "'cursor' is not a valid cursor");
+	snprintf(lim, sizeof(lim), "%lld", limit + 1);
+	res = db_exec(db,
+		      "SELECT " DATASET_JSON ", d.id FROM datasets d"
+		      " WHERE d.tenant_id = $1 AND d.state <> 'deleted' AND ($2::uuid IS NULL OR"
+		      " (d.created_at, d.id) > (SELECT c.created_at, c.id FROM datasets c"
+		      "  WHERE c.id = $2::uuid AND c.tenant_id = $1))"
+		      " ORDER BY d.created_at, d.id LIMIT $3",
+		      3, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	items = json_array();
+	n = PQntuples(res);
+	for (int i = 0; i < n && i < limit && items != NULL; i++)
+		json_array_append_new(items, json_loads(PQgetvalue(res, i, 0), 0, NULL));
+	page = json_pack("{s:o, s:s?}", "items", items, "next_cursor",
+			 n > limit ? PQgetvalue(res, (int)limit - 1, 1) : NULL);
+	PQclear(res);
+	if (page == NULL)
+		return err_set(e, ERR_NOMEM, "cannot build the dataset list");
+	*ret = page;
+	return ERR_OK;
+}
+
+enum err_code
+datasets_update(struct db_conn *db, const char *tenant, const char *id, const char *body,
+		size_t len, json_t **ret_view, struct err *e)
+{
+	static const char *const top[] = { "budget", NULL };
+	static const char *const budget_keys[] = { "epsilon", "delta", NULL };
+	char eps[32], delta[32];
+	const char *values[4] = { id, tenant, eps, delta };
+	double epsilon, dlt;
+	json_t *doc = NULL, *budget;
+	PGresult *res;
+	enum err_code rc;
+
+	if (!is_uuid(id))
+		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
+	rc = jv_parse_object(body, len, &doc, e);
+	if (rc == ERR_OK)
+		rc = jv_only_keys(doc, "", top, e);
+	if (rc == ERR_OK)
+		rc = jv_object(doc, "", "budget", true, &budget, e);
+	if (rc == ERR_OK)
+		rc = jv_only_keys(budget, "budget", budget_keys, e);
+	if (rc == ERR_OK)
+		rc = jv_number(budget, "budget", "epsilon", true, 0, true, 1e6, &epsilon, NULL, e);
+	if (rc == ERR_OK)
+		rc = jv_number(budget, "budget", "delta", true, 0, false, 0.5, &dlt, NULL, e);
+	json_decref(doc);
+	if (rc != ERR_OK)
+		return rc;
+	db_double_text(epsilon, eps);
+	db_double_text(dlt, delta);
+	/* One statement: the row lock makes the spent check and the write atomic. */
+	res = db_exec(db,
+		      "WITH d AS (UPDATE datasets SET budget_epsilon = $3::numeric,"
+		      " budget_delta = $4::numeric WHERE id = $1 AND tenant_id = $2"
+		      " AND state <> 'deleted' AND spent_epsilon <= $3::numeric"
+		      " AND spent_delta <= $4::numeric RETURNING *)"
+		      " SELECT " DATASET_JSON " FROM d",
+		      4, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	if (PQntuples(res) != 1) {
+		struct dataset_meta m;
+
+		PQclear(res);
+		rc = datasets_meta(db, tenant, id, false, &m, e);
+		if (rc != ERR_OK)
+			return rc;
+		return err_set_field(e, ERR_CONFLICT, "budget",
+				     "the new budget is below what is already spent");
+	}
+	*ret_view = parse_text(PQgetvalue(res, 0, 0), e);
+	PQclear(res);
+	return *ret_view != NULL ? ERR_OK : ERR_INTERNAL;
+}
+
+enum err_code
+datasets_delete(struct db_conn *db, const char *tenant, const char *id, struct err *e)
+{
+	struct dataset_meta m;
+	const char *values[1] = { id };
+	PGresult *res;
+	enum err_code rc;
+
+	rc = db_command(db, "BEGIN", e);
+	if (rc != ERR_OK)
+		return rc;
+	rc = datasets_meta(db, tenant, id, true, &m, e);
+	/* Queued runs never touched the data: cancel and refund them.  Running
+	 * ones keep their charge and are asked to stop. */
+	if (rc == ERR_OK) {
+		res = db_exec(db,
+			      "WITH c AS (UPDATE runs SET state = 'cancelled', refunded = true,"
+			      " finished_at = now() WHERE dataset_id = $1 AND state = 'queued'"
+			      " RETURNING id, dataset_id, charge_epsilon, charge_delta),"
+			      " l AS (INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon,"
+			      " delta) SELECT dataset_id, id, 'refund', charge_epsilon, charge_delta"
+			      " FROM c RETURNING epsilon, delta)"
+			      " UPDATE datasets SET spent_epsilon = spent_epsilon -"
+			      " (SELECT coalesce(sum(epsilon), 0) FROM l),"
+			      " spent_delta = spent_delta - (SELECT coalesce(sum(delta), 0) FROM l),"
+			      " state = 'deleted', deleted_at = now() WHERE id = $1",
+			      1, values, PGRES_COMMAND_OK, e);
+		rc = res != NULL ? ERR_OK : e->code;
+		PQclear(res);
+	}
+	if (rc == ERR_OK) {
+		res = db_exec(db,
+			      "UPDATE runs SET cancel_requested = true"
+			      " WHERE dataset_id = $1 AND state = 'running'",
+			      1, values, PGRES_COMMAND_OK, e);
+		rc = res != NULL ? ERR_OK : e->code;
+		PQclear(res);
+	}
+	if (rc == ERR_OK) {
+		res = db_exec(db, "DELETE FROM dataset_chunks WHERE dataset_id = $1", 1, values,
+			      PGRES_COMMAND_OK, e);
+		rc = res != NULL ? ERR_OK : e->code;
+		PQclear(res);
+	}
+	if (rc == ERR_OK)
+		rc = db_command(db, "COMMIT", e);
+	else
+		(void)db_command(db, "ROLLBACK", NULL);
+	return rc;
+}

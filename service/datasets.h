@@ -1,0 +1,67 @@
+/*
+ * datasets.h - dataset metadata: creation, lookup, listing, budgets,
+ * deletion.  The rows themselves are written by upload.c and read by
+ * dataset_load.c.
+ *
+ * Every lookup is scoped to the caller's tenant: another tenant's dataset
+ * is ERR_NOT_FOUND, never ERR_FORBIDDEN, so ids cannot be probed.
+ */
+#ifndef SERVICE_DATASETS_H
+#define SERVICE_DATASETS_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "data.h"
+#include "db.h"
+#include "err.h"
+
+/* Public metadata of one dataset, as the ledger and the runs need it. */
+struct dataset_meta {
+	char id[37];
+	char tenant[65];
+	size_t d;
+	enum task task;
+	struct bounds bounds; /* NAN where undeclared */
+	char state[16];       /* created | sealed | deleted */
+	long long n_rows;     /* 0 until sealed */
+	char mode[16];        /* accounting mode: basic */
+};
+
+/* Parse and validate a POST /v1/datasets body and insert the dataset;
+ * ret_view is its JSON view (owned). */
+enum err_code datasets_create(struct db_conn *db, const char *tenant, unsigned max_features,
+			      const char *body, size_t len, json_t **ret_view, struct err *e);
+
+/* Load the metadata of dataset id of tenant (not deleted).  With
+ * for_update the row is locked until the caller's transaction ends. */
+enum err_code datasets_meta(struct db_conn *db, const char *tenant, const char *id,
+			    bool for_update, struct dataset_meta *ret, struct err *e);
+
+/* JSON view (metadata, row count, budget; never data values). */
+enum err_code datasets_view(struct db_conn *db, const char *tenant, const char *id,
+			    json_t **ret, struct err *e);
+
+/* One page of the tenant's datasets, oldest first, after cursor (an id or
+ * NULL). */
+enum err_code datasets_list(struct db_conn *db, const char *tenant, const char *cursor,
+			    long long limit, json_t **ret, struct err *e);
+
+/* PATCH: change the budget ({"budget": {"epsilon", "delta"}}); never below
+ * what is already spent. */
+enum err_code datasets_update(struct db_conn *db, const char *tenant, const char *id,
+			      const char *body, size_t len, json_t **ret_view, struct err *e);
+
+/* Remove the rows, cancel and refund queued runs, keep the ledger. */
+enum err_code datasets_delete(struct db_conn *db, const char *tenant, const char *id,
+			      struct err *e);
+
+/* Fill meta from a row of (id, tenant_id, n_features, task, spec, state,
+ * n_rows, accounting_mode) starting at column col. */
+void datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret);
+
+/* True when s is a canonical lower-case UUID. */
+bool is_uuid(const char *s);
+
+#endif /* SERVICE_DATASETS_H */

@@ -1,0 +1,59 @@
+/*
+ * handlers_algorithms.c - GET /v1/algorithms: the catalogue, served from
+ * the same tables (alg_ops, objective and constraint registries) that
+ * validate requests.
+ */
+#include "alg.h"
+#include "handlers.h"
+
+static json_t *
+param_json(const struct alg_param *p)
+{
+	const char *type = p->type == ALG_PARAM_INT    ? "integer"
+			   : p->type == ALG_PARAM_BOOL ? "boolean"
+						       : "number";
+
+	return json_pack("{s:s, s:s, s:f, s:f, s:f, s:s}", "name", p->name, "type", type, "min",
+			 p->min, "max", p->max, "default", p->def, "doc", p->doc);
+}
+
+static json_t *
+alg_json(const struct alg_ops *a)
+{
+	json_t *params = json_array(), *objectives = json_array(), *constraints = json_array();
+
+	for (const struct alg_param *p = a->params; p->name != NULL; p++)
+		json_array_append_new(params, param_json(p));
+	for (size_t i = 0; a->objectives[i] != NULL; i++) {
+		const struct objective_ops *o = objective_find(a->objectives[i]);
+
+		json_array_append_new(objectives,
+				      json_pack("{s:s, s:s}", "name", a->objectives[i], "doc",
+						o != NULL ? o->doc : ""));
+	}
+	for (int k = 0; k < CONSTRAINT__COUNT; k++)
+		if (a->constraints & (1u << k))
+			json_array_append_new(constraints,
+					      json_string(constraint_kind_name((enum constraint_kind)k)));
+	return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:o, s:{s:o}}", "name", a->name,
+			 "version", (int)a->version, "doc", a->doc, "paper", a->paper,
+			 "privacy_model", a->privacy_model, "params", params, "objectives",
+			 objectives, "constraints", "x", constraints);
+}
+
+json_t *
+catalogue_json(void)
+{
+	json_t *items = json_array();
+
+	for (size_t i = 0; items != NULL && i < alg_count(); i++)
+		json_array_append_new(items, alg_json(alg_at(i)));
+	return json_pack("{s:o}", "algorithms", items);
+}
+
+HANDLER(handle_algorithms)
+{
+	ret->status = 200;
+	ret->body = catalogue_json();
+	return ret->body != NULL ? ERR_OK : err_set(e, ERR_NOMEM, "out of memory");
+}

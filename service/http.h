@@ -1,0 +1,116 @@
+/*
+ * http.h - the request and reply types handlers see, and the
+ * libmicrohttpd glue that drives them.
+ *
+ * A handler never touches libmicrohttpd: it reads a struct request and
+ * fills a struct reply (or returns an error, which http.c turns into the
+ * one JSON error shape).  A request owns its body and everything parsed
+ * from it; all of it is freed in the completion callback.
+ */
+#ifndef SERVICE_HTTP_H
+#define SERVICE_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "db.h"
+#include "err.h"
+#include "server.h"
+
+enum role {
+	ROLE_NONE,
+	ROLE_ANALYST, /* may request runs and read */
+	ROLE_OWNER,   /* may also create and delete datasets and set budgets */
+};
+
+struct auth {
+	char tenant[65]; /* authenticated tenant id */
+	enum role role;
+};
+
+struct route;
+struct upload;
+
+struct request {
+	char id[17];               /* 64 random bits in hex, echoed in errors */
+	void *conn;                /* borrowed: struct MHD_Connection */
+	const struct route *route; /* matched route, NULL when none */
+	char path_id[37];          /* the {id} segment of the path, if any */
+	char *body;                /* owned: JSON body, NUL-terminated */
+	size_t len, cap;
+	bool too_large;            /* body exceeded its limit: drained, then refused */
+	bool failed;               /* err holds an error found while the body streamed */
+	struct err err;
+	struct auth auth;
+	struct db_conn *db;        /* borrowed from the pool for the request's life */
+	struct upload *upload;     /* owned: streaming upload state */
+	struct timespec started;
+	unsigned status;           /* status sent, for metrics */
+};
+
+struct reply {
+	unsigned status;
+	json_t *body;          /* owned: JSON reply, or NULL */
+	char *text;            /* owned: plain text reply (metrics), or NULL */
+	const char *text_type; /* static content type of text */
+	char location[128];    /* Location header, if any */
+};
+
+/* Handler of a JSON route: fill *ret or return an error. */
+typedef enum err_code (*handler_fn)(struct server *srv, struct request *rq, struct reply *ret,
+				    struct err *e);
+
+/* A streaming body (dataset upload): begin after the headers, chunk for
+ * every piece of body, finish at the end.  After an error the rest of the
+ * body is drained and abort() called instead of finish(). */
+struct stream_ops {
+	enum err_code (*begin)(struct server *srv, struct request *rq, struct err *e);
+	enum err_code (*chunk)(struct server *srv, struct request *rq, const char *data,
+			       size_t len, struct err *e);
+	enum err_code (*finish)(struct server *srv, struct request *rq, struct reply *ret,
+				struct err *e);
+	void (*abort)(struct server *srv, struct request *rq);
+};
+
+enum route_flags {
+	ROUTE_AUTH = 1u << 0,       /* needs a bearer key (and a database connection) */
+	ROUTE_JSON_BODY = 1u << 1,  /* body must be application/json */
+	ROUTE_OWNER = 1u << 2,      /* only owner keys */
+};
+
+struct route {
+	const char *method;
+	const char *pattern; /* "/v1/datasets/{id}/runs"; {id} is a UUID */
+	handler_fn handler;
+	const struct stream_ops *stream; /* non-NULL: streaming body */
+	unsigned flags;
+	const char *content_type; /* required type of a streamed body */
+};
+
+/* router.c: the route table. */
+size_t router_count(void);
+const struct route *router_at(size_t i);
+/* Match method and path; fills path_id.  *ret_path_known tells whether the
+ * path exists under another method. */
+const struct route *router_match(const char *method, const char *path, char path_id[37],
+				 bool *ret_path_known);
+
+/* Start and stop the HTTP daemon on cfg.listen_*. */
+enum err_code http_start(struct server *srv, struct err *e);
+void http_stop(struct server *srv);
+
+/* Request accessors for handlers (NULL when absent). */
+const char *http_header(const struct request *rq, const char *name);
+const char *http_query(const struct request *rq, const char *name);
+
+/* The HTTP status for an error code: the one place this mapping lives. */
+unsigned http_status_for(enum err_code code);
+
+/* The error body {"error": {code, message, field, detail, request_id}}. */
+json_t *http_error_body(const struct request *rq, const struct err *e);
+
+#endif /* SERVICE_HTTP_H */

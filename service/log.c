@@ -1,0 +1,129 @@
+/*
+ * log.c - the JSON-lines logger.  The level is set once before threads
+ * start and only read afterwards.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+static enum log_level min_level = LOG_INFO; /* written only before threads start */
+
+void
+log_set_level(enum log_level level)
+{
+	min_level = level;
+}
+
+int
+log_level_from_name(const char *name)
+{
+	static const char *const names[] = { "debug", "info", "warn", "error" };
+
+	for (int i = 0; i < 4; i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static const char *
+level_name(enum log_level l)
+{
+	switch (l) {
+	case LOG_DEBUG:
+		return "debug";
+	case LOG_INFO:
+		return "info";
+	case LOG_WARN:
+		return "warn";
+	case LOG_ERROR:
+		return "error";
+	}
+	return "error";
+}
+
+/* Copy s into out as the inside of a JSON string. */
+static void
+json_escape(char *out, size_t cap, const char *s)
+{
+	size_t j = 0;
+
+	for (; s != NULL && *s != '\0' && j + 7 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			out[j++] = '\\';
+			out[j++] = (char)c;
+		} else if (c < 0x20) {
+			j += (size_t)snprintf(out + j, cap - j, "\\u%04x", c);
+		} else {
+			out[j++] = (char)c;
+		}
+	}
+	out[j] = '\0';
+}
+
+static void
+emit(enum log_level level, const char *ctx, const char *code, const char *msg, const char *detail)
+{
+	char emsg[512], edetail[600], ectx[80];
+	struct timespec ts;
+	long long ms;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	json_escape(emsg, sizeof(emsg), msg);
+	json_escape(edetail, sizeof(edetail), detail);
+	json_escape(ectx, sizeof(ectx), ctx);
+	fprintf(stderr,
+		"{\"ts_ms\":%lld,\"level\":\"%s\",\"ctx\":\"%s\",\"code\":\"%s\",\"msg\":\"%s\","
+		"\"detail\":\"%s\"}\n",
+		ms, level_name(level), ectx, code, emsg, edetail);
+}
+
+void
+log_msg(enum log_level level, const char *ctx, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (level < min_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	emit(level, ctx, "", msg, "");
+}
+
+void
+log_err(const char *ctx, const struct err *e)
+{
+	enum log_level level = LOG_ERROR;
+
+	switch (e->code) { /* no default: -Wswitch flags a new code */
+	case ERR_OK:
+	case ERR_INVALID:
+	case ERR_UNAUTHENTICATED:
+	case ERR_FORBIDDEN:
+	case ERR_NOT_FOUND:
+	case ERR_CONFLICT:
+	case ERR_BUDGET:
+	case ERR_TOO_LARGE:
+	case ERR_MEDIA_TYPE:
+	case ERR_NUMERIC:
+	case ERR_CANCELLED:
+		level = LOG_INFO;
+		break;
+	case ERR_NOMEM:
+	case ERR_DB:
+	case ERR_INTERNAL:
+	case ERR__COUNT:
+		level = LOG_ERROR;
+		break;
+	}
+	if (level < min_level)
+		return;
+	emit(level, ctx, err_code_name(e->code), e->msg, e->detail);
+}

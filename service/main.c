@@ -1,0 +1,155 @@
+/*
+ * main.c - dpoptd: configuration, start-up, signals, shutdown, and the
+ * administrative commands.  The only file that exits.
+ *
+ *	dpoptd                      serve (migrations applied first)
+ *	dpoptd migrate              apply pending migrations and exit
+ *	dpoptd keys create --tenant T --role owner|analyst
+ *	                            print a new API key once
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "auth.h"
+#include "config.h"
+#include "db.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "migrate.h"
+#include "server.h"
+#include "worker.h"
+
+static void
+die(const struct err *e)
+{
+	log_err("main", e);
+	fprintf(stderr, "dpoptd: %s%s%s\n", e->msg, e->detail[0] != '\0' ? ": " : "", e->detail);
+	exit(1);
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: dpoptd [migrate | keys create --tenant T --role owner|analyst]\n");
+	exit(2);
+}
+
+static int
+cmd_migrate(const struct config *cfg)
+{
+	struct err e = { 0 };
+	struct db_conn *db = db_connect(cfg->database_url, &e);
+	unsigned applied = 0;
+
+	if (db == NULL || migrate_apply(db, &applied, &e) != ERR_OK)
+		die(&e);
+	db_close(db);
+	log_msg(LOG_INFO, "main", "%u migration(s) applied", applied);
+	return 0;
+}
+
+static int
+cmd_keys_create(const struct config *cfg, int argc, char **argv)
+{
+	const char *tenant = NULL, *role = NULL;
+	char key[AUTH_KEY_LEN + 1];
+	struct err e = { 0 };
+	struct db_conn *db;
+
+	for (int i = 0; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--tenant") == 0)
+			tenant = argv[i + 1];
+		else if (strcmp(argv[i], "--role") == 0)
+			role = argv[i + 1];
+		else
+			usage();
+	}
+	if (tenant == NULL || role == NULL || argc % 2 != 0)
+		usage();
+	db = db_connect(cfg->database_url, &e);
+	if (db == NULL || migrate_apply(db, NULL, &e) != ERR_OK ||
+	    auth_create_key(db, tenant, role, key, &e) != ERR_OK)
+		die(&e);
+	db_close(db);
+	printf("%s\n", key);
+	return 0;
+}
+
+static int
+serve(struct server *srv)
+{
+	struct err e = { 0 };
+	struct workers *workers;
+	struct db_conn *db;
+	sigset_t sigs;
+	unsigned applied = 0;
+	int sig = 0;
+
+	/* Block the stop signals in every thread; main waits for them. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	db = db_connect(srv->cfg.database_url, &e);
+	if (db == NULL || migrate_apply(db, &applied, &e) != ERR_OK)
+		die(&e);
+	db_close(db);
+	srv->pool = db_pool_new(srv->cfg.database_url, srv->cfg.db_pool, &e);
+	srv->metrics = metrics_new(router_count());
+	if (srv->pool == NULL || srv->metrics == NULL)
+		die(&e);
+	workers = workers_start(srv, &e);
+	if (workers == NULL)
+		die(&e);
+	if (http_start(srv, &e) != ERR_OK)
+		die(&e);
+	log_msg(LOG_INFO, "main", "dpoptd listening on %s:%u with %u workers (%u migrations applied)",
+		srv->cfg.listen_host, srv->cfg.listen_port, srv->cfg.workers, applied);
+
+	while (sigwait(&sigs, &sig) != 0 || (sig != SIGTERM && sig != SIGINT))
+		;
+	log_msg(LOG_INFO, "main", "signal %d: stopping", sig);
+	atomic_store(&srv->stopping, true);
+	http_stop(srv);        /* no new requests; handlers in flight finish */
+	workers_join(workers); /* each finishes its step and re-queues its run */
+	db_pool_free(srv->pool);
+	metrics_free(srv->metrics);
+	log_msg(LOG_INFO, "main", "stopped");
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct server srv; /* process-wide; read-only once threads start */
+	struct err e = { 0 };
+	int level;
+
+	if (config_from_env(&srv.cfg, &e) != ERR_OK)
+		die(&e);
+	level = log_level_from_name(srv.cfg.log_level);
+	if (level < 0) {
+		err_set_field(&e, ERR_INVALID, "DPOPT_LOG_LEVEL",
+			      "DPOPT_LOG_LEVEL must be debug, info, warn or error");
+		die(&e);
+	}
+	log_set_level((enum log_level)level);
+	json_object_seed(0); /* before any thread uses jansson */
+	atomic_init(&srv.stopping, false);
+
+	if (argc == 1)
+		return serve(&srv);
+	if (strcmp(argv[1], "migrate") == 0 && argc == 2)
+		return cmd_migrate(&srv.cfg);
+	if (argc >= 3 && strcmp(argv[1], "keys") == 0 && strcmp(argv[2], "create") == 0)
+		return cmd_keys_create(&srv.cfg, argc - 3, argv + 3);
+	usage();
+	return 2;
+}

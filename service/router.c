@@ -1,0 +1,85 @@
+/*
+ * router.c - the route table: every route of the API, and nothing else.
+ * api/openapi.yaml lists the same routes; a test compares the two.
+ */
+#include <string.h>
+
+#include "handlers.h"
+#include "http.h"
+#include "upload.h"
+#include "util.h"
+
+#define AUTH  ROUTE_AUTH
+#define JSON  ROUTE_JSON_BODY
+#define OWNER ROUTE_OWNER
+
+static const struct route routes[] = {
+	{ "GET", "/healthz", handle_healthz, NULL, 0, NULL },
+	{ "GET", "/readyz", handle_readyz, NULL, 0, NULL },
+	{ "GET", "/metrics", handle_metrics, NULL, 0, NULL },
+	{ "GET", "/v1/algorithms", handle_algorithms, NULL, AUTH, NULL },
+	{ "POST", "/v1/datasets", handle_dataset_create, NULL, AUTH | JSON | OWNER, NULL },
+	{ "GET", "/v1/datasets", handle_dataset_list, NULL, AUTH, NULL },
+	{ "GET", "/v1/datasets/{id}", handle_dataset_get, NULL, AUTH, NULL },
+	{ "PATCH", "/v1/datasets/{id}", handle_dataset_update, NULL, AUTH | JSON | OWNER, NULL },
+	{ "DELETE", "/v1/datasets/{id}", handle_dataset_delete, NULL, AUTH | OWNER, NULL },
+	{ "PUT", "/v1/datasets/{id}/data", NULL, &upload_csv_ops, AUTH | OWNER, "text/csv" },
+	{ "POST", "/v1/datasets/{id}/runs", handle_run_create, NULL, AUTH | JSON, NULL },
+	{ "GET", "/v1/datasets/{id}/runs", handle_run_list, NULL, AUTH, NULL },
+	{ "GET", "/v1/runs/{id}", handle_run_get, NULL, AUTH, NULL },
+	{ "DELETE", "/v1/runs/{id}", handle_run_cancel, NULL, AUTH, NULL },
+};
+
+size_t
+router_count(void)
+{
+	return ARRAY_SIZE(routes);
+}
+
+const struct route *
+router_at(size_t i)
+{
+	return i < ARRAY_SIZE(routes) ? &routes[i] : NULL;
+}
+
+/* Match path against pattern; the {id} segment (at most one) goes to id. */
+static bool
+path_matches(const char *pattern, const char *path, char id[37])
+{
+	while (*pattern != '\0' && *path != '\0') {
+		if (strncmp(pattern, "{id}", 4) == 0) {
+			size_t n = strcspn(path, "/");
+
+			if (n == 0 || n > 36)
+				return false;
+			memcpy(id, path, n);
+			id[n] = '\0';
+			pattern += 4;
+			path += n;
+			continue;
+		}
+		if (*pattern != *path)
+			return false;
+		pattern++;
+		path++;
+	}
+	return *pattern == '\0' && *path == '\0';
+}
+
+const struct route *
+router_match(const char *method, const char *path, char path_id[37], bool *ret_path_known)
+{
+	char id[37] = "";
+
+	*ret_path_known = false;
+	for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
+		if (!path_matches(routes[i].pattern, path, id))
+			continue;
+		*ret_path_known = true;
+		if (strcmp(routes[i].method, method) == 0) {
+			memcpy(path_id, id, sizeof(id));
+			return &routes[i];
+		}
+	}
+	return NULL;
+}

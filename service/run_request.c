@@ -1,0 +1,264 @@
+/*
+ * run_request.c - validate a run request and normalise it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jv.h"
+#include "run_request.h"
+
+static enum err_code
+parse_constraint(const json_t *obj, const char *prefix, const struct alg_ops *alg,
+		 struct constraint *ret, json_t **ret_norm, struct err *e)
+{
+	static const char *const ball_keys[] = { "kind", "radius", NULL };
+	static const char *const simplex_keys[] = { "kind", "scale", NULL };
+	static const char *const box_keys[] = { "kind", "lo", "hi", NULL };
+	struct constraint c = { 0 };
+	const char *kind;
+	char path[96];
+	int k;
+	enum err_code rc;
+
+	rc = jv_string(obj, prefix, "kind", true, 32, &kind, e);
+	if (rc != ERR_OK)
+		return rc;
+	jv_path(path, sizeof(path), prefix, "kind");
+	k = constraint_kind_from_name(kind);
+	if (k < 0)
+		return err_set_field(e, ERR_INVALID, path,
+				     "'%s' must be one of l2_ball, l1_ball, simplex, box", path);
+	if (!(alg->constraints & (1u << k)))
+		return err_set_field(e, ERR_INVALID, path, "%s does not support '%s' = '%s'",
+				     alg->name, path, kind);
+	c.kind = (enum constraint_kind)k;
+	switch (c.kind) {
+	case CONSTRAINT_L2_BALL:
+	case CONSTRAINT_L1_BALL:
+		if ((rc = jv_only_keys(obj, prefix, ball_keys, e)) != ERR_OK ||
+		    (rc = jv_number(obj, prefix, "radius", true, 0, true, 1e9, &c.radius, NULL, e)) !=
+			    ERR_OK)
+			return rc;
+		*ret_norm = json_pack("{s:s, s:f}", "kind", kind, "radius", c.radius);
+		break;
+	case CONSTRAINT_SIMPLEX:
+		if ((rc = jv_only_keys(obj, prefix, simplex_keys, e)) != ERR_OK ||
+		    (rc = jv_number(obj, prefix, "scale", true, 0, true, 1e9, &c.radius, NULL, e)) !=
+			    ERR_OK)
+			return rc;
+		*ret_norm = json_pack("{s:s, s:f}", "kind", kind, "scale", c.radius);
+		break;
+	case CONSTRAINT_BOX:
+		if ((rc = jv_only_keys(obj, prefix, box_keys, e)) != ERR_OK ||
+		    (rc = jv_number(obj, prefix, "lo", true, -1e9, false, 1e9, &c.lo, NULL, e)) !=
+			    ERR_OK ||
+		    (rc = jv_number(obj, prefix, "hi", true, -1e9, false, 1e9, &c.hi, NULL, e)) !=
+			    ERR_OK)
+			return rc;
+		if (!(c.lo < c.hi)) {
+			jv_path(path, sizeof(path), prefix, "hi");
+			return err_set_field(e, ERR_INVALID, path, "'%s' must be above lo", path);
+		}
+		*ret_norm = json_pack("{s:s, s:f, s:f}", "kind", kind, "lo", c.lo, "hi", c.hi);
+		break;
+	case CONSTRAINT__COUNT:
+		return err_set(e, ERR_INTERNAL, "bad constraint kind");
+	}
+	if (*ret_norm == NULL)
+		return err_set(e, ERR_NOMEM, "cannot normalise the constraint");
+	*ret = c;
+	return ERR_OK;
+}
+
+static enum err_code
+parse_params(const json_t *params, const struct alg_ops *alg, double *v, json_t *norm,
+	     struct err *e)
+{
+	const struct alg_param *p;
+	const char *key;
+	json_t *val;
+	char path[96];
+	enum err_code rc;
+
+	alg_default_params(alg, v);
+	json_object_foreach ((json_t *)params, key, val) {
+		bool known = false;
+
+		for (p = alg->params; p->name != NULL && !known; p++)
+			known = strcmp(p->name, key) == 0;
+		if (!known) {
+			jv_path(path, sizeof(path), "params", key);
+			return err_set_field(e, ERR_INVALID, path,
+					     "unknown parameter '%s' for %s", path, alg->name);
+		}
+	}
+	for (size_t i = 0; alg->params[i].name != NULL; i++) {
+		p = &alg->params[i];
+		switch (p->type) {
+		case ALG_PARAM_INT: {
+			long long x = (long long)p->def;
+
+			rc = jv_integer(params, "params", p->name, false, (long long)p->min,
+					(long long)p->max, &x, NULL, e);
+			if (rc != ERR_OK)
+				return rc;
+			v[i] = (double)x;
+			json_object_set_new(norm, p->name, json_integer(x));
+			break;
+		}
+		case ALG_PARAM_REAL:
+			rc = jv_number(params, "params", p->name, false, p->min, false, p->max, &v[i],
+				       NULL, e);
+			if (rc != ERR_OK)
+				return rc;
+			json_object_set_new(norm, p->name, json_real(v[i]));
+			break;
+		case ALG_PARAM_BOOL: {
+			json_t *b = json_object_get(params, p->name);
+
+			if (b != NULL && !json_is_boolean(b)) {
+				jv_path(path, sizeof(path), "params", p->name);
+				return err_set_field(e, ERR_INVALID, path, "'%s' must be a boolean",
+						     path);
+			}
+			if (b != NULL)
+				v[i] = json_is_true(b) ? 1.0 : 0.0;
+			json_object_set_new(norm, p->name, json_boolean(v[i] != 0.0));
+			break;
+		}
+		}
+	}
+	return ERR_OK;
+}
+
+enum err_code
+run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run_request *ret,
+		  struct err *e)
+{
+	static const char *const top[] = { "algorithm", "objective", "constraints", "privacy",
+					   "params", NULL };
+	static const char *const objective_keys[] = { "name", "params", NULL };
+	static const char *const constraint_keys[] = { "x", "y", NULL };
+	static const char *const privacy_keys[] = { "epsilon", "delta", NULL };
+	static const char *const no_keys[] = { NULL };
+	struct run_request r = { 0 };
+	const char *alg_name, *obj_name;
+	json_t *objective, *oparams, *constraints, *cx, *cy, *privacy, *params, *empty = NULL;
+	json_t *norm_x = NULL, *norm_params = NULL;
+	enum err_code rc;
+
+	if ((rc = jv_only_keys(doc, "", top, e)) != ERR_OK ||
+	    (rc = jv_string(doc, "", "algorithm", true, 64, &alg_name, e)) != ERR_OK)
+		return rc;
+	r.alg = alg_find(alg_name);
+	if (r.alg == NULL)
+		return err_set_field(e, ERR_INVALID, "algorithm",
+				     "unknown algorithm '%s' (GET /v1/algorithms lists them)",
+				     alg_name);
+	if ((rc = jv_object(doc, "", "objective", true, &objective, e)) != ERR_OK ||
+	    (rc = jv_only_keys(objective, "objective", objective_keys, e)) != ERR_OK ||
+	    (rc = jv_string(objective, "objective", "name", true, 64, &obj_name, e)) != ERR_OK ||
+	    (rc = jv_object(objective, "objective", "params", false, &oparams, e)) != ERR_OK)
+		return rc;
+	r.spec.objective = objective_find(obj_name);
+	if (r.spec.objective == NULL || !alg_supports_objective(r.alg, obj_name))
+		return err_set_field(e, ERR_INVALID, "objective.name",
+				     "objective '%s' is not supported by %s", obj_name,
+				     r.alg->name);
+	if (!(r.spec.objective->tasks & (1u << meta->task)))
+		return err_set_field(e, ERR_INVALID, "objective.name",
+				     "objective '%s' does not fit the dataset's task", obj_name);
+	if (oparams != NULL && (rc = jv_only_keys(oparams, "objective.params", no_keys, e)) != ERR_OK)
+		return rc;
+	if ((rc = jv_object(doc, "", "constraints", true, &constraints, e)) != ERR_OK ||
+	    (rc = jv_only_keys(constraints, "constraints", constraint_keys, e)) != ERR_OK ||
+	    (rc = jv_object(constraints, "constraints", "x", true, &cx, e)) != ERR_OK ||
+	    (rc = jv_object(constraints, "constraints", "y", false, &cy, e)) != ERR_OK)
+		return rc;
+	if (cy != NULL)
+		return err_set_field(e, ERR_INVALID, "constraints.y",
+				     "%s is not a saddle-point method: 'constraints.y' is not used",
+				     r.alg->name);
+	if ((rc = parse_constraint(cx, "constraints.x", r.alg, &r.spec.x, &norm_x, e)) != ERR_OK)
+		return rc;
+	if ((rc = jv_object(doc, "", "privacy", true, &privacy, e)) != ERR_OK ||
+	    (rc = jv_only_keys(privacy, "privacy", privacy_keys, e)) != ERR_OK ||
+	    (rc = jv_number(privacy, "privacy", "epsilon", true, 0, true, 100, &r.spec.epsilon,
+			    NULL, e)) != ERR_OK ||
+	    (rc = jv_number(privacy, "privacy", "delta", true, 0, true, 0.5, &r.spec.delta, NULL,
+			    e)) != ERR_OK)
+		goto out_free;
+	if ((rc = jv_object(doc, "", "params", false, &params, e)) != ERR_OK)
+		goto out_free;
+	if (params == NULL)
+		params = empty = json_object();
+	norm_params = json_object();
+	if (params == NULL || norm_params == NULL) {
+		rc = err_set(e, ERR_NOMEM, "cannot normalise the request");
+		goto out_free;
+	}
+	rc = parse_params(params, r.alg, r.spec.params, norm_params, e);
+	if (rc != ERR_OK)
+		goto out_free;
+	r.spec.n = (size_t)meta->n_rows;
+	r.spec.d = meta->d;
+	r.spec.task = meta->task;
+	r.spec.bounds = meta->bounds;
+	r.normalised = json_pack("{s:s, s:{s:s, s:{}}, s:{s:O}, s:{s:f, s:f}, s:O}", "algorithm",
+				 r.alg->name, "objective", "name", obj_name, "params",
+				 "constraints", "x", norm_x, "privacy", "epsilon", r.spec.epsilon,
+				 "delta", r.spec.delta, "params", norm_params);
+	if (r.normalised == NULL) {
+		rc = err_set(e, ERR_NOMEM, "cannot normalise the request");
+		goto out_free;
+	}
+	*ret = r;
+out_free:
+	json_decref(norm_x);
+	json_decref(norm_params);
+	json_decref(empty);
+	return rc;
+}
+
+void
+run_request_clear(struct run_request *r)
+{
+	json_decref(r->normalised);
+	*r = (struct run_request){ 0 };
+}
+
+json_t *
+dp_event_json(const struct dp_event *ev)
+{
+	json_t *g = json_pack("{s:s, s:s, s:f}", "type", "gaussian", "relation",
+			      dp_relation_name(ev->relation), "noise_multiplier",
+			      ev->noise_multiplier);
+
+	switch (ev->type) {
+	case DP_EVENT_GAUSSIAN:
+		return g;
+	case DP_EVENT_PARALLEL:
+		return json_pack("{s:s, s:s, s:I, s:o}", "type", "parallel", "relation",
+				 dp_relation_name(ev->relation), "parts", (json_int_t)ev->parts,
+				 "event", g);
+	}
+	json_decref(g);
+	return NULL;
+}
+
+json_t *
+run_plan_json(const struct run_plan *plan)
+{
+	json_t *used = json_object();
+	json_t *j;
+
+	for (size_t i = 0; used != NULL && i < plan->n_used; i++)
+		json_object_set_new(used, plan->used[i].name, json_real(plan->used[i].value));
+	j = json_pack("{s:I, s:o, s:s, s:{s:f, s:f}, s:o}", "steps", (json_int_t)plan->steps,
+		      "event", dp_event_json(&plan->event), "accountant",
+		      "analytic_gaussian (Balle & Wang 2018), parallel composition", "charge",
+		      "epsilon", plan->charge_epsilon, "delta", plan->charge_delta, "params_used",
+		      used);
+	return j;
+}

@@ -1,0 +1,43 @@
+/*
+ * run_request.h - the body of POST /v1/datasets/{id}/runs, validated
+ * against the algorithm's schema and the dataset's public metadata.
+ *
+ *	{"algorithm": "dp_sgd.one_pass",
+ *	 "objective": {"name": "logistic", "params": {}},
+ *	 "constraints": {"x": {"kind": "l2_ball", "radius": 5}},
+ *	 "privacy": {"epsilon": 0.5, "delta": 1e-6},
+ *	 "params": {"batch_size": 0}}
+ *
+ * The same parser runs at admission (to charge) and in the worker (to
+ * run), on the normalised document stored with the run, so both see the
+ * same struct run_spec and the same plan.
+ */
+#ifndef SERVICE_RUN_REQUEST_H
+#define SERVICE_RUN_REQUEST_H
+
+#include <jansson.h>
+
+#include "alg.h"
+#include "datasets.h"
+#include "err.h"
+
+struct run_request {
+	const struct alg_ops *alg; /* points into the static registry */
+	struct run_spec spec;
+	json_t *normalised; /* owned: the request with every default filled in */
+};
+
+/* Validate doc (borrowed) for dataset meta (sealed).  Errors name the
+ * field ("params.batch_size", "constraints.x.radius", "bounds.label"). */
+enum err_code run_request_parse(const json_t *doc, const struct dataset_meta *meta,
+				struct run_request *ret, struct err *e);
+
+void run_request_clear(struct run_request *r);
+
+/* The plan as JSON: steps, event, charge, parameters used.  Owned. */
+json_t *run_plan_json(const struct run_plan *plan);
+
+/* The event as JSON.  Owned. */
+json_t *dp_event_json(const struct dp_event *ev);
+
+#endif /* SERVICE_RUN_REQUEST_H */

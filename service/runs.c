@@ -1,0 +1,330 @@
+/*
+ * runs.c - run admission and the read side of runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "datasets.h"
+#include "jv.h"
+#include "ledger.h"
+#include "run_request.h"
+#include "runs.h"
+
+/* The JSON view of a row of runs r.  The result appears only once the run
+ * succeeded; errors carry a code, never an algorithm's message. */
+#define RUN_JSON                                                                                  \
+	"json_build_object('id', r.id, 'dataset_id', r.dataset_id, 'algorithm', r.algorithm,"    \
+	" 'state', r.state,"                                                                      \
+	" 'progress', json_build_object('steps_done', r.steps_done,"                              \
+	"                               'steps_total', r.steps_total),"                           \
+	" 'request', r.request, 'plan', r.plan,"                                                  \
+	" 'privacy', json_build_object('event', r.plan->'event',"                                 \
+	"   'charged', json_build_object('epsilon', r.charge_epsilon, 'delta', r.charge_delta),"  \
+	"   'refunded', r.refunded),"                                                             \
+	" 'result', CASE WHEN r.state = 'succeeded' THEN r.result END,"                           \
+	" 'error', CASE WHEN r.error_code IS NOT NULL"                                            \
+	"   THEN json_build_object('code', r.error_code) END,"                                    \
+	" 'created_at', r.created_at, 'started_at', r.started_at,"                                \
+	" 'finished_at', r.finished_at)::text"
+
+static enum err_code
+view_where(struct db_conn *db, const char *sql, int nvalues, const char *const *values,
+	   json_t **ret, struct err *e)
+{
+	PGresult *res = db_exec(db, sql, nvalues, values, PGRES_TUPLES_OK, e);
+	json_t *v;
+
+	if (res == NULL)
+		return e->code;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return err_set(e, ERR_NOT_FOUND, "no run '%s'", values[0]);
+	}
+	v = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+	PQclear(res);
+	if (v == NULL)
+		return err_set(e, ERR_INTERNAL, "cannot parse a run view");
+	*ret = v;
+	return ERR_OK;
+}
+
+enum err_code
+runs_view(struct db_conn *db, const char *tenant, const char *id, json_t **ret, struct err *e)
+{
+	const char *values[2] = { id, tenant };
+
+	if (!is_uuid(id))
+		return err_set(e, ERR_NOT_FOUND, "no run '%s'", id);
+	return view_where(db, "SELECT " RUN_JSON " FROM runs r WHERE r.id = $1 AND r.tenant_id = $2",
+			  2, values, ret, e);
+}
+
+/* SHA-256 over the dataset id and the canonical form of the body. */
+static enum err_code
+request_hash(const char *dataset_id, const json_t *doc, char ret_hex[65], struct err *e)
+{
+	unsigned char md[32];
+	unsigned int mdlen = 0;
+	char *canon = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	bool ok;
+
+	ok = canon != NULL && ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
+	     EVP_DigestUpdate(ctx, dataset_id, strlen(dataset_id) + 1) == 1 &&
+	     EVP_DigestUpdate(ctx, canon, strlen(canon)) == 1 &&
+	     EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
+	EVP_MD_CTX_free(ctx);
+	free(canon);
+	if (!ok)
+		return err_set(e, ERR_INTERNAL, "cannot hash the request");
+	for (int i = 0; i < 32; i++)
+		snprintf(ret_hex + 2 * i, 3, "%02x", md[i]);
+	return ERR_OK;
+}
+
+/* Inside the transaction: an earlier run with this key, if any. */
+static enum err_code
+find_idempotent(struct db_conn *db, const char *tenant, const char *key, const char *hash,
+		char ret_id[37], bool *ret_found, struct err *e)
+{
+	const char *values[2] = { tenant, key };
+	PGresult *res;
+
+	*ret_found = false;
+	res = db_exec(db,
+		      "SELECT id, encode(request_hash, 'hex') FROM runs"
+		      " WHERE tenant_id = $1 AND idempotency_key = $2",
+		      2, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	if (PQntuples(res) == 1) {
+		bool same = strcmp(PQgetvalue(res, 0, 1), hash) == 0;
+
+		snprintf(ret_id, 37, "%s", PQgetvalue(res, 0, 0));
+		PQclear(res);
+		if (!same)
+			return err_set_field(e, ERR_CONFLICT, "Idempotency-Key",
+					     "this Idempotency-Key was used with another request");
+		*ret_found = true;
+		return ERR_OK;
+	}
+	PQclear(res);
+	return ERR_OK;
+}
+
+static enum err_code
+insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *meta,
+	   const struct run_request *req, const struct run_plan *plan, const char *idem_key,
+	   const char *hash, char ret_id[37], struct err *e)
+{
+	char eps[32], delta[32], steps[24];
+	char *request_text = NULL, *plan_text = NULL, *event_text = NULL;
+	json_t *plan_json = run_plan_json(plan);
+	PGresult *res;
+	enum err_code rc;
+
+	rc = ledger_charge_text(plan->charge_epsilon, plan->charge_delta, eps, delta, e);
+	if (rc != ERR_OK)
+		goto out;
+	request_text = json_dumps(req->normalised, JSON_COMPACT);
+	plan_text = plan_json != NULL ? json_dumps(plan_json, JSON_COMPACT) : NULL;
+	event_text = plan_json != NULL ? json_dumps(json_object_get(plan_json, "event"),
+						    JSON_COMPACT)
+				       : NULL;
+	if (request_text == NULL || plan_text == NULL || event_text == NULL) {
+		rc = err_set(e, ERR_NOMEM, "cannot serialise the run");
+		goto out;
+	}
+	rc = ledger_charge(db, meta->id, eps, delta, e);
+	if (rc != ERR_OK)
+		goto out;
+	snprintf(steps, sizeof(steps), "%lu", plan->steps);
+	{
+		const char *values[9] = { meta->id,  tenant, req->alg->name, request_text, plan_text,
+					  eps,       delta,  steps,          idem_key };
+		const char *v10[10] = { values[0], values[1], values[2], values[3], values[4],
+					values[5], values[6], values[7], values[8], hash };
+
+		res = db_exec(db,
+			      "INSERT INTO runs (dataset_id, tenant_id, algorithm, request, plan,"
+			      " charge_epsilon, charge_delta, steps_total, idempotency_key,"
+			      " request_hash) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6::numeric,"
+			      " $7::numeric, $8, $9, decode($10, 'hex')) RETURNING id",
+			      10, v10, PGRES_TUPLES_OK, e);
+	}
+	if (res == NULL) {
+		rc = e->code;
+		goto out;
+	}
+	snprintf(ret_id, 37, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	rc = ledger_append(db, meta->id, ret_id, "charge", eps, delta, event_text, e);
+out:
+	free(request_text);
+	free(plan_text);
+	free(event_text);
+	json_decref(plan_json);
+	return rc;
+}
+
+enum err_code
+runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, const char *body,
+	    size_t len, const char *idem_key, json_t **ret_view, bool *ret_existing,
+	    struct err *e)
+{
+	struct dataset_meta meta;
+	struct run_request req = { 0 };
+	struct run_plan plan;
+	json_t *doc = NULL;
+	char hash[65] = "", run_id[37];
+	bool found = false;
+	enum err_code rc;
+
+	if (idem_key != NULL && (strlen(idem_key) == 0 || strlen(idem_key) > 200))
+		return err_set_field(e, ERR_INVALID, "Idempotency-Key",
+				     "'Idempotency-Key' must be 1 to 200 bytes");
+	rc = jv_parse_object(body, len, &doc, e);
+	if (rc == ERR_OK)
+		rc = request_hash(dataset_id, doc, hash, e);
+	if (rc != ERR_OK)
+		goto out;
+	rc = db_command(db, "BEGIN", e);
+	if (rc != ERR_OK)
+		goto out;
+	/* The dataset's row lock serialises admissions (and retries with one
+	 * key) on this dataset until COMMIT. */
+	rc = datasets_meta(db, tenant, dataset_id, true, &meta, e);
+	if (rc == ERR_OK && idem_key != NULL)
+		rc = find_idempotent(db, tenant, idem_key, hash, run_id, &found, e);
+	if (rc == ERR_OK && !found) {
+		if (strcmp(meta.state, "sealed") != 0)
+			rc = err_set(e, ERR_CONFLICT, "dataset '%s' has no data yet", meta.id);
+		if (rc == ERR_OK)
+			rc = run_request_parse(doc, &meta, &req, e);
+		if (rc == ERR_OK)
+			rc = req.alg->plan(&req.spec, &plan, e);
+		if (rc == ERR_OK)
+			rc = insert_run(db, tenant, &meta, &req, &plan, idem_key, hash, run_id, e);
+		if (rc == ERR_OK)
+			rc = db_command(db, "NOTIFY " RUNS_CHANNEL, e); /* delivered at COMMIT */
+	}
+	if (rc == ERR_OK)
+		rc = db_command(db, "COMMIT", e);
+	else
+		(void)db_command(db, "ROLLBACK", NULL); /* the first error wins */
+	if (rc == ERR_OK)
+		rc = runs_view(db, tenant, run_id, ret_view, e);
+	if (rc == ERR_OK)
+		*ret_existing = found;
+out:
+	run_request_clear(&req);
+	json_decref(doc);
+	return rc;
+}
+
+enum err_code
+runs_list(struct db_conn *db, const char *tenant, const char *dataset_id, const char *cursor,
+	  long long limit, json_t **ret, struct err *e)
+{
+	struct dataset_meta meta;
+	char lim[24];
+	const char *values[4] = { dataset_id, tenant, cursor, lim };
+	json_t *items, *page;
+	PGresult *res;
+	enum err_code rc;
+	int n;
+
+	rc = datasets_meta(db, tenant, dataset_id, false, &meta, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (cursor != NULL && !is_uuid(cursor))
+		return err_set_field(e, ERR_INVALID, "cursor", "'cursor' is not a valid cursor");
+	snprintf(lim, sizeof(lim), "%lld", limit + 1);
+	res = db_exec(db,
+		      "SELECT " RUN_JSON ", r.id FROM runs r"
+		      " WHERE r.dataset_id = $1 AND r.tenant_id = $2 AND ($3::uuid IS NULL OR"
+		      " (r.created_at, r.id) > (SELECT c.created_at, c.id FROM runs c"
+		      "  WHERE c.id = $3::uuid AND c.tenant_id = $2))"
+		      " ORDER BY r.created_at, r.id LIMIT $4",
+		      4, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	items = json_array();
+	n = PQntuples(res);
+	for (int i = 0; i < n && i < limit && items != NULL; i++)
+		json_array_append_new(items, json_loads(PQgetvalue(res, i, 0), 0, NULL));
+	page = json_pack("{s:o, s:s?}", "items", items, "next_cursor",
+			 n > limit ? PQgetvalue(res, (int)limit - 1, 1) : NULL);
+	PQclear(res);
+	if (page == NULL)
+		return err_set(e, ERR_NOMEM, "cannot build the run list");
+	*ret = page;
+	return ERR_OK;
+}
+
+enum err_code
+runs_cancel(struct db_conn *db, const char *tenant, const char *id, json_t **ret, struct err *e)
+{
+	const char *values[2] = { id, tenant };
+	char dataset_id[37], state[16];
+	PGresult *res;
+	enum err_code rc;
+
+	if (!is_uuid(id))
+		return err_set(e, ERR_NOT_FOUND, "no run '%s'", id);
+	res = db_exec(db, "SELECT dataset_id FROM runs WHERE id = $1 AND tenant_id = $2", 2, values,
+		      PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return err_set(e, ERR_NOT_FOUND, "no run '%s'", id);
+	}
+	snprintf(dataset_id, sizeof(dataset_id), "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+
+	rc = db_command(db, "BEGIN", e);
+	if (rc != ERR_OK)
+		return rc;
+	/* Lock order everywhere: the dataset row, then the run row. */
+	res = db_exec(db, "SELECT 1 FROM datasets WHERE id = $1 FOR UPDATE", 1,
+		      (const char *const[]){ dataset_id }, PGRES_TUPLES_OK, e);
+	rc = res != NULL ? ERR_OK : e->code;
+	PQclear(res);
+	if (rc == ERR_OK) {
+		res = db_exec(db, "SELECT state FROM runs WHERE id = $1 AND tenant_id = $2 FOR UPDATE",
+			      2, values, PGRES_TUPLES_OK, e);
+		rc = res != NULL ? ERR_OK : e->code;
+		if (res != NULL)
+			snprintf(state, sizeof(state), "%s", PQgetvalue(res, 0, 0));
+		PQclear(res);
+	}
+	if (rc == ERR_OK && strcmp(state, "queued") == 0) {
+		rc = ledger_refund(db, id, e);
+		if (rc == ERR_OK) {
+			res = db_exec(db,
+				      "UPDATE runs SET state = 'cancelled', finished_at = now()"
+				      " WHERE id = $1",
+				      1, values, PGRES_COMMAND_OK, e);
+			rc = res != NULL ? ERR_OK : e->code;
+			PQclear(res);
+		}
+	} else if (rc == ERR_OK && strcmp(state, "running") == 0) {
+		res = db_exec(db, "UPDATE runs SET cancel_requested = true WHERE id = $1", 1, values,
+			      PGRES_COMMAND_OK, e);
+		rc = res != NULL ? ERR_OK : e->code;
+		PQclear(res);
+	} else if (rc == ERR_OK) {
+		rc = err_set(e, ERR_CONFLICT, "run '%s' has already ended (%s)", id, state);
+	}
+	if (rc == ERR_OK)
+		rc = db_command(db, "COMMIT", e);
+	else
+		(void)db_command(db, "ROLLBACK", NULL);
+	if (rc == ERR_OK)
+		rc = runs_view(db, tenant, id, ret, e);
+	return rc;
+}

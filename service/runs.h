@@ -1,0 +1,42 @@
+/*
+ * runs.h - runs: admission (validate, charge, queue in one transaction),
+ * views, listing and cancellation.  Execution is worker.c's.
+ */
+#ifndef SERVICE_RUNS_H
+#define SERVICE_RUNS_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "db.h"
+#include "err.h"
+
+/* Channel that admission NOTIFYs and idle workers LISTEN on. */
+#define RUNS_CHANNEL "dpopt_runs"
+
+/*
+ * Admit a run on dataset_id of tenant: validate body, plan it, charge the
+ * ledger and insert the queued run, all in one transaction under the
+ * dataset's row lock.  idem_key (may be NULL) makes retries safe: the same
+ * key and body return the same run (*ret_existing true), charged once; the
+ * same key with another body is ERR_CONFLICT naming "Idempotency-Key".
+ */
+enum err_code runs_create(struct db_conn *db, const char *tenant, const char *dataset_id,
+			  const char *body, size_t len, const char *idem_key, json_t **ret_view,
+			  bool *ret_existing, struct err *e);
+
+/* JSON view of run id of tenant. */
+enum err_code runs_view(struct db_conn *db, const char *tenant, const char *id, json_t **ret,
+			struct err *e);
+
+/* One page of a dataset's runs, oldest first, after cursor (an id). */
+enum err_code runs_list(struct db_conn *db, const char *tenant, const char *dataset_id,
+			const char *cursor, long long limit, json_t **ret, struct err *e);
+
+/* Cancel: a queued run is cancelled and refunded; a running one is asked
+ * to stop and keeps its charge; a finished one is ERR_CONFLICT. */
+enum err_code runs_cancel(struct db_conn *db, const char *tenant, const char *id, json_t **ret,
+			  struct err *e);
+
+#endif /* SERVICE_RUNS_H */

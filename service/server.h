@@ -1,0 +1,22 @@
+/*
+ * server.h - process-wide state: written before threads start, read-only
+ * afterwards, except the atomics.
+ */
+#ifndef SERVICE_SERVER_H
+#define SERVICE_SERVER_H
+
+#include <stdatomic.h>
+
+#include "config.h"
+#include "db.h"
+#include "metrics.h"
+
+struct server {
+	struct config cfg;
+	struct db_pool *pool;    /* owned: connections for HTTP threads */
+	struct metrics *metrics; /* owned */
+	atomic_bool stopping;    /* set on SIGTERM; workers finish their step and leave */
+	void *mhd;               /* owned: struct MHD_Daemon (opaque outside http.c) */
+};
+
+#endif /* SERVICE_SERVER_H */

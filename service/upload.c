@@ -1,0 +1,256 @@
+/*
+ * upload.c - the streamed CSV upload.
+ *
+ * The body is parsed as it arrives (common/csv.c), each row clipped to the
+ * dataset's declared bounds, packed into chunks of about 4 MiB and written
+ * to dataset_chunks inside one transaction that holds the dataset's row
+ * lock.  Any malformed row aborts the transaction: the dataset stays
+ * unsealed and nothing is kept.  At the end the dataset is sealed with its
+ * row count, which becomes public.  The body is never held in memory:
+ * at most one line and one chunk are.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "datasets.h"
+#include "upload.h"
+
+#define CHUNK_BYTES (4u << 20)
+
+struct upload {
+	struct dataset_meta meta;
+	struct csv_parser csv;
+	bool in_tx;            /* BEGIN sent, not yet ended */
+	unsigned char *chunk;  /* owned: packed rows, little-endian float64 */
+	size_t chunk_rows;     /* rows in chunk */
+	size_t rows_per_chunk;
+	size_t row_bytes;
+	long chunk_no;
+	long long rows;
+	double *row;           /* owned: d + 1 scratch for clipping */
+	struct db_conn *db;    /* borrowed from the request */
+	uint64_t bytes;        /* body bytes so far */
+	uint64_t max_bytes;
+};
+
+enum err_code
+upload_clip_row(const struct bounds *b, enum task task, double *x, size_t d, double *y,
+		struct err *e)
+{
+	double norm2 = 0.0;
+
+	if (!isnan(b->feature_linf))
+		for (size_t j = 0; j < d; j++)
+			x[j] = fmax(-b->feature_linf, fmin(b->feature_linf, x[j]));
+	if (!isnan(b->feature_l2)) {
+		for (size_t j = 0; j < d; j++)
+			norm2 += x[j] * x[j];
+		if (!isfinite(norm2)) {
+			/* Overflow in the square: rescale by the largest entry first. */
+			double m = 0.0;
+
+			for (size_t j = 0; j < d; j++)
+				m = fmax(m, fabs(x[j]));
+			norm2 = 0.0;
+			for (size_t j = 0; j < d; j++)
+				norm2 += (x[j] / m) * (x[j] / m);
+			norm2 = m * m * norm2; /* may be inf: then the scale below is 0 */
+		}
+		if (norm2 > b->feature_l2 * b->feature_l2) {
+			double s = b->feature_l2 / sqrt(norm2);
+
+			for (size_t j = 0; j < d; j++)
+				x[j] *= s;
+			/* Rounding may leave the norm a hair above the bound: shrink
+			 * once more by one part in 2^50 so the bound holds exactly. */
+			norm2 = 0.0;
+			for (size_t j = 0; j < d; j++)
+				norm2 += x[j] * x[j];
+			if (sqrt(norm2) > b->feature_l2)
+				for (size_t j = 0; j < d; j++)
+					x[j] *= 1.0 - 0x1p-50;
+		}
+	}
+	if (task == TASK_BINARY) {
+		if (*y != 1.0 && *y != -1.0)
+			return err_set(e, ERR_INVALID, "the label must be -1 or 1");
+	} else if (!isnan(b->label)) {
+		*y = fmax(-b->label, fmin(b->label, *y));
+	}
+	return ERR_OK;
+}
+
+static void
+put_le64(unsigned char *p, double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, 8);
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(u >> (8 * i));
+}
+
+static enum err_code
+flush_chunk(struct upload *u, struct err *e)
+{
+	char id_text[37], no[24], rows[24];
+	const char *values[4] = { id_text, no, rows, (const char *)u->chunk };
+	int lengths[4] = { 0, 0, 0, 0 };
+	int formats[4] = { 0, 0, 0, 1 };
+	PGresult *res;
+	enum err_code rc;
+
+	if (u->chunk_rows == 0)
+		return ERR_OK;
+	snprintf(id_text, sizeof(id_text), "%s", u->meta.id);
+	snprintf(no, sizeof(no), "%ld", u->chunk_no);
+	snprintf(rows, sizeof(rows), "%zu", u->chunk_rows);
+	lengths[3] = (int)(u->chunk_rows * u->row_bytes);
+	res = PQexecParams(u->db->pg,
+			   "INSERT INTO dataset_chunks (dataset_id, chunk_no, n_rows, data)"
+			   " VALUES ($1, $2, $3, $4)",
+			   4, NULL, values, lengths, formats, 0);
+	rc = db_check(u->db, res, PGRES_COMMAND_OK, e);
+	PQclear(res);
+	if (rc == ERR_OK) {
+		u->chunk_no++;
+		u->chunk_rows = 0;
+	}
+	return rc;
+}
+
+static enum err_code
+on_row(void *ctx, const double *cells, size_t ncols, unsigned long line, struct err *e)
+{
+	struct upload *u = ctx;
+	size_t d = u->meta.d;
+	unsigned char *p;
+	enum err_code rc;
+
+	memcpy(u->row, cells, ncols * sizeof(double));
+	rc = upload_clip_row(&u->meta.bounds, u->meta.task, u->row, d, &u->row[d], e);
+	if (rc != ERR_OK)
+		return err_set_field(e, ERR_INVALID, "data",
+				     "line %lu, column %zu: the label must be -1 or 1", line, d + 1);
+	p = u->chunk + u->chunk_rows * u->row_bytes;
+	for (size_t j = 0; j <= d; j++)
+		put_le64(p + 8 * j, u->row[j]);
+	u->chunk_rows++;
+	u->rows++;
+	if (u->chunk_rows == u->rows_per_chunk)
+		return flush_chunk(u, e);
+	return ERR_OK;
+}
+
+static void
+upload_free(struct upload *u)
+{
+	if (u == NULL)
+		return;
+	if (u->in_tx)
+		(void)db_command(u->db, "ROLLBACK", NULL);
+	csv_parser_clear(&u->csv);
+	free(u->chunk);
+	free(u->row);
+	free(u);
+}
+
+static enum err_code
+upload_begin(struct server *srv, struct request *rq, struct err *e)
+{
+	struct upload *u = calloc(1, sizeof(*u));
+	enum err_code rc;
+
+	if (u == NULL)
+		return err_set(e, ERR_NOMEM, "cannot start the upload");
+	rq->upload = u;
+	u->db = rq->db;
+	u->max_bytes = srv->cfg.max_upload_bytes;
+	rc = db_command(u->db, "BEGIN", e);
+	if (rc != ERR_OK)
+		return rc;
+	u->in_tx = true;
+	/* The row lock serialises concurrent uploads to one dataset: the second
+	 * one waits, then sees it sealed. */
+	rc = datasets_meta(u->db, rq->auth.tenant, rq->path_id, true, &u->meta, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (strcmp(u->meta.state, "created") != 0)
+		return err_set(e, ERR_CONFLICT,
+			       "dataset '%s' is sealed: its data cannot be replaced", u->meta.id);
+	u->row_bytes = (u->meta.d + 1) * sizeof(double);
+	u->rows_per_chunk = CHUNK_BYTES / u->row_bytes;
+	if (u->rows_per_chunk == 0)
+		u->rows_per_chunk = 1;
+	u->chunk = malloc(u->rows_per_chunk * u->row_bytes);
+	u->row = calloc(u->meta.d + 1, sizeof(double));
+	if (u->chunk == NULL || u->row == NULL)
+		return err_set(e, ERR_NOMEM, "cannot allocate upload buffers");
+	/* A line holds d + 1 numbers; 64 bytes each is far more than any
+	 * decimal double needs, plus slack for blanks and quotes. */
+	return csv_parser_init(&u->csv, u->meta.d + 1, (u->meta.d + 1) * 64 + 256, on_row, u, e);
+}
+
+static enum err_code
+upload_chunk(struct server *srv, struct request *rq, const char *data, size_t len, struct err *e)
+{
+	struct upload *u = rq->upload;
+
+	u->bytes += len;
+	if (u->bytes > u->max_bytes)
+		return err_set(e, ERR_TOO_LARGE, "upload larger than %llu bytes",
+			       (unsigned long long)u->max_bytes);
+	return csv_parser_feed(&u->csv, data, len, e);
+}
+
+static enum err_code
+upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct err *e)
+{
+	struct upload *u = rq->upload;
+	char rows[24];
+	const char *values[2] = { u->meta.id, rows };
+	PGresult *res;
+	enum err_code rc;
+
+	rc = csv_parser_finish(&u->csv, e);
+	if (rc == ERR_OK)
+		rc = flush_chunk(u, e);
+	if (rc != ERR_OK)
+		return rc;
+	snprintf(rows, sizeof(rows), "%lld", u->rows);
+	res = db_exec(u->db,
+		      "UPDATE datasets SET state = 'sealed', n_rows = $2, sealed_at = now()"
+		      " WHERE id = $1",
+		      2, values, PGRES_COMMAND_OK, e);
+	if (res == NULL)
+		return e->code;
+	PQclear(res);
+	rc = db_command(u->db, "COMMIT", e);
+	u->in_tx = false;
+	if (rc != ERR_OK)
+		return rc;
+	ret->status = 200;
+	ret->body = json_pack("{s:s, s:s, s:I}", "id", u->meta.id, "state", "sealed", "n_rows",
+			      (json_int_t)u->rows);
+	upload_free(u);
+	rq->upload = NULL;
+	return ret->body != NULL ? ERR_OK : err_set(e, ERR_NOMEM, "cannot build the reply");
+}
+
+static void
+upload_abort(struct server *srv, struct request *rq)
+{
+	upload_free(rq->upload); /* rolls back: nothing of the body is kept */
+	rq->upload = NULL;
+}
+
+const struct stream_ops upload_csv_ops = {
+	.begin = upload_begin,
+	.chunk = upload_chunk,
+	.finish = upload_finish,
+	.abort = upload_abort,
+};
