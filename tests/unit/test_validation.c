@@ -1,0 +1,349 @@
+/*
+ * test_validation.c - request validation without a database: JSON getters,
+ * run requests against a dataset's public metadata, row clipping, charge
+ * texts, the route table and the error-to-status map.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "http.h"
+#include "jv.h"
+#include "ledger.h"
+#include "run_request.h"
+#include "upload.h"
+
+static json_t *
+parse(const char *text)
+{
+	json_t *doc = NULL;
+	struct err e = { 0 };
+
+	ck_assert_msg(jv_parse_object(text, strlen(text), &doc, &e) == ERR_OK, "%s", e.msg);
+	return doc;
+}
+
+START_TEST(test_jv_parse_errors)
+{
+	json_t *doc = (json_t *)0x1;
+	struct err e = { 0 };
+
+	ck_assert_int_eq(jv_parse_object("", 0, &doc, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "body");
+	ck_assert_int_eq(jv_parse_object("{\"a\":1,\"a\":2}", 13, &doc, &e), ERR_INVALID);
+	ck_assert_int_eq(jv_parse_object("[1]", 3, &doc, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "body");
+	ck_assert_ptr_eq(doc, (json_t *)0x1); /* untouched on failure */
+}
+END_TEST
+
+START_TEST(test_jv_numbers)
+{
+	json_t *doc = parse("{\"a\": 0.2385, \"b\": -1, \"c\": \"x\", \"n\": 7, \"r\": 7.5}");
+	struct err e = { 0 };
+	double x = 42.0;
+	long long i = 42;
+	bool present = true;
+
+	ck_assert_int_eq(jv_number(doc, "p", "a", true, 0, true, 1, &x, &present, &e), ERR_OK);
+	ck_assert(x == 0.2385 && present);
+	x = 42.0;
+	ck_assert_int_eq(jv_number(doc, "p", "b", true, 0, true, 1, &x, NULL, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "p.b");
+	ck_assert(x == 42.0);
+	ck_assert_int_eq(jv_number(doc, "p", "c", true, 0, true, 1, &x, NULL, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "p.c");
+	ck_assert_int_eq(jv_number(doc, "", "zz", true, 0, true, 1, &x, NULL, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "zz");
+	ck_assert_int_eq(jv_number(doc, "", "zz", false, 0, true, 1, &x, &present, &e), ERR_OK);
+	ck_assert(!present && x == 42.0);
+	ck_assert_int_eq(jv_integer(doc, "", "n", true, 1, 10, &i, NULL, &e), ERR_OK);
+	ck_assert_int_eq(i, 7);
+	ck_assert_int_eq(jv_integer(doc, "", "r", true, 1, 10, &i, NULL, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "r");
+	ck_assert_int_eq(jv_integer(doc, "", "n", true, 8, 10, &i, NULL, &e), ERR_INVALID);
+	json_decref(doc);
+}
+END_TEST
+
+START_TEST(test_jv_unknown_keys)
+{
+	static const char *const allowed[] = { "a", "b", NULL };
+	json_t *doc = parse("{\"a\": 1, \"bb\": 2}");
+	struct err e = { 0 };
+
+	ck_assert_int_eq(jv_only_keys(doc, "top", allowed, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "top.bb");
+	ck_assert_ptr_nonnull(strstr(e.msg, "top.bb"));
+	json_decref(doc);
+}
+END_TEST
+
+static struct dataset_meta
+meta(enum task task, double label)
+{
+	struct dataset_meta m = { .d = 5, .task = task, .n_rows = 4000 };
+
+	m.bounds = (struct bounds){ NAN, 1.0, label };
+	strcpy(m.id, "00000000-0000-0000-0000-000000000001");
+	strcpy(m.state, "sealed");
+	return m;
+}
+
+#define GOOD_RUN                                                                                  \
+	"{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\": \"%s\"},"                \
+	" \"constraints\": {\"x\": {\"kind\": \"%s\", \"radius\": 3}},"                          \
+	" \"privacy\": {\"epsilon\": %s, \"delta\": 1e-6}%s}"
+
+/* Parse a run request built from GOOD_RUN; return the code and field. */
+static enum err_code
+try_run(const struct dataset_meta *m, const char *objective, const char *kind, const char *eps,
+	const char *extra, struct err *e)
+{
+	char body[1024];
+	struct run_request r = { 0 };
+	json_t *doc;
+	enum err_code rc;
+
+	snprintf(body, sizeof(body), GOOD_RUN, objective, kind, eps, extra);
+	doc = parse(body);
+	rc = run_request_parse(doc, m, &r, e);
+	if (rc == ERR_OK) {
+		struct run_plan plan;
+
+		ck_assert_ptr_nonnull(r.normalised);
+		rc = r.alg->plan(&r.spec, &plan, e);
+	}
+	run_request_clear(&r);
+	json_decref(doc);
+	return rc;
+}
+
+START_TEST(test_run_request_fields)
+{
+	struct dataset_meta bin = meta(TASK_BINARY, NAN), reg = meta(TASK_REGRESSION, NAN);
+	struct err e = { 0 };
+
+	ck_assert_int_eq(try_run(&bin, "logistic", "l2_ball", "0.5", "", &e), ERR_OK);
+	ck_assert_int_eq(try_run(&bin, "logistic", "l1_ball", "0.5", "", &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "constraints.x.kind");
+	ck_assert_int_eq(try_run(&bin, "logistic", "l2_ballx", "0.5", "", &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "constraints.x.kind");
+	ck_assert_int_eq(try_run(&bin, "hinge2", "l2_ball", "0.5", "", &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "objective.name");
+	ck_assert_int_eq(try_run(&reg, "logistic", "l2_ball", "0.5", "", &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "objective.name");
+	ck_assert_int_eq(try_run(&bin, "logistic", "l2_ball", "0", "", &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "privacy.epsilon");
+	ck_assert_int_eq(try_run(&bin, "logistic", "l2_ball", "-1", "", &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "privacy.epsilon");
+	ck_assert_int_eq(try_run(&bin, "logistic", "l2_ball", "0.5", ", \"params\": {\"bogus\": 1}",
+				 &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "params.bogus");
+	ck_assert_int_eq(try_run(&bin, "logistic", "l2_ball", "0.5",
+				 ", \"params\": {\"batch_size\": -3}", &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "params.batch_size");
+	ck_assert_int_eq(try_run(&bin, "logistic", "l2_ball", "0.5",
+				 ", \"params\": {\"batch_size\": 4001}", &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "params.batch_size");
+	ck_assert_int_eq(try_run(&bin, "logistic", "l2_ball", "0.5", ", \"extra\": {}", &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "extra");
+	/* least squares on regression data needs the label bound */
+	ck_assert_int_eq(try_run(&reg, "least_squares", "l2_ball", "0.5", "", &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "bounds.label");
+	reg.bounds.label = 2.0;
+	ck_assert_int_eq(try_run(&reg, "least_squares", "l2_ball", "0.5", "", &e), ERR_OK);
+}
+END_TEST
+
+START_TEST(test_run_request_normalised_roundtrip)
+{
+	struct dataset_meta bin = meta(TASK_BINARY, NAN);
+	struct run_request a = { 0 }, b = { 0 };
+	struct run_plan pa, pb;
+	struct err e = { 0 };
+	json_t *doc = parse("{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\": "
+			    "\"logistic\"}, \"constraints\": {\"x\": {\"kind\": \"l2_ball\", "
+			    "\"radius\": 2.5212}}, \"privacy\": {\"epsilon\": 0.7, \"delta\": 1e-7}}");
+
+	/* The worker re-parses the stored normalised request: same spec, same plan. */
+	ck_assert_int_eq(run_request_parse(doc, &bin, &a, &e), ERR_OK);
+	ck_assert_int_eq(run_request_parse(a.normalised, &bin, &b, &e), ERR_OK);
+	ck_assert_int_eq(a.alg->plan(&a.spec, &pa, &e), ERR_OK);
+	ck_assert_int_eq(b.alg->plan(&b.spec, &pb, &e), ERR_OK);
+	ck_assert_uint_eq(pa.steps, pb.steps);
+	ck_assert(pa.event.noise_multiplier == pb.event.noise_multiplier);
+	ck_assert(memcmp(a.spec.params, b.spec.params, sizeof(a.spec.params)) == 0);
+	run_request_clear(&a);
+	run_request_clear(&b);
+	json_decref(doc);
+}
+END_TEST
+
+START_TEST(test_clip_rows)
+{
+	struct bounds b = { 0.5, 0.6, 2.0 };
+	struct err e = { 0 };
+	double x[3] = { 3.0, -0.2385, 0.4 }, y = 7.0, n2 = 0.0;
+
+	ck_assert_int_eq(upload_clip_row(&b, TASK_REGRESSION, x, 3, &y, &e), ERR_OK);
+	for (int j = 0; j < 3; j++) {
+		ck_assert(fabs(x[j]) <= 0.5);
+		n2 += x[j] * x[j];
+	}
+	ck_assert(sqrt(n2) <= 0.6);
+	ck_assert(y == 2.0);
+	y = 0.5;
+	ck_assert_int_eq(upload_clip_row(&b, TASK_BINARY, x, 3, &y, &e), ERR_INVALID);
+	y = -1.0;
+	ck_assert_int_eq(upload_clip_row(&b, TASK_BINARY, x, 3, &y, &e), ERR_OK);
+	/* huge values: the l2 rescale must not overflow to NaN */
+	{
+		struct bounds l2only = { NAN, 1.0, NAN };
+		double big[2] = { 1e200, -3e200 };
+
+		y = 1.0;
+		ck_assert_int_eq(upload_clip_row(&l2only, TASK_BINARY, big, 2, &y, &e), ERR_OK);
+		ck_assert(isfinite(big[0]) && isfinite(big[1]));
+		ck_assert(sqrt(big[0] * big[0] + big[1] * big[1]) <= 1.0);
+	}
+}
+END_TEST
+
+START_TEST(test_clip_rows_random_l2)
+{
+	struct bounds b = { NAN, 0.7331, NAN };
+	struct err e = { 0 };
+	unsigned s = 12345;
+
+	for (int t = 0; t < 20000; t++) {
+		double x[7], y = 1.0, n2 = 0.0;
+
+		for (int j = 0; j < 7; j++) {
+			s = s * 1103515245u + 12345u;
+			x[j] = ((double)(s >> 8) / (1 << 24) - 0.5) * (t % 13 + 1);
+		}
+		ck_assert_int_eq(upload_clip_row(&b, TASK_BINARY, x, 7, &y, &e), ERR_OK);
+		for (int j = 0; j < 7; j++)
+			n2 += x[j] * x[j];
+		ck_assert_msg(sqrt(n2) <= b.feature_l2, "row %d has norm %.17g", t, sqrt(n2));
+	}
+}
+END_TEST
+
+START_TEST(test_charge_texts)
+{
+	char eps[32], delta[32];
+	struct err e = { 0 };
+
+	ck_assert_int_eq(ledger_charge_text(0.1, 1e-6, eps, delta, &e), ERR_OK);
+	ck_assert_str_eq(eps, "0.1");
+	ck_assert_str_eq(delta, "1e-06");
+	ck_assert_int_eq(ledger_charge_text(1.0 / 3.0, 0, eps, delta, &e), ERR_OK);
+	ck_assert(strtod(eps, NULL) == 1.0 / 3.0);
+	/* fail closed: nothing non-finite, negative or zero is charged */
+	ck_assert_int_eq(ledger_charge_text(0.0, 0, eps, delta, &e), ERR_INVALID);
+	ck_assert_int_eq(ledger_charge_text(-10.0, 0, eps, delta, &e), ERR_INVALID);
+	ck_assert_int_eq(ledger_charge_text(NAN, 0, eps, delta, &e), ERR_INVALID);
+	ck_assert_int_eq(ledger_charge_text(INFINITY, 0, eps, delta, &e), ERR_INVALID);
+	ck_assert_int_eq(ledger_charge_text(0.5, -1e-9, eps, delta, &e), ERR_INVALID);
+	ck_assert_int_eq(ledger_charge_text(0.5, NAN, eps, delta, &e), ERR_INVALID);
+	ck_assert_int_eq(ledger_charge_text(0.5, 1.0, eps, delta, &e), ERR_INVALID);
+}
+END_TEST
+
+START_TEST(test_decimal_text_roundtrips)
+{
+	unsigned long long s = 88172645463325252ULL;
+
+	for (int i = 0; i < 100000; i++) {
+		char t[32];
+		double v;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		v = (double)(s >> 11) * 0x1.0p-53 * pow(10.0, (double)(i % 20) - 10.0);
+		db_double_text(v, t);
+		ck_assert_msg(strtod(t, NULL) == v, "%s does not read back as %.17g", t, v);
+	}
+}
+END_TEST
+
+START_TEST(test_routes)
+{
+	char id[37];
+	bool known;
+
+	ck_assert_ptr_nonnull(router_match("GET", "/healthz", id, &known));
+	ck_assert_ptr_null(router_match("POST", "/healthz", id, &known));
+	ck_assert(known);
+	ck_assert_ptr_null(router_match("GET", "/nope", id, &known));
+	ck_assert(!known);
+	ck_assert_ptr_nonnull(
+		router_match("GET", "/v1/datasets/00000000-0000-0000-0000-00000000000a/runs", id,
+			     &known));
+	ck_assert_str_eq(id, "00000000-0000-0000-0000-00000000000a");
+	ck_assert_ptr_null(router_match("GET", "/v1/datasets//runs", id, &known));
+	ck_assert_ptr_null(router_match("GET", "/v1/datasets/a/b/runs", id, &known));
+}
+END_TEST
+
+START_TEST(test_status_map)
+{
+	static const unsigned want[ERR__COUNT] = {
+		[ERR_OK] = 200,		  [ERR_NOMEM] = 500,	  [ERR_INVALID] = 400,
+		[ERR_UNAUTHENTICATED] = 401, [ERR_FORBIDDEN] = 403, [ERR_NOT_FOUND] = 404,
+		[ERR_CONFLICT] = 409,	  [ERR_BUDGET] = 409,	  [ERR_TOO_LARGE] = 413,
+		[ERR_MEDIA_TYPE] = 415,	  [ERR_NUMERIC] = 422,	  [ERR_CANCELLED] = 500,
+		[ERR_DB] = 503,		  [ERR_INTERNAL] = 500,
+	};
+
+	for (int c = 0; c < ERR__COUNT; c++) {
+		ck_assert_uint_eq(http_status_for((enum err_code)c), want[c]);
+		ck_assert_str_ne(err_code_name((enum err_code)c), "");
+		for (int d = 0; d < c; d++)
+			ck_assert_str_ne(err_code_name((enum err_code)c),
+					 err_code_name((enum err_code)d));
+	}
+}
+END_TEST
+
+static Suite *
+validation_suite(void)
+{
+	Suite *s = suite_create("validation");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_jv_parse_errors);
+	tcase_add_test(tc, test_jv_numbers);
+	tcase_add_test(tc, test_jv_unknown_keys);
+	tcase_add_test(tc, test_run_request_fields);
+	tcase_add_test(tc, test_run_request_normalised_roundtrip);
+	tcase_add_test(tc, test_clip_rows);
+	tcase_add_test(tc, test_clip_rows_random_l2);
+	tcase_add_test(tc, test_charge_texts);
+	tcase_add_test(tc, test_decimal_text_roundtrips);
+	tcase_add_test(tc, test_routes);
+	tcase_add_test(tc, test_status_map);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(validation_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
