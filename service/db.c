@@ -9,6 +9,13 @@
 
 #include "db.h"
 
+/* Server notices ("relation already exists, skipping") are not errors and
+ * would break the JSON-lines log if libpq printed them: drop them. */
+static void
+ignore_notice(void *arg, const char *message)
+{
+}
+
 struct db_conn *
 db_connect(const char *url, struct err *e)
 {
@@ -25,6 +32,7 @@ db_connect(const char *url, struct err *e)
 		db_close(db);
 		return NULL;
 	}
+	PQsetNoticeProcessor(db->pg, ignore_notice, NULL);
 	return db;
 }
 

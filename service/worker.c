@@ -247,6 +247,12 @@ execute(struct worker *w, PGresult *claim)
 	if (rc == ERR_OK)
 		rc = dataset_load(w->db, dataset_id, req.spec.n, req.spec.d, &ds, &e);
 	if (rc == ERR_OK) {
+		renew(&ctx, 0); /* loading a large dataset may take a while of the lease */
+		clock_gettime(CLOCK_MONOTONIC, &ctx.last_renew);
+		if (ctx.lease_lost || ctx.cancel_requested)
+			rc = err_set(&e, ERR_CANCELLED, "stopped before the first step");
+	}
+	if (rc == ERR_OK) {
 		x = calloc(req.spec.d, sizeof(double));
 		rng = rng_openssl_new(&e);
 		if (x == NULL)

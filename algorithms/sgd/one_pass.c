@@ -358,6 +358,26 @@ dot_norm2(const double *w, const double *v, size_t d, double *ret_dot, double *r
 	*ret_nn = (n0 + n1) + (n2 + n3);
 }
 
+/*
+ * Rows are read in permuted order, so each one starts with a cache and TLB
+ * miss; asking for the row PREFETCH_AHEAD places ahead while summing this
+ * one hides most of that latency.  A hint only: no effect on results.
+ */
+#define PREFETCH_AHEAD 16
+
+static void
+prefetch_row(const double *row, size_t d)
+{
+#if defined(__GNUC__)
+	for (size_t j = 0; j < d; j += 64 / sizeof(double))
+		__builtin_prefetch(row + j, 0, 0);
+	__builtin_prefetch(row + d - 1, 0, 0);
+#else
+	(void)row;
+	(void)d;
+#endif
+}
+
 static enum err_code
 sgd_step(void *state, struct err *e)
 {
@@ -372,10 +392,15 @@ sgd_step(void *state, struct err *e)
 	batch = s->order + s->t * s->b;
 
 	memset(s->g, 0, d * sizeof(*s->g));
+	for (size_t k = 0; k < s->b && k < PREFETCH_AHEAD; k++)
+		prefetch_row(s->x_data + batch[k] * d, d);
 	for (size_t k = 0; k < s->b; k++) {
 		size_t i = batch[k];
 		const double *row = s->x_data + i * d;
 		double dot, nn, c, mag;
+
+		if (k + PREFETCH_AHEAD < s->b)
+			prefetch_row(s->x_data + batch[k + PREFETCH_AHEAD] * d, d);
 
 		dot_norm2(s->x, row, d, &dot, &nn);
 		c = s->obj->deriv(dot, s->y_data[i]);
