@@ -85,6 +85,8 @@ err_code_name(enum err_code code)
 		return "forbidden";
 	case ERR_NOT_FOUND:
 		return "not_found";
+	case ERR_METHOD:
+		return "method_not_allowed";
 	case ERR_CONFLICT:
 		return "conflict";
 	case ERR_BUDGET:

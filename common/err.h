@@ -17,6 +17,7 @@ enum err_code {
 	ERR_UNAUTHENTICATED, /* no or unknown API key (401) */
 	ERR_FORBIDDEN,       /* the key's role may not do this (403) */
 	ERR_NOT_FOUND,       /* the named object does not exist or is not yours (404) */
+	ERR_METHOD,          /* the resource exists, the method does not (405) */
 	ERR_CONFLICT,        /* current state forbids the operation (409) */
 	ERR_BUDGET,          /* the privacy budget would be exceeded (409) */
 	ERR_TOO_LARGE,       /* request body over the limit (413) */

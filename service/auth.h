@@ -17,8 +17,7 @@
 /* Verify "Bearer <key>" (header may be NULL) and fill *ret with the tenant
  * and role.  ERR_UNAUTHENTICATED for a missing, malformed, unknown or
  * revoked key (one message for all, so keys cannot be probed). */
-enum err_code auth_check(struct db_conn *db, const char *header, struct auth *ret,
-			 struct err *e);
+enum err_code auth_check(struct db_conn *db, const char *header, struct auth *ret, struct err *e);
 
 /* Create a key for tenant (created if missing) with role "owner" or
  * "analyst"; the key is written to ret_key (AUTH_KEY_LEN + 1 bytes) and is

@@ -25,8 +25,8 @@ env_uint(const char *name, uint64_t def, uint64_t min, uint64_t max, uint64_t *r
 	v = strtoull(s, &end, 10);
 	if (errno != 0 || *end != '\0' || s[0] == '-' || v < min || v > max)
 		return err_set_field(e, ERR_INVALID, name,
-				     "%s must be an integer within [%" PRIu64 ", %" PRIu64 "]", name,
-				     min, max);
+				     "%s must be an integer within [%" PRIu64 ", %" PRIu64 "]",
+				     name, min, max);
 	*ret = v;
 	return ERR_OK;
 }

@@ -14,19 +14,19 @@
 #include "err.h"
 
 struct config {
-	char listen_host[64];       /* DPOPT_LISTEN host part */
-	unsigned listen_port;       /* DPOPT_LISTEN port part */
-	char database_url[1024];    /* DPOPT_DATABASE_URL (libpq conninfo or URI) */
-	unsigned workers;           /* DPOPT_WORKERS: run-executing threads */
-	unsigned http_threads;      /* DPOPT_HTTP_THREADS: libmicrohttpd thread pool */
-	unsigned db_pool;           /* DPOPT_DB_POOL: connections for HTTP threads */
-	size_t max_body_bytes;      /* DPOPT_MAX_BODY_BYTES: JSON request bodies */
-	uint64_t max_upload_bytes;  /* DPOPT_MAX_UPLOAD_BYTES: streamed dataset uploads */
-	unsigned max_features;      /* DPOPT_MAX_FEATURES */
-	unsigned lease_seconds;     /* DPOPT_LEASE_SECONDS: a claimed run's lease */
-	unsigned max_attempts;      /* DPOPT_MAX_ATTEMPTS: re-queues after lost leases */
-	char instance_id[96];       /* DPOPT_INSTANCE_ID: names this process in leases */
-	char log_level[16];         /* DPOPT_LOG_LEVEL */
+	char listen_host[64];        /* DPOPT_LISTEN host part */
+	unsigned listen_port;        /* DPOPT_LISTEN port part */
+	char database_url[1024];     /* DPOPT_DATABASE_URL (libpq conninfo or URI) */
+	unsigned workers;            /* DPOPT_WORKERS: run-executing threads */
+	unsigned http_threads;       /* DPOPT_HTTP_THREADS: libmicrohttpd thread pool */
+	unsigned db_pool;            /* DPOPT_DB_POOL: connections for HTTP threads */
+	size_t max_body_bytes;       /* DPOPT_MAX_BODY_BYTES: JSON request bodies */
+	uint64_t max_upload_bytes;   /* DPOPT_MAX_UPLOAD_BYTES: streamed dataset uploads */
+	unsigned max_features;       /* DPOPT_MAX_FEATURES */
+	unsigned lease_seconds;      /* DPOPT_LEASE_SECONDS: a claimed run's lease */
+	unsigned max_attempts;       /* DPOPT_MAX_ATTEMPTS: re-queues after lost leases */
+	char instance_id[96];        /* DPOPT_INSTANCE_ID: names this process in leases */
+	char log_level[16];          /* DPOPT_LOG_LEVEL */
 	unsigned test_step_delay_ms; /* DPOPT_TEST_STEP_DELAY_MS: testing builds only */
 };
 

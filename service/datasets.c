@@ -12,17 +12,18 @@
 
 #include "datasets.h"
 #include "jv.h"
+#include "pgjson.h"
 
 /* The JSON view of a row of datasets d. */
-#define DATASET_JSON                                                                              \
-	"json_build_object('id', d.id, 'name', d.name, 'schema', d.spec->'schema',"              \
-	" 'bounds', d.spec->'bounds', 'accounting_mode', d.accounting_mode,"                      \
-	" 'state', d.state, 'n_rows', d.n_rows,"                                                  \
-	" 'budget', json_build_object("                                                           \
-	"   'epsilon', json_build_object('total', d.budget_epsilon, 'spent', d.spent_epsilon,"    \
-	"                                'remaining', d.budget_epsilon - d.spent_epsilon),"       \
-	"   'delta', json_build_object('total', d.budget_delta, 'spent', d.spent_delta,"          \
-	"                              'remaining', d.budget_delta - d.spent_delta)),"            \
+#define DATASET_JSON                                                                               \
+	"json_build_object('id', d.id, 'name', d.name, 'schema', d.spec->'schema',"                \
+	" 'bounds', d.spec->'bounds', 'accounting_mode', d.accounting_mode,"                       \
+	" 'state', d.state, 'n_rows', d.n_rows,"                                                   \
+	" 'budget', json_build_object("                                                            \
+	"   'epsilon', json_build_object('total', d.budget_epsilon, 'spent', d.spent_epsilon,"     \
+	"                                'remaining', d.budget_epsilon - d.spent_epsilon),"        \
+	"   'delta', json_build_object('total', d.budget_delta, 'spent', d.spent_delta,"           \
+	"                              'remaining', d.budget_delta - d.spent_delta)),"             \
 	" 'created_at', d.created_at, 'sealed_at', d.sealed_at)::text"
 
 bool
@@ -35,21 +36,10 @@ is_uuid(const char *s)
 	for (size_t i = 0; i < sizeof(pat) - 1; i++) {
 		char c = s[i];
 
-		if (pat[i] == '-' ? c != '-'
-				  : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+		if (pat[i] == '-' ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
 			return false;
 	}
 	return true;
-}
-
-static json_t *
-parse_text(const char *text, struct err *e)
-{
-	json_t *v = json_loads(text, 0, NULL);
-
-	if (v == NULL)
-		err_set(e, ERR_INTERNAL, "cannot parse a JSON view from the database");
-	return v;
 }
 
 /* Validated POST /v1/datasets body, normalised. */
@@ -63,11 +53,10 @@ struct dataset_create {
 };
 
 static enum err_code
-parse_create(const json_t *doc, unsigned max_features, struct dataset_create *ret,
-	     struct err *e)
+parse_create(const json_t *doc, unsigned max_features, struct dataset_create *ret, struct err *e)
 {
-	static const char *const top[] = { "name", "schema", "bounds", "budget",
-					   "accounting_mode", NULL };
+	static const char *const top[] = { "name",   "schema",          "bounds",
+					   "budget", "accounting_mode", NULL };
 	static const char *const schema_keys[] = { "features", "task", NULL };
 	static const char *const bounds_keys[] = { "feature_linf", "feature_l2", "label", NULL };
 	static const char *const budget_keys[] = { "epsilon", "delta", NULL };
@@ -102,11 +91,15 @@ parse_create(const json_t *doc, unsigned max_features, struct dataset_create *re
 				     "'bounds.feature_linf'");
 	if ((rc = jv_object(doc, "", "budget", true, &budget, e)) != ERR_OK ||
 	    (rc = jv_only_keys(budget, "budget", budget_keys, e)) != ERR_OK ||
-	    (rc = jv_number(budget, "budget", "epsilon", true, 0, true, 1e6, &c.epsilon, NULL, e)) !=
-		    ERR_OK ||
+	    (rc = jv_number(budget, "budget", "epsilon", true, 0, true, 1e6, &c.epsilon, NULL,
+			    e)) != ERR_OK ||
 	    (rc = jv_number(budget, "budget", "delta", true, 0, false, 0.5, &c.delta, NULL, e)) !=
 		    ERR_OK)
 		return rc;
+	/* delta = 0.5 allows publishing a record half the time: no privacy. */
+	if (c.delta >= 0.5)
+		return err_set_field(e, ERR_INVALID, "budget.delta",
+				     "'budget.delta' must be within [0, 0.5)");
 	if ((rc = jv_string(doc, "", "accounting_mode", false, 16, &c.mode, e)) != ERR_OK)
 		return rc;
 	if (c.mode == NULL)
@@ -121,10 +114,10 @@ parse_create(const json_t *doc, unsigned max_features, struct dataset_create *re
 
 enum err_code
 datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, const char *body,
-		size_t len, json_t **ret_view, struct err *e)
+		size_t len, char **ret_view, char ret_id[37], struct err *e)
 {
 	struct dataset_create c = { 0 };
-	json_t *doc = NULL, *spec = NULL, *bounds, *view;
+	json_t *doc = NULL, *spec = NULL, *bounds;
 	char features[24], eps[32], delta[32], *spec_text = NULL;
 	const char *values[7];
 	PGresult *res;
@@ -163,21 +156,19 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 		      "WITH d AS (INSERT INTO datasets (tenant_id, name, spec, n_features, task,"
 		      " accounting_mode, budget_epsilon, budget_delta)"
 		      " VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7::numeric, $8::numeric)"
-		      " RETURNING *) SELECT " DATASET_JSON " FROM d",
-		      8, (const char *const[]){ values[0], values[1], values[2], values[3], values[4],
-						values[5], values[6], delta },
+		      " RETURNING *) SELECT " DATASET_JSON ", d.id FROM d",
+		      8,
+		      (const char *const[]){ values[0], values[1], values[2], values[3], values[4],
+					     values[5], values[6], delta },
 		      PGRES_TUPLES_OK, e);
 	if (res == NULL) {
 		rc = e->code;
 		goto out;
 	}
-	view = parse_text(PQgetvalue(res, 0, 0), e);
+	rc = pgjson_one(res, "dataset not created", ret_view, e);
+	if (rc == ERR_OK)
+		snprintf(ret_id, 37, "%s", PQgetvalue(res, 0, 1));
 	PQclear(res);
-	if (view == NULL) {
-		rc = ERR_INTERNAL;
-		goto out;
-	}
-	*ret_view = view;
 out:
 	free(spec_text);
 	json_decref(spec);
@@ -241,12 +232,11 @@ datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_u
 }
 
 enum err_code
-datasets_view(struct db_conn *db, const char *tenant, const char *id, json_t **ret,
-	      struct err *e)
+datasets_view(struct db_conn *db, const char *tenant, const char *id, char **ret, struct err *e)
 {
 	const char *values[2] = { id, tenant };
 	PGresult *res;
-	json_t *v;
+	enum err_code rc;
 
 	if (!is_uuid(id))
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
@@ -256,27 +246,19 @@ datasets_view(struct db_conn *db, const char *tenant, const char *id, json_t **r
 		      2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;
-	if (PQntuples(res) != 1) {
-		PQclear(res);
-		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
-	}
-	v = parse_text(PQgetvalue(res, 0, 0), e);
+	rc = pgjson_one(res, "no such dataset", ret, e);
 	PQclear(res);
-	if (v == NULL)
-		return ERR_INTERNAL;
-	*ret = v;
-	return ERR_OK;
+	return rc;
 }
 
 enum err_code
 datasets_list(struct db_conn *db, const char *tenant, const char *cursor, long long limit,
-	      json_t **ret, struct err *e)
+	      char **ret, struct err *e)
 {
 	char lim[24];
 	const char *values[3] = { tenant, cursor, lim };
-	json_t *items, *page;
 	PGresult *res;
-	int n;
+	enum err_code rc;
 
 	if (cursor != NULL && !is_uuid(cursor))
 		return err_set_field(e, ERR_INVALID, "cursor", "'cursor' is not a valid cursor");
@@ -290,22 +272,14 @@ datasets_list(struct db_conn *db, const char *tenant, const char *cursor, long l
 		      3, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;
-	items = json_array();
-	n = PQntuples(res);
-	for (int i = 0; i < n && i < limit && items != NULL; i++)
-		json_array_append_new(items, json_loads(PQgetvalue(res, i, 0), 0, NULL));
-	page = json_pack("{s:o, s:s?}", "items", items, "next_cursor",
-			 n > limit ? PQgetvalue(res, (int)limit - 1, 1) : NULL);
+	rc = pgjson_page(res, limit, 1, ret, e);
 	PQclear(res);
-	if (page == NULL)
-		return err_set(e, ERR_NOMEM, "cannot build the dataset list");
-	*ret = page;
-	return ERR_OK;
+	return rc;
 }
 
 enum err_code
 datasets_update(struct db_conn *db, const char *tenant, const char *id, const char *body,
-		size_t len, json_t **ret_view, struct err *e)
+		size_t len, char **ret_view, struct err *e)
 {
 	static const char *const top[] = { "budget", NULL };
 	static const char *const budget_keys[] = { "epsilon", "delta", NULL };
@@ -329,6 +303,9 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 		rc = jv_number(budget, "budget", "epsilon", true, 0, true, 1e6, &epsilon, NULL, e);
 	if (rc == ERR_OK)
 		rc = jv_number(budget, "budget", "delta", true, 0, false, 0.5, &dlt, NULL, e);
+	if (rc == ERR_OK && dlt >= 0.5) /* as in parse_create() */
+		rc = err_set_field(e, ERR_INVALID, "budget.delta",
+				   "'budget.delta' must be within [0, 0.5)");
 	json_decref(doc);
 	if (rc != ERR_OK)
 		return rc;
@@ -354,9 +331,9 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 		return err_set_field(e, ERR_CONFLICT, "budget",
 				     "the new budget is below what is already spent");
 	}
-	*ret_view = parse_text(PQgetvalue(res, 0, 0), e);
+	rc = pgjson_one(res, "no such dataset", ret_view, e);
 	PQclear(res);
-	return *ret_view != NULL ? ERR_OK : ERR_INTERNAL;
+	return rc;
 }
 
 enum err_code
@@ -371,21 +348,24 @@ datasets_delete(struct db_conn *db, const char *tenant, const char *id, struct e
 	if (rc != ERR_OK)
 		return rc;
 	rc = datasets_meta(db, tenant, id, true, &m, e);
-	/* Queued runs never touched the data: cancel and refund them.  Running
-	 * ones keep their charge and are asked to stop. */
+	/* Queued runs that no worker ever claimed never touched the data:
+	 * cancel and refund them.  Re-queued ones (claimed before) are cancelled
+	 * but keep their charge; running ones are asked to stop and keep it. */
 	if (rc == ERR_OK) {
-		res = db_exec(db,
-			      "WITH c AS (UPDATE runs SET state = 'cancelled', refunded = true,"
-			      " finished_at = now() WHERE dataset_id = $1 AND state = 'queued'"
-			      " RETURNING id, dataset_id, charge_epsilon, charge_delta),"
-			      " l AS (INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon,"
-			      " delta) SELECT dataset_id, id, 'refund', charge_epsilon, charge_delta"
-			      " FROM c RETURNING epsilon, delta)"
-			      " UPDATE datasets SET spent_epsilon = spent_epsilon -"
-			      " (SELECT coalesce(sum(epsilon), 0) FROM l),"
-			      " spent_delta = spent_delta - (SELECT coalesce(sum(delta), 0) FROM l),"
-			      " state = 'deleted', deleted_at = now() WHERE id = $1",
-			      1, values, PGRES_COMMAND_OK, e);
+		res = db_exec(
+			db,
+			"WITH c AS (UPDATE runs SET state = 'cancelled',"
+			" refunded = (attempts = 0), finished_at = now()"
+			" WHERE dataset_id = $1 AND state = 'queued' RETURNING id, dataset_id,"
+			" charge_epsilon, charge_delta, attempts, plan->'event' AS ev),"
+			" l AS (INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon,"
+			" delta, event) SELECT dataset_id, id, 'refund', charge_epsilon,"
+			" charge_delta, ev FROM c WHERE attempts = 0 RETURNING epsilon, delta)"
+			" UPDATE datasets SET spent_epsilon = spent_epsilon -"
+			" (SELECT coalesce(sum(epsilon), 0) FROM l),"
+			" spent_delta = spent_delta - (SELECT coalesce(sum(delta), 0) FROM l),"
+			" state = 'deleted', deleted_at = now() WHERE id = $1",
+			1, values, PGRES_COMMAND_OK, e);
 		rc = res != NULL ? ERR_OK : e->code;
 		PQclear(res);
 	}

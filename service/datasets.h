@@ -30,28 +30,29 @@ struct dataset_meta {
 };
 
 /* Parse and validate a POST /v1/datasets body and insert the dataset;
- * ret_view is its JSON view (owned). */
+ * ret_view is its JSON view (owned text, see pgjson.h), ret_id its id. */
 enum err_code datasets_create(struct db_conn *db, const char *tenant, unsigned max_features,
-			      const char *body, size_t len, json_t **ret_view, struct err *e);
+			      const char *body, size_t len, char **ret_view, char ret_id[37],
+			      struct err *e);
 
 /* Load the metadata of dataset id of tenant (not deleted).  With
  * for_update the row is locked until the caller's transaction ends. */
-enum err_code datasets_meta(struct db_conn *db, const char *tenant, const char *id,
-			    bool for_update, struct dataset_meta *ret, struct err *e);
+enum err_code datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_update,
+			    struct dataset_meta *ret, struct err *e);
 
-/* JSON view (metadata, row count, budget; never data values). */
-enum err_code datasets_view(struct db_conn *db, const char *tenant, const char *id,
-			    json_t **ret, struct err *e);
+/* JSON view (metadata, row count, budget; never data values); owned text. */
+enum err_code datasets_view(struct db_conn *db, const char *tenant, const char *id, char **ret,
+			    struct err *e);
 
 /* One page of the tenant's datasets, oldest first, after cursor (an id or
  * NULL). */
 enum err_code datasets_list(struct db_conn *db, const char *tenant, const char *cursor,
-			    long long limit, json_t **ret, struct err *e);
+			    long long limit, char **ret, struct err *e);
 
 /* PATCH: change the budget ({"budget": {"epsilon", "delta"}}); never below
  * what is already spent. */
 enum err_code datasets_update(struct db_conn *db, const char *tenant, const char *id,
-			      const char *body, size_t len, json_t **ret_view, struct err *e);
+			      const char *body, size_t len, char **ret_view, struct err *e);
 
 /* Remove the rows, cancel and refund queued runs, keep the ledger. */
 enum err_code datasets_delete(struct db_conn *db, const char *tenant, const char *id,

@@ -72,9 +72,14 @@ db_check(struct db_conn *db, const PGresult *res, ExecStatusType want, struct er
 	if (state != NULL && (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0))
 		err_set(e, ERR_CONFLICT, "concurrent update, please retry");
 	else if (state != NULL && strcmp(state, "23505") == 0)
-		err_set(e, ERR_CONFLICT, "object already exists");
+		err_set(e, ERR_CONFLICT,
+			"a concurrent request created the same object, please retry");
 	else
 		err_set(e, ERR_DB, "database query failed");
+	/* A 409 shows its detail to the client: the SQLSTATE only.  Server text
+	 * (which may quote values) goes with 5xx codes, which stay in the log. */
+	if (e != NULL && e->code == ERR_CONFLICT)
+		return err_detail(e, "SQLSTATE %s", state);
 	return err_detail(e, "SQLSTATE %s: %s", state != NULL ? state : "?",
 			  PQresultErrorMessage(res));
 }
@@ -196,8 +201,7 @@ db_pool_release(struct db_pool *p, struct db_conn *db)
 
 	if (db == NULL)
 		return;
-	keep = PQstatus(db->pg) == CONNECTION_OK &&
-	       PQtransactionStatus(db->pg) == PQTRANS_IDLE;
+	keep = PQstatus(db->pg) == CONNECTION_OK && PQtransactionStatus(db->pg) == PQTRANS_IDLE;
 	if (!keep)
 		db_close(db);
 	pthread_mutex_lock(&p->lock);

@@ -30,8 +30,7 @@ enum err_code db_ensure(struct db_conn *db, struct err *e);
 /* Map a result to an error: ERR_OK when its status is want.  SQLSTATE
  * 40001/40P01 → ERR_CONFLICT (retryable), 23505 → ERR_CONFLICT, anything
  * else → ERR_DB with SQLSTATE and server text in detail. */
-enum err_code db_check(struct db_conn *db, const PGresult *res, ExecStatusType want,
-		       struct err *e);
+enum err_code db_check(struct db_conn *db, const PGresult *res, ExecStatusType want, struct err *e);
 
 /* Run a statement without results ("BEGIN", "COMMIT", ...). */
 enum err_code db_command(struct db_conn *db, const char *sql, struct err *e);
@@ -44,11 +43,11 @@ PGresult *db_exec(struct db_conn *db, const char *sql, int nparams, const char *
 struct db_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t freed;
-	char *url;              /* owned */
+	char *url; /* owned */
 	unsigned size;
 	unsigned idle_count;
-	unsigned open_count;    /* connections that exist (idle + lent) */
-	struct db_conn **idle;  /* owned: idle_count connections */
+	unsigned open_count;   /* connections that exist (idle + lent) */
+	struct db_conn **idle; /* owned: idle_count connections */
 };
 
 /* Create a pool of at most size connections (opened lazily). */

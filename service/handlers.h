@@ -6,9 +6,8 @@
 
 #include "http.h"
 
-#define HANDLER(name)                                                                             \
-	enum err_code name(struct server *srv, struct request *rq, struct reply *ret,             \
-			   struct err *e)
+#define HANDLER(name)                                                                              \
+	enum err_code name(struct server *srv, struct request *rq, struct reply *ret, struct err *e)
 
 HANDLER(handle_healthz);
 HANDLER(handle_readyz);
@@ -26,6 +25,9 @@ HANDLER(handle_run_cancel);
 
 /* GET /v1/algorithms body, also printed by `dpoptd solve --list` later. */
 json_t *catalogue_json(void);
+
+/* Reply with JSON text (consumed). */
+void reply_json_text(struct reply *r, unsigned status, char *text);
 
 /* limit (1..100, default 20) and cursor from the query string. */
 enum err_code page_params(const struct request *rq, long long *ret_limit, const char **ret_cursor,

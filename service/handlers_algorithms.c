@@ -27,18 +27,17 @@ alg_json(const struct alg_ops *a)
 	for (size_t i = 0; a->objectives[i] != NULL; i++) {
 		const struct objective_ops *o = objective_find(a->objectives[i]);
 
-		json_array_append_new(objectives,
-				      json_pack("{s:s, s:s}", "name", a->objectives[i], "doc",
-						o != NULL ? o->doc : ""));
+		json_array_append_new(objectives, json_pack("{s:s, s:s}", "name", a->objectives[i],
+							    "doc", o != NULL ? o->doc : ""));
 	}
 	for (int k = 0; k < CONSTRAINT__COUNT; k++)
 		if (a->constraints & (1u << k))
-			json_array_append_new(constraints,
-					      json_string(constraint_kind_name((enum constraint_kind)k)));
-	return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:o, s:{s:o}}", "name", a->name,
-			 "version", (int)a->version, "doc", a->doc, "paper", a->paper,
-			 "privacy_model", a->privacy_model, "params", params, "objectives",
-			 objectives, "constraints", "x", constraints);
+			json_array_append_new(constraints, json_string(constraint_kind_name(
+								   (enum constraint_kind)k)));
+	return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:o, s:{s:o}}", "name", a->name, "version",
+			 (int)a->version, "doc", a->doc, "paper", a->paper, "privacy_model",
+			 a->privacy_model, "params", params, "objectives", objectives,
+			 "constraints", "x", constraints);
 }
 
 json_t *

@@ -1,6 +1,7 @@
 /*
  * handlers_datasets.c - /v1/datasets routes.  Thin: parse the request
  * parts that are HTTP's (path, query, headers) and call datasets.c.
+ * Views are PostgreSQL's JSON text, passed through (pgjson.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +10,7 @@
 #include "handlers.h"
 
 enum err_code
-page_params(const struct request *rq, long long *ret_limit, const char **ret_cursor,
-	    struct err *e)
+page_params(const struct request *rq, long long *ret_limit, const char **ret_cursor, struct err *e)
 {
 	const char *limit = http_query(rq, "limit");
 	long long v = 20;
@@ -27,16 +27,24 @@ page_params(const struct request *rq, long long *ret_limit, const char **ret_cur
 	return ERR_OK;
 }
 
+void
+reply_json_text(struct reply *r, unsigned status, char *text)
+{
+	r->status = status;
+	r->text = text;
+	r->text_type = "application/json";
+}
+
 HANDLER(handle_dataset_create)
 {
+	char *view = NULL, id[37];
 	enum err_code rc = datasets_create(rq->db, rq->auth.tenant, srv->cfg.max_features, rq->body,
-					   rq->len, &ret->body, e);
+					   rq->len, &view, id, e);
 
 	if (rc != ERR_OK)
 		return rc;
-	ret->status = 201;
-	snprintf(ret->location, sizeof(ret->location), "/v1/datasets/%s",
-		 json_string_value(json_object_get(ret->body, "id")));
+	reply_json_text(ret, 201, view);
+	snprintf(ret->location, sizeof(ret->location), "/v1/datasets/%s", id);
 	return ERR_OK;
 }
 
@@ -44,25 +52,35 @@ HANDLER(handle_dataset_list)
 {
 	long long limit;
 	const char *cursor;
+	char *page = NULL;
 	enum err_code rc = page_params(rq, &limit, &cursor, e);
 
 	if (rc == ERR_OK)
-		rc = datasets_list(rq->db, rq->auth.tenant, cursor, limit, &ret->body, e);
-	ret->status = 200;
+		rc = datasets_list(rq->db, rq->auth.tenant, cursor, limit, &page, e);
+	if (rc == ERR_OK)
+		reply_json_text(ret, 200, page);
 	return rc;
 }
 
 HANDLER(handle_dataset_get)
 {
-	ret->status = 200;
-	return datasets_view(rq->db, rq->auth.tenant, rq->path_id, &ret->body, e);
+	char *view = NULL;
+	enum err_code rc = datasets_view(rq->db, rq->auth.tenant, rq->path_id, &view, e);
+
+	if (rc == ERR_OK)
+		reply_json_text(ret, 200, view);
+	return rc;
 }
 
 HANDLER(handle_dataset_update)
 {
-	ret->status = 200;
-	return datasets_update(rq->db, rq->auth.tenant, rq->path_id, rq->body, rq->len, &ret->body,
-			       e);
+	char *view = NULL;
+	enum err_code rc =
+		datasets_update(rq->db, rq->auth.tenant, rq->path_id, rq->body, rq->len, &view, e);
+
+	if (rc == ERR_OK)
+		reply_json_text(ret, 200, view);
+	return rc;
 }
 
 HANDLER(handle_dataset_delete)

@@ -9,16 +9,18 @@
 
 HANDLER(handle_run_create)
 {
+	char *view = NULL, id[37];
 	bool existing = false;
 	enum err_code rc;
 
 	rc = runs_create(rq->db, rq->auth.tenant, rq->path_id, rq->body, rq->len,
-			 http_header(rq, "Idempotency-Key"), &ret->body, &existing, e);
+			 http_header(rq, "Idempotency-Key"), &view, id, &existing, e);
 	if (rc != ERR_OK)
 		return rc;
-	ret->status = 202;
-	snprintf(ret->location, sizeof(ret->location), "/v1/runs/%s",
-		 json_string_value(json_object_get(ret->body, "id")));
+	/* A replay answers as the first request did, and says it is one. */
+	reply_json_text(ret, 202, view);
+	ret->replayed = existing;
+	snprintf(ret->location, sizeof(ret->location), "/v1/runs/%s", id);
 	return ERR_OK;
 }
 
@@ -26,22 +28,34 @@ HANDLER(handle_run_list)
 {
 	long long limit;
 	const char *cursor;
+	char *page = NULL;
 	enum err_code rc = page_params(rq, &limit, &cursor, e);
 
 	if (rc == ERR_OK)
-		rc = runs_list(rq->db, rq->auth.tenant, rq->path_id, cursor, limit, &ret->body, e);
-	ret->status = 200;
+		rc = runs_list(rq->db, rq->auth.tenant, rq->path_id, cursor, limit, &page, e);
+	if (rc == ERR_OK)
+		reply_json_text(ret, 200, page);
 	return rc;
 }
 
 HANDLER(handle_run_get)
 {
-	ret->status = 200;
-	return runs_view(rq->db, rq->auth.tenant, rq->path_id, &ret->body, e);
+	char *view = NULL;
+	enum err_code rc = runs_view(rq->db, rq->auth.tenant, rq->path_id, &view, e);
+
+	if (rc == ERR_OK)
+		reply_json_text(ret, 200, view);
+	return rc;
 }
 
 HANDLER(handle_run_cancel)
 {
-	ret->status = 200;
-	return runs_cancel(rq->db, rq->auth.tenant, rq->path_id, &ret->body, e);
+	char *view = NULL;
+	bool pending = false;
+	enum err_code rc = runs_cancel(rq->db, rq->auth.tenant, rq->path_id, &view, &pending, e);
+
+	/* 202 while a running run has yet to stop; 200 once cancelled. */
+	if (rc == ERR_OK)
+		reply_json_text(ret, pending ? 202 : 200, view);
+	return rc;
 }

@@ -39,6 +39,8 @@ http_status_for(enum err_code code)
 		return MHD_HTTP_FORBIDDEN;
 	case ERR_NOT_FOUND:
 		return MHD_HTTP_NOT_FOUND;
+	case ERR_METHOD:
+		return MHD_HTTP_METHOD_NOT_ALLOWED;
 	case ERR_CONFLICT:
 	case ERR_BUDGET:
 		return MHD_HTTP_CONFLICT;
@@ -66,13 +68,14 @@ http_error_body(const struct request *rq, const struct err *e)
 	json_t *err;
 
 	/* A 4xx tells the client what it did wrong; a 5xx keeps internals in
-	 * the log. */
+	 * the log.  503 keeps its (static) message: it says "retry later". */
 	err = json_pack("{s:s, s:s, s:s}", "code", err_code_name(e->code), "message",
-			status < 500 ? e->msg : "internal error, see the service log", "request_id",
-			rq->id);
+			status < 500 || status == 503 ? e->msg
+						      : "internal error, see the service log",
+			"request_id", rq->id);
 	if (err == NULL)
 		return NULL;
-	if (e->field[0] != '\0')
+	if (status < 500 && e->field[0] != '\0')
 		json_object_set_new(err, "field", json_string(e->field));
 	if (status < 500 && e->detail[0] != '\0')
 		json_object_set_new(err, "detail", json_string(e->detail));
@@ -142,9 +145,14 @@ send_reply(struct server *srv, struct MHD_Connection *conn, struct request *rq, 
 	MHD_add_response_header(resp, "X-Request-Id", rq->id);
 	if (r->location[0] != '\0')
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
+	if (r->replayed)
+		MHD_add_response_header(resp, "Idempotent-Replayed", "true");
+	if (r->status == MHD_HTTP_METHOD_NOT_ALLOWED && rq->allow[0] != '\0')
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rq->allow);
 	rq->status = r->status;
-	metrics_observe_request(srv->metrics, rq->route != NULL ? (size_t)(rq->route - router_at(0))
-								: router_count(),
+	metrics_observe_request(srv->metrics,
+				rq->route != NULL ? (size_t)(rq->route - router_at(0))
+						  : router_count(),
 				r->status, seconds_since(&rq->started));
 	ret = MHD_queue_response(conn, r->status, resp);
 	MHD_destroy_response(resp); /* drops our reference; MHD holds its own */
@@ -152,8 +160,7 @@ send_reply(struct server *srv, struct MHD_Connection *conn, struct request *rq, 
 }
 
 static enum MHD_Result
-send_error(struct server *srv, struct MHD_Connection *conn, struct request *rq,
-	   const struct err *e)
+send_error(struct server *srv, struct MHD_Connection *conn, struct request *rq, const struct err *e)
 {
 	struct reply r = { .status = http_status_for(e->code) };
 
@@ -179,22 +186,15 @@ static enum err_code
 request_begin(struct server *srv, struct request *rq, const char *method, const char *url,
 	      struct err *e)
 {
-	const char *len_hdr;
-	bool path_known = false;
+	const char *len_hdr = http_header(rq, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	enum err_code rc;
 
-	rq->route = router_match(method, url, rq->path_id, &path_known);
-	if (rq->route == NULL) {
-		if (path_known)
-			return err_set(e, ERR_NOT_FOUND, "method %s is not allowed on %s", method,
-				       url);
+	rq->route = router_match(method, url, rq->path_id, rq->allow);
+	if (rq->route == NULL && rq->allow[0] != '\0')
+		return err_set(e, ERR_METHOD, "method %s is not allowed on %s (allowed: %s)",
+			       method, url, rq->allow);
+	if (rq->route == NULL)
 		return err_set(e, ERR_NOT_FOUND, "no such resource: %s", url);
-	}
-	len_hdr = http_header(rq, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (rq->route->stream == NULL && len_hdr != NULL &&
-	    strtoull(len_hdr, NULL, 10) > srv->cfg.max_body_bytes)
-		return err_set(e, ERR_TOO_LARGE, "request body larger than %zu bytes",
-			       srv->cfg.max_body_bytes);
 	if (rq->route->flags & ROUTE_AUTH) {
 		rq->db = db_pool_acquire(srv->pool, e);
 		if (rq->db == NULL)
@@ -206,6 +206,10 @@ request_begin(struct server *srv, struct request *rq, const char *method, const 
 		if ((rq->route->flags & ROUTE_OWNER) && rq->auth.role != ROLE_OWNER)
 			return err_set(e, ERR_FORBIDDEN, "this operation needs an owner key");
 	}
+	if (rq->route->stream == NULL && len_hdr != NULL &&
+	    strtoull(len_hdr, NULL, 10) > srv->cfg.max_body_bytes)
+		return err_set(e, ERR_TOO_LARGE, "request body larger than %zu bytes",
+			       srv->cfg.max_body_bytes);
 	if ((rq->route->flags & ROUTE_JSON_BODY) && !content_type_is(rq, "application/json"))
 		return err_set_field(e, ERR_MEDIA_TYPE, "Content-Type",
 				     "Content-Type must be application/json");
@@ -273,9 +277,17 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		rq->conn = conn;
 		*req_cls = rq;
 		if (request_begin(srv, rq, method, url, &rq->err) != ERR_OK) {
+			/* Answer now, before any body is read (no 100 Continue);
+			 * MHD discards the body and closes the connection. */
 			rq->failed = true;
-			release_db(srv, rq); /* not held while the body drains */
+			rq->replied = true;
+			release_db(srv, rq);
+			return send_error(srv, conn, rq, &rq->err);
 		}
+		return MHD_YES;
+	}
+	if (rq->replied) {
+		*upload_size = 0;
 		return MHD_YES;
 	}
 	if (*upload_size > 0) {
@@ -339,14 +351,13 @@ http_start(struct server *srv, struct err *e)
 		return err_set_field(e, ERR_INVALID, "DPOPT_LISTEN",
 				     "DPOPT_LISTEN host must be an IPv4 address");
 	addr.sin_port = htons((uint16_t)srv->cfg.listen_port);
-	d = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD,
-			     (uint16_t)srv->cfg.listen_port, NULL, NULL, on_request, srv,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-			     MHD_OPTION_THREAD_POOL_SIZE, (unsigned)srv->cfg.http_threads,
-			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_END);
+	d = MHD_start_daemon(
+		MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)srv->cfg.listen_port,
+		NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)srv->cfg.http_threads,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned)120, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_END);
 	if (d == NULL)
 		return err_set(e, ERR_INTERNAL, "cannot listen on %s:%u", srv->cfg.listen_host,
 			       srv->cfg.listen_port);

@@ -42,14 +42,16 @@ struct request {
 	char path_id[37];          /* the {id} segment of the path, if any */
 	char *body;                /* owned: JSON body, NUL-terminated */
 	size_t len, cap;
-	bool too_large;            /* body exceeded its limit: drained, then refused */
-	bool failed;               /* err holds an error found while the body streamed */
+	bool too_large; /* body exceeded its limit: drained, then refused */
+	bool failed;    /* err holds an error found while the body streamed */
+	bool replied;   /* a reply was queued after the headers */
+	char allow[64]; /* methods of the path, for a 405 */
 	struct err err;
 	struct auth auth;
-	struct db_conn *db;        /* borrowed from the pool for the request's life */
-	struct upload *upload;     /* owned: streaming upload state */
+	struct db_conn *db;    /* borrowed from the pool for the request's life */
+	struct upload *upload; /* owned: streaming upload state */
 	struct timespec started;
-	unsigned status;           /* status sent, for metrics */
+	unsigned status; /* status sent, for metrics */
 };
 
 struct reply {
@@ -58,6 +60,7 @@ struct reply {
 	char *text;            /* owned: plain text reply (metrics), or NULL */
 	const char *text_type; /* static content type of text */
 	char location[128];    /* Location header, if any */
+	bool replayed;         /* an idempotent replay: Idempotent-Replayed: true */
 };
 
 /* Handler of a JSON route: fill *ret or return an error. */
@@ -69,17 +72,17 @@ typedef enum err_code (*handler_fn)(struct server *srv, struct request *rq, stru
  * body is drained and abort() called instead of finish(). */
 struct stream_ops {
 	enum err_code (*begin)(struct server *srv, struct request *rq, struct err *e);
-	enum err_code (*chunk)(struct server *srv, struct request *rq, const char *data,
-			       size_t len, struct err *e);
+	enum err_code (*chunk)(struct server *srv, struct request *rq, const char *data, size_t len,
+			       struct err *e);
 	enum err_code (*finish)(struct server *srv, struct request *rq, struct reply *ret,
 				struct err *e);
 	void (*abort)(struct server *srv, struct request *rq);
 };
 
 enum route_flags {
-	ROUTE_AUTH = 1u << 0,       /* needs a bearer key (and a database connection) */
-	ROUTE_JSON_BODY = 1u << 1,  /* body must be application/json */
-	ROUTE_OWNER = 1u << 2,      /* only owner keys */
+	ROUTE_AUTH = 1u << 0,      /* needs a bearer key (and a database connection) */
+	ROUTE_JSON_BODY = 1u << 1, /* body must be application/json */
+	ROUTE_OWNER = 1u << 2,     /* only owner keys */
 };
 
 struct route {
@@ -94,10 +97,11 @@ struct route {
 /* router.c: the route table. */
 size_t router_count(void);
 const struct route *router_at(size_t i);
-/* Match method and path; fills path_id.  *ret_path_known tells whether the
- * path exists under another method. */
+/* Match method and path; fills path_id.  When only the method differs,
+ * returns NULL and writes the allowed methods ("GET, DELETE") to ret_allow
+ * (ret_allow[0] is '\0' when the path is unknown). */
 const struct route *router_match(const char *method, const char *path, char path_id[37],
-				 bool *ret_path_known);
+				 char ret_allow[64]);
 
 /* Start and stop the HTTP daemon on cfg.listen_*. */
 enum err_code http_start(struct server *srv, struct err *e);

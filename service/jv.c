@@ -154,8 +154,8 @@ jv_integer(const json_t *obj, const char *prefix, const char *key, bool required
 	else
 		return err_set_field(e, ERR_INVALID, path, "'%s' must be an integer", path);
 	if (x < min || x > max)
-		return err_set_field(e, ERR_INVALID, path, "'%s' must be an integer within [%lld, %lld]",
-				     path, min, max);
+		return err_set_field(e, ERR_INVALID, path,
+				     "'%s' must be an integer within [%lld, %lld]", path, min, max);
 	*ret = x;
 	if (ret_present != NULL)
 		*ret_present = true;

@@ -86,23 +86,25 @@ ledger_refund(struct db_conn *db, const char *run_id, struct err *e)
 	const char *values[1] = { run_id };
 	PGresult *res;
 
-	/* Only a queued, unrefunded run: one claimed by a worker is never
-	 * refunded, whatever happens to it afterwards. */
-	res = db_exec(db,
-		      "WITH r AS (UPDATE runs SET refunded = true WHERE id = $1"
-		      " AND state = 'queued' AND NOT refunded"
-		      " RETURNING id, dataset_id, charge_epsilon, charge_delta, plan->'event' AS ev),"
-		      " l AS (INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon, delta,"
-		      " event) SELECT dataset_id, id, 'refund', charge_epsilon, charge_delta, ev"
-		      " FROM r RETURNING dataset_id, epsilon, delta)"
-		      " UPDATE datasets d SET spent_epsilon = d.spent_epsilon - l.epsilon,"
-		      " spent_delta = d.spent_delta - l.delta FROM l WHERE d.id = l.dataset_id",
-		      1, values, PGRES_COMMAND_OK, e);
+	/* Only a queued, unrefunded run that no worker ever claimed
+	 * (attempts = 0): once claimed, a run keeps its charge even if it went
+	 * back to the queue (ACCOUNTING.md section 4). */
+	res = db_exec(
+		db,
+		"WITH r AS (UPDATE runs SET refunded = true WHERE id = $1"
+		" AND state = 'queued' AND NOT refunded AND attempts = 0"
+		" RETURNING id, dataset_id, charge_epsilon, charge_delta, plan->'event' AS ev),"
+		" l AS (INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon, delta,"
+		" event) SELECT dataset_id, id, 'refund', charge_epsilon, charge_delta, ev"
+		" FROM r RETURNING dataset_id, epsilon, delta)"
+		" UPDATE datasets d SET spent_epsilon = d.spent_epsilon - l.epsilon,"
+		" spent_delta = d.spent_delta - l.delta FROM l WHERE d.id = l.dataset_id",
+		1, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
 		return e->code;
 	if (PQcmdTuples(res)[0] != '1') {
 		PQclear(res);
-		return err_set(e, ERR_CONFLICT, "run '%s' is no longer queued", run_id);
+		return err_set(e, ERR_CONFLICT, "run '%s' is not refundable", run_id);
 	}
 	PQclear(res);
 	return ERR_OK;

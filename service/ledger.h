@@ -17,8 +17,8 @@
 
 /* Check a charge is chargeable: finite, epsilon > 0, delta >= 0 (fail
  * closed: never clamp); writes the decimal texts. */
-enum err_code ledger_charge_text(double epsilon, double delta, char ret_eps[32],
-				 char ret_delta[32], struct err *e);
+enum err_code ledger_charge_text(double epsilon, double delta, char ret_eps[32], char ret_delta[32],
+				 struct err *e);
 
 /* Add the charge to the dataset's spent totals if it fits; ERR_BUDGET with
  * what remains in the message otherwise. */
@@ -30,8 +30,9 @@ enum err_code ledger_append(struct db_conn *db, const char *dataset_id, const ch
 			    const char *kind, const char *eps, const char *delta,
 			    const char *event_json, struct err *e);
 
-/* Refund a queued run's charge (it never touched data): marks it refunded,
- * appends the refund entry and lowers the spent totals. */
+/* Refund the charge of a queued run no worker ever claimed (it never
+ * touched data): marks it refunded, appends the refund entry and lowers
+ * the spent totals.  ERR_CONFLICT for any other run. */
 enum err_code ledger_refund(struct db_conn *db, const char *run_id, struct err *e);
 
 #endif /* SERVICE_LEDGER_H */

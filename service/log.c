@@ -108,6 +108,7 @@ log_err(const char *ctx, const struct err *e)
 	case ERR_UNAUTHENTICATED:
 	case ERR_FORBIDDEN:
 	case ERR_NOT_FOUND:
+	case ERR_METHOD:
 	case ERR_CONFLICT:
 	case ERR_BUDGET:
 	case ERR_TOO_LARGE:

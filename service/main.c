@@ -110,7 +110,8 @@ serve(struct server *srv)
 		die(&e);
 	if (http_start(srv, &e) != ERR_OK)
 		die(&e);
-	log_msg(LOG_INFO, "main", "dpoptd listening on %s:%u with %u workers (%u migrations applied)",
+	log_msg(LOG_INFO, "main",
+		"dpoptd listening on %s:%u with %u workers (%u migrations applied)",
 		srv->cfg.listen_host, srv->cfg.listen_port, srv->cfg.workers, applied);
 
 	while (sigwait(&sigs, &sig) != 0 || (sig != SIGTERM && sig != SIGINT))

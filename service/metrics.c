@@ -77,8 +77,7 @@ struct buf {
 	bool failed;
 };
 
-static void __attribute__((format(printf, 2, 3)))
-buf_printf(struct buf *b, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) buf_printf(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -166,8 +165,8 @@ metrics_render(struct metrics *m, struct db_conn *db, struct err *e)
 	for (size_t i = 0; i <= m->routes; i++) {
 		route_label(i, m->routes, label, sizeof(label));
 		for (size_t s = 0; s < N_STATUS; s++) {
-			unsigned long c = atomic_load_explicit(&m->r[i].count[s],
-							       memory_order_relaxed);
+			unsigned long c =
+				atomic_load_explicit(&m->r[i].count[s], memory_order_relaxed);
 			char st[16];
 
 			if (c == 0)
@@ -176,7 +175,8 @@ metrics_render(struct metrics *m, struct db_conn *db, struct err *e)
 				snprintf(st, sizeof(st), "other");
 			else
 				snprintf(st, sizeof(st), "%u", statuses[s]);
-			buf_printf(&b, "dpopt_http_requests_total{route=\"%s\",status=\"%s\"} %lu\n",
+			buf_printf(&b,
+				   "dpopt_http_requests_total{route=\"%s\",status=\"%s\"} %lu\n",
 				   label, st, c);
 		}
 	}
@@ -189,19 +189,21 @@ metrics_render(struct metrics *m, struct db_conn *db, struct err *e)
 		for (size_t k = 0; k <= N_BUCKETS; k++) {
 			cum += atomic_load_explicit(&m->r[i].bucket[k], memory_order_relaxed);
 			if (k < N_BUCKETS)
-				buf_printf(&b,
-					   "dpopt_http_request_duration_seconds_bucket{route=\"%s\","
-					   "le=\"%g\"} %lu\n",
-					   label, buckets[k], cum);
+				buf_printf(
+					&b,
+					"dpopt_http_request_duration_seconds_bucket{route=\"%s\","
+					"le=\"%g\"} %lu\n",
+					label, buckets[k], cum);
 			else
-				buf_printf(&b,
-					   "dpopt_http_request_duration_seconds_bucket{route=\"%s\","
-					   "le=\"+Inf\"} %lu\n",
-					   label, cum);
+				buf_printf(
+					&b,
+					"dpopt_http_request_duration_seconds_bucket{route=\"%s\","
+					"le=\"+Inf\"} %lu\n",
+					label, cum);
 		}
-		buf_printf(&b, "dpopt_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", label,
-			   (double)atomic_load_explicit(&m->r[i].sum_us, memory_order_relaxed) *
-				   1e-6);
+		buf_printf(
+			&b, "dpopt_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", label,
+			(double)atomic_load_explicit(&m->r[i].sum_us, memory_order_relaxed) * 1e-6);
 		buf_printf(&b, "dpopt_http_request_duration_seconds_count{route=\"%s\"} %lu\n",
 			   label, cum);
 	}

@@ -47,8 +47,8 @@ apply_one(struct db_conn *db, const struct migration *m, struct err *e)
 		return rc;
 	rc = db_command(db, m->sql, e);
 	if (rc == ERR_OK) {
-		res = db_exec(db, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", 2,
-			      values, PGRES_COMMAND_OK, e);
+		res = db_exec(db, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+			      2, values, PGRES_COMMAND_OK, e);
 		rc = res != NULL ? ERR_OK : e->code;
 		PQclear(res);
 	}

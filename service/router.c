@@ -67,19 +67,21 @@ path_matches(const char *pattern, const char *path, char id[37])
 }
 
 const struct route *
-router_match(const char *method, const char *path, char path_id[37], bool *ret_path_known)
+router_match(const char *method, const char *path, char path_id[37], char ret_allow[64])
 {
 	char id[37] = "";
+	size_t used = 0;
 
-	*ret_path_known = false;
+	ret_allow[0] = '\0';
 	for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
 		if (!path_matches(routes[i].pattern, path, id))
 			continue;
-		*ret_path_known = true;
 		if (strcmp(routes[i].method, method) == 0) {
 			memcpy(path_id, id, sizeof(id));
 			return &routes[i];
 		}
+		used += (size_t)snprintf(ret_allow + used, used < 64 ? 64 - used : 0, "%s%s",
+					 used > 0 ? ", " : "", routes[i].method);
 	}
 	return NULL;
 }

@@ -37,15 +37,15 @@ parse_constraint(const json_t *obj, const char *prefix, const struct alg_ops *al
 	case CONSTRAINT_L2_BALL:
 	case CONSTRAINT_L1_BALL:
 		if ((rc = jv_only_keys(obj, prefix, ball_keys, e)) != ERR_OK ||
-		    (rc = jv_number(obj, prefix, "radius", true, 0, true, 1e9, &c.radius, NULL, e)) !=
-			    ERR_OK)
+		    (rc = jv_number(obj, prefix, "radius", true, 0, true, 1e9, &c.radius, NULL,
+				    e)) != ERR_OK)
 			return rc;
 		*ret_norm = json_pack("{s:s, s:f}", "kind", kind, "radius", c.radius);
 		break;
 	case CONSTRAINT_SIMPLEX:
 		if ((rc = jv_only_keys(obj, prefix, simplex_keys, e)) != ERR_OK ||
-		    (rc = jv_number(obj, prefix, "scale", true, 0, true, 1e9, &c.radius, NULL, e)) !=
-			    ERR_OK)
+		    (rc = jv_number(obj, prefix, "scale", true, 0, true, 1e9, &c.radius, NULL,
+				    e)) != ERR_OK)
 			return rc;
 		*ret_norm = json_pack("{s:s, s:f}", "kind", kind, "scale", c.radius);
 		break;
@@ -89,8 +89,8 @@ parse_params(const json_t *params, const struct alg_ops *alg, double *v, json_t 
 			known = strcmp(p->name, key) == 0;
 		if (!known) {
 			jv_path(path, sizeof(path), "params", key);
-			return err_set_field(e, ERR_INVALID, path,
-					     "unknown parameter '%s' for %s", path, alg->name);
+			return err_set_field(e, ERR_INVALID, path, "unknown parameter '%s' for %s",
+					     path, alg->name);
 		}
 	}
 	for (size_t i = 0; alg->params[i].name != NULL; i++) {
@@ -108,8 +108,8 @@ parse_params(const json_t *params, const struct alg_ops *alg, double *v, json_t 
 			break;
 		}
 		case ALG_PARAM_REAL:
-			rc = jv_number(params, "params", p->name, false, p->min, false, p->max, &v[i],
-				       NULL, e);
+			rc = jv_number(params, "params", p->name, false, p->min, false, p->max,
+				       &v[i], NULL, e);
 			if (rc != ERR_OK)
 				return rc;
 			json_object_set_new(norm, p->name, json_real(v[i]));
@@ -136,8 +136,8 @@ enum err_code
 run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run_request *ret,
 		  struct err *e)
 {
-	static const char *const top[] = { "algorithm", "objective", "constraints", "privacy",
-					   "params", NULL };
+	static const char *const top[] = { "algorithm", "objective", "constraints",
+					   "privacy",   "params",    NULL };
 	static const char *const objective_keys[] = { "name", "params", NULL };
 	static const char *const constraint_keys[] = { "x", "y", NULL };
 	static const char *const privacy_keys[] = { "epsilon", "delta", NULL };
@@ -169,7 +169,8 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 	if (!(r.spec.objective->tasks & (1u << meta->task)))
 		return err_set_field(e, ERR_INVALID, "objective.name",
 				     "objective '%s' does not fit the dataset's task", obj_name);
-	if (oparams != NULL && (rc = jv_only_keys(oparams, "objective.params", no_keys, e)) != ERR_OK)
+	if (oparams != NULL &&
+	    (rc = jv_only_keys(oparams, "objective.params", no_keys, e)) != ERR_OK)
 		return rc;
 	if ((rc = jv_object(doc, "", "constraints", true, &constraints, e)) != ERR_OK ||
 	    (rc = jv_only_keys(constraints, "constraints", constraint_keys, e)) != ERR_OK ||
@@ -231,9 +232,9 @@ run_request_clear(struct run_request *r)
 json_t *
 dp_event_json(const struct dp_event *ev)
 {
-	json_t *g = json_pack("{s:s, s:s, s:f}", "type", "gaussian", "relation",
-			      dp_relation_name(ev->relation), "noise_multiplier",
-			      ev->noise_multiplier);
+	json_t *g =
+		json_pack("{s:s, s:s, s:f}", "type", "gaussian", "relation",
+			  dp_relation_name(ev->relation), "noise_multiplier", ev->noise_multiplier);
 
 	switch (ev->type) {
 	case DP_EVENT_GAUSSIAN:

@@ -10,56 +10,43 @@
 #include "datasets.h"
 #include "jv.h"
 #include "ledger.h"
+#include "pgjson.h"
 #include "run_request.h"
 #include "runs.h"
 
 /* The JSON view of a row of runs r.  The result appears only once the run
  * succeeded; errors carry a code, never an algorithm's message. */
-#define RUN_JSON                                                                                  \
-	"json_build_object('id', r.id, 'dataset_id', r.dataset_id, 'algorithm', r.algorithm,"    \
-	" 'state', r.state,"                                                                      \
-	" 'progress', json_build_object('steps_done', r.steps_done,"                              \
-	"                               'steps_total', r.steps_total),"                           \
-	" 'request', r.request, 'plan', r.plan,"                                                  \
-	" 'privacy', json_build_object('event', r.plan->'event',"                                 \
-	"   'charged', json_build_object('epsilon', r.charge_epsilon, 'delta', r.charge_delta),"  \
-	"   'refunded', r.refunded),"                                                             \
-	" 'result', CASE WHEN r.state = 'succeeded' THEN r.result END,"                           \
-	" 'error', CASE WHEN r.error_code IS NOT NULL"                                            \
-	"   THEN json_build_object('code', r.error_code) END,"                                    \
-	" 'created_at', r.created_at, 'started_at', r.started_at,"                                \
+#define RUN_JSON                                                                                   \
+	"json_build_object('id', r.id, 'dataset_id', r.dataset_id, 'algorithm', r.algorithm,"      \
+	" 'state', r.state, 'cancel_requested', r.cancel_requested,"                               \
+	" 'progress', json_build_object('steps_done', r.steps_done,"                               \
+	"                               'steps_total', r.steps_total),"                            \
+	" 'request', r.request, 'plan', r.plan,"                                                   \
+	" 'privacy', json_build_object('event', r.plan->'event',"                                  \
+	"   'charged', json_build_object('epsilon', r.charge_epsilon, 'delta', r.charge_delta),"   \
+	"   'refunded', r.refunded),"                                                              \
+	" 'result', CASE WHEN r.state = 'succeeded' THEN r.result END,"                            \
+	" 'error', CASE WHEN r.error_code IS NOT NULL"                                             \
+	"   THEN json_build_object('code', r.error_code) END,"                                     \
+	" 'created_at', r.created_at, 'started_at', r.started_at,"                                 \
 	" 'finished_at', r.finished_at)::text"
 
-static enum err_code
-view_where(struct db_conn *db, const char *sql, int nvalues, const char *const *values,
-	   json_t **ret, struct err *e)
-{
-	PGresult *res = db_exec(db, sql, nvalues, values, PGRES_TUPLES_OK, e);
-	json_t *v;
-
-	if (res == NULL)
-		return e->code;
-	if (PQntuples(res) != 1) {
-		PQclear(res);
-		return err_set(e, ERR_NOT_FOUND, "no run '%s'", values[0]);
-	}
-	v = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
-	PQclear(res);
-	if (v == NULL)
-		return err_set(e, ERR_INTERNAL, "cannot parse a run view");
-	*ret = v;
-	return ERR_OK;
-}
-
 enum err_code
-runs_view(struct db_conn *db, const char *tenant, const char *id, json_t **ret, struct err *e)
+runs_view(struct db_conn *db, const char *tenant, const char *id, char **ret, struct err *e)
 {
 	const char *values[2] = { id, tenant };
+	PGresult *res;
+	enum err_code rc;
 
 	if (!is_uuid(id))
 		return err_set(e, ERR_NOT_FOUND, "no run '%s'", id);
-	return view_where(db, "SELECT " RUN_JSON " FROM runs r WHERE r.id = $1 AND r.tenant_id = $2",
-			  2, values, ret, e);
+	res = db_exec(db, "SELECT " RUN_JSON " FROM runs r WHERE r.id = $1 AND r.tenant_id = $2", 2,
+		      values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	rc = pgjson_one(res, "no such run", ret, e);
+	PQclear(res);
+	return rc;
 }
 
 /* SHA-256 over the dataset id and the canonical form of the body. */
@@ -131,9 +118,9 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 		goto out;
 	request_text = json_dumps(req->normalised, JSON_COMPACT);
 	plan_text = plan_json != NULL ? json_dumps(plan_json, JSON_COMPACT) : NULL;
-	event_text = plan_json != NULL ? json_dumps(json_object_get(plan_json, "event"),
-						    JSON_COMPACT)
-				       : NULL;
+	event_text = plan_json != NULL
+			     ? json_dumps(json_object_get(plan_json, "event"), JSON_COMPACT)
+			     : NULL;
 	if (request_text == NULL || plan_text == NULL || event_text == NULL) {
 		rc = err_set(e, ERR_NOMEM, "cannot serialise the run");
 		goto out;
@@ -143,17 +130,18 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 		goto out;
 	snprintf(steps, sizeof(steps), "%lu", plan->steps);
 	{
-		const char *values[9] = { meta->id,  tenant, req->alg->name, request_text, plan_text,
-					  eps,       delta,  steps,          idem_key };
+		const char *values[9] = { meta->id, tenant, req->alg->name, request_text, plan_text,
+					  eps,      delta,  steps,          idem_key };
 		const char *v10[10] = { values[0], values[1], values[2], values[3], values[4],
 					values[5], values[6], values[7], values[8], hash };
 
-		res = db_exec(db,
-			      "INSERT INTO runs (dataset_id, tenant_id, algorithm, request, plan,"
-			      " charge_epsilon, charge_delta, steps_total, idempotency_key,"
-			      " request_hash) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6::numeric,"
-			      " $7::numeric, $8, $9, decode($10, 'hex')) RETURNING id",
-			      10, v10, PGRES_TUPLES_OK, e);
+		res = db_exec(
+			db,
+			"INSERT INTO runs (dataset_id, tenant_id, algorithm, request, plan,"
+			" charge_epsilon, charge_delta, steps_total, idempotency_key,"
+			" request_hash) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6::numeric,"
+			" $7::numeric, $8, $9, decode($10, 'hex')) RETURNING id",
+			10, v10, PGRES_TUPLES_OK, e);
 	}
 	if (res == NULL) {
 		rc = e->code;
@@ -172,7 +160,7 @@ out:
 
 enum err_code
 runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, const char *body,
-	    size_t len, const char *idem_key, json_t **ret_view, bool *ret_existing,
+	    size_t len, const char *idem_key, char **ret_view, char ret_id[37], bool *ret_existing,
 	    struct err *e)
 {
 	struct dataset_meta meta;
@@ -217,8 +205,10 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 		(void)db_command(db, "ROLLBACK", NULL); /* the first error wins */
 	if (rc == ERR_OK)
 		rc = runs_view(db, tenant, run_id, ret_view, e);
-	if (rc == ERR_OK)
+	if (rc == ERR_OK) {
 		*ret_existing = found;
+		memcpy(ret_id, run_id, 37);
+	}
 out:
 	run_request_clear(&req);
 	json_decref(doc);
@@ -227,15 +217,13 @@ out:
 
 enum err_code
 runs_list(struct db_conn *db, const char *tenant, const char *dataset_id, const char *cursor,
-	  long long limit, json_t **ret, struct err *e)
+	  long long limit, char **ret, struct err *e)
 {
 	struct dataset_meta meta;
 	char lim[24];
 	const char *values[4] = { dataset_id, tenant, cursor, lim };
-	json_t *items, *page;
 	PGresult *res;
 	enum err_code rc;
-	int n;
 
 	rc = datasets_meta(db, tenant, dataset_id, false, &meta, e);
 	if (rc != ERR_OK)
@@ -252,24 +240,18 @@ runs_list(struct db_conn *db, const char *tenant, const char *dataset_id, const 
 		      4, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;
-	items = json_array();
-	n = PQntuples(res);
-	for (int i = 0; i < n && i < limit && items != NULL; i++)
-		json_array_append_new(items, json_loads(PQgetvalue(res, i, 0), 0, NULL));
-	page = json_pack("{s:o, s:s?}", "items", items, "next_cursor",
-			 n > limit ? PQgetvalue(res, (int)limit - 1, 1) : NULL);
+	rc = pgjson_page(res, limit, 1, ret, e);
 	PQclear(res);
-	if (page == NULL)
-		return err_set(e, ERR_NOMEM, "cannot build the run list");
-	*ret = page;
-	return ERR_OK;
+	return rc;
 }
 
 enum err_code
-runs_cancel(struct db_conn *db, const char *tenant, const char *id, json_t **ret, struct err *e)
+runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret, bool *ret_pending,
+	    struct err *e)
 {
 	const char *values[2] = { id, tenant };
 	char dataset_id[37], state[16];
+	bool claimed = false, pending = false;
 	PGresult *res;
 	enum err_code rc;
 
@@ -295,15 +277,23 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, json_t **ret
 	rc = res != NULL ? ERR_OK : e->code;
 	PQclear(res);
 	if (rc == ERR_OK) {
-		res = db_exec(db, "SELECT state FROM runs WHERE id = $1 AND tenant_id = $2 FOR UPDATE",
-			      2, values, PGRES_TUPLES_OK, e);
+		res = db_exec(
+			db,
+			"SELECT state, attempts > 0 FROM runs WHERE id = $1 AND tenant_id = $2"
+			" FOR UPDATE",
+			2, values, PGRES_TUPLES_OK, e);
 		rc = res != NULL ? ERR_OK : e->code;
-		if (res != NULL)
+		if (res != NULL) {
 			snprintf(state, sizeof(state), "%s", PQgetvalue(res, 0, 0));
+			claimed = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+		}
 		PQclear(res);
 	}
 	if (rc == ERR_OK && strcmp(state, "queued") == 0) {
-		rc = ledger_refund(db, id, e);
+		/* Refunded only if no worker ever claimed it (a run re-queued after
+		 * a lost lease or a shutdown keeps its charge). */
+		if (!claimed)
+			rc = ledger_refund(db, id, e);
 		if (rc == ERR_OK) {
 			res = db_exec(db,
 				      "UPDATE runs SET state = 'cancelled', finished_at = now()"
@@ -313,10 +303,11 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, json_t **ret
 			PQclear(res);
 		}
 	} else if (rc == ERR_OK && strcmp(state, "running") == 0) {
-		res = db_exec(db, "UPDATE runs SET cancel_requested = true WHERE id = $1", 1, values,
-			      PGRES_COMMAND_OK, e);
+		res = db_exec(db, "UPDATE runs SET cancel_requested = true WHERE id = $1", 1,
+			      values, PGRES_COMMAND_OK, e);
 		rc = res != NULL ? ERR_OK : e->code;
 		PQclear(res);
+		pending = true; /* the worker stops at its next step */
 	} else if (rc == ERR_OK) {
 		rc = err_set(e, ERR_CONFLICT, "run '%s' has already ended (%s)", id, state);
 	}
@@ -326,5 +317,7 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, json_t **ret
 		(void)db_command(db, "ROLLBACK", NULL);
 	if (rc == ERR_OK)
 		rc = runs_view(db, tenant, id, ret, e);
+	if (rc == ERR_OK)
+		*ret_pending = pending;
 	return rc;
 }

@@ -23,20 +23,21 @@
  * same key with another body is ERR_CONFLICT naming "Idempotency-Key".
  */
 enum err_code runs_create(struct db_conn *db, const char *tenant, const char *dataset_id,
-			  const char *body, size_t len, const char *idem_key, json_t **ret_view,
-			  bool *ret_existing, struct err *e);
+			  const char *body, size_t len, const char *idem_key, char **ret_view,
+			  char ret_id[37], bool *ret_existing, struct err *e);
 
-/* JSON view of run id of tenant. */
-enum err_code runs_view(struct db_conn *db, const char *tenant, const char *id, json_t **ret,
+/* JSON view of run id of tenant (owned text, see pgjson.h). */
+enum err_code runs_view(struct db_conn *db, const char *tenant, const char *id, char **ret,
 			struct err *e);
 
 /* One page of a dataset's runs, oldest first, after cursor (an id). */
 enum err_code runs_list(struct db_conn *db, const char *tenant, const char *dataset_id,
-			const char *cursor, long long limit, json_t **ret, struct err *e);
+			const char *cursor, long long limit, char **ret, struct err *e);
 
-/* Cancel: a queued run is cancelled and refunded; a running one is asked
- * to stop and keeps its charge; a finished one is ERR_CONFLICT. */
-enum err_code runs_cancel(struct db_conn *db, const char *tenant, const char *id, json_t **ret,
-			  struct err *e);
+/* Cancel: a queued run is cancelled (and refunded if no worker ever claimed
+ * it); a running one is asked to stop (*ret_pending true) and keeps its
+ * charge; a finished one is ERR_CONFLICT. */
+enum err_code runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret,
+			  bool *ret_pending, struct err *e);
 
 #endif /* SERVICE_RUNS_H */

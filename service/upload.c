@@ -24,16 +24,16 @@
 struct upload {
 	struct dataset_meta meta;
 	struct csv_parser csv;
-	bool in_tx;            /* BEGIN sent, not yet ended */
-	unsigned char *chunk;  /* owned: packed rows, little-endian float64 */
-	size_t chunk_rows;     /* rows in chunk */
+	bool in_tx;           /* BEGIN sent, not yet ended */
+	unsigned char *chunk; /* owned: packed rows, little-endian float64 */
+	size_t chunk_rows;    /* rows in chunk */
 	size_t rows_per_chunk;
 	size_t row_bytes;
 	long chunk_no;
 	long long rows;
-	double *row;           /* owned: d + 1 scratch for clipping */
-	struct db_conn *db;    /* borrowed from the request */
-	uint64_t bytes;        /* body bytes so far */
+	double *row;        /* owned: d + 1 scratch for clipping */
+	struct db_conn *db; /* borrowed from the request */
+	uint64_t bytes;     /* body bytes so far */
 	uint64_t max_bytes;
 };
 
@@ -135,7 +135,8 @@ on_row(void *ctx, const double *cells, size_t ncols, unsigned long line, struct 
 	rc = upload_clip_row(&u->meta.bounds, u->meta.task, u->row, d, &u->row[d], e);
 	if (rc != ERR_OK)
 		return err_set_field(e, ERR_INVALID, "data",
-				     "line %lu, column %zu: the label must be -1 or 1", line, d + 1);
+				     "line %lu, column %zu: the label must be -1 or 1", line,
+				     d + 1);
 	p = u->chunk + u->chunk_rows * u->row_bytes;
 	for (size_t j = 0; j <= d; j++)
 		put_le64(p + 8 * j, u->row[j]);

@@ -155,8 +155,7 @@ on_progress(void *ctx, unsigned long done, unsigned long total)
 		return false;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (seconds_between(&c->last_renew, &now) >= (every < 1.0 ? every : 1.0) ||
-	    done == total) {
+	if (seconds_between(&c->last_renew, &now) >= (every < 1.0 ? every : 1.0) || done == total) {
 		renew(c, done);
 		c->last_renew = now;
 	}
@@ -174,11 +173,11 @@ result_json(const struct run_request *req, const struct run_plan *plan, const do
 	for (size_t i = 0; xs != NULL && i < req->spec.d; i++)
 		json_array_append_new(xs, json_real(x[i]));
 	r = json_pack("{s:o, s:{s:O, s:O, s:O}, s:O, s:I, s:f}", "x", xs, "privacy", "event",
-			 json_object_get(plan_json, "event"), "charged",
-			 json_object_get(plan_json, "charge"), "accountant",
-			 json_object_get(plan_json, "accountant"), "params_used",
-			 json_object_get(plan_json, "params_used"), "steps",
-			 (json_int_t)plan->steps, "wall_time_ms", wall_ms);
+		      json_object_get(plan_json, "event"), "charged",
+		      json_object_get(plan_json, "charge"), "accountant",
+		      json_object_get(plan_json, "accountant"), "params_used",
+		      json_object_get(plan_json, "params_used"), "steps", (json_int_t)plan->steps,
+		      "wall_time_ms", wall_ms);
 	json_decref(plan_json); /* "O" took references of its own */
 	return r;
 }
@@ -194,7 +193,8 @@ settle(struct worker *w, const char *run_id, const char *state, const char *erro
 
 	res = db_exec(w->db,
 		      "UPDATE runs SET state = $3, error_code = $4, result = $5::jsonb,"
-		      " steps_done = CASE WHEN $3 = 'succeeded' THEN steps_total ELSE steps_done END,"
+		      " steps_done = CASE WHEN $3 = 'succeeded' THEN steps_total"
+		      " WHEN $3 = 'queued' THEN 0 ELSE steps_done END,"
 		      " finished_at = CASE WHEN $3 = 'queued' THEN NULL ELSE now() END,"
 		      " lease_owner = NULL, lease_expires_at = NULL"
 		      " WHERE id = $1 AND lease_owner = $2 AND state = 'running'",

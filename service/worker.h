@@ -29,7 +29,7 @@ void workers_join(struct workers *w);
 
 /* Re-queue (or fail, past the attempt limit) runs whose lease expired.
  * Exposed for `dpoptd` start-up and the tests. */
-enum err_code worker_requeue_expired(struct db_conn *db, unsigned max_attempts,
-				     unsigned *ret_count, struct err *e);
+enum err_code worker_requeue_expired(struct db_conn *db, unsigned max_attempts, unsigned *ret_count,
+				     struct err *e);
 
 #endif /* SERVICE_WORKER_H */

@@ -19,6 +19,7 @@
  * ERR_NUMERIC: a curve we cannot evaluate is a charge we cannot bound.
  */
 #include <math.h>
+#include <stdbool.h>
 
 #include "privacy/analytic_gaussian.h"
 
@@ -88,7 +89,7 @@ ag_delta(double z, double epsilon, double *ret_delta, struct err *e)
 
 /* *ret_ok = delta(z) <= target. */
 static enum err_code
-meets(double z, double epsilon, double target, int *ret_ok, struct err *e)
+meets(double z, double epsilon, double target, bool *ret_ok, struct err *e)
 {
 	double d;
 	enum err_code rc;
@@ -104,7 +105,8 @@ enum err_code
 ag_calibrate(double epsilon, double delta, double *ret_z, struct err *e)
 {
 	double lo, hi, check;
-	int ok, n;
+	bool ok;
+	int n;
 	enum err_code rc;
 
 	if (!isfinite(epsilon) || epsilon <= 0.0)

@@ -137,10 +137,12 @@ make_data(struct fixture *f, enum task task, uint64_t seed)
 	f->ds.y = f->y;
 }
 
+/* Small sets: the planted model (norm 2.8) lies outside, so the
+ * constraint binds and an unprojected iterate would show. */
 static struct constraint
 canonical_set(enum constraint_kind k)
 {
-	struct constraint c = { .kind = k, .radius = 2.5, .lo = -1.0, .hi = 1.0 };
+	struct constraint c = { .kind = k, .radius = 0.3, .lo = -0.1, .hi = 0.1 };
 
 	if (k == CONSTRAINT_SIMPLEX)
 		c.radius = 1.0;
@@ -337,6 +339,21 @@ check_run(const struct alg_ops *a, struct fixture *f, const char *what)
 	rng_splitmix_init(&r, 78);
 	ck_assert(alg_run(a, &f->spec, &p1, &f->ds, &r, NULL, NULL, x3, &e) == ERR_OK);
 	ck_assert_msg(memcmp(x1, x3, sizeof(x1)) != 0, "%s: the seed does not matter", what);
+
+	/* A huge step must still end inside the set (the projection binds). */
+	for (size_t k = 0; k < alg_param_count(a); k++) {
+		const struct alg_param *q = &a->params[k];
+
+		if (strcmp(q->name, "step_size") != 0 || q->max < 50.0)
+			continue;
+		f->spec.params[k] = 50.0;
+		ck_assert(a->plan(&f->spec, &p2, &e) == ERR_OK);
+		rng_splitmix_init(&r, 79);
+		ck_assert(alg_run(a, &f->spec, &p2, &f->ds, &r, NULL, NULL, x3, &e) == ERR_OK);
+		ck_assert_msg(is_feasible(&f->spec.x, x3, D_COLS), "%s: huge step left the set",
+			      what);
+		f->spec.params[k] = q->def;
+	}
 }
 
 START_TEST(test_runs)

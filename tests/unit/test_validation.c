@@ -278,20 +278,21 @@ END_TEST
 
 START_TEST(test_routes)
 {
-	char id[37];
-	bool known;
+	char id[37], allow[64];
 
-	ck_assert_ptr_nonnull(router_match("GET", "/healthz", id, &known));
-	ck_assert_ptr_null(router_match("POST", "/healthz", id, &known));
-	ck_assert(known);
-	ck_assert_ptr_null(router_match("GET", "/nope", id, &known));
-	ck_assert(!known);
+	ck_assert_ptr_nonnull(router_match("GET", "/healthz", id, allow));
+	ck_assert_ptr_null(router_match("POST", "/healthz", id, allow));
+	ck_assert_str_eq(allow, "GET");
+	ck_assert_ptr_null(router_match("PUT", "/v1/datasets/x", id, allow));
+	ck_assert_str_eq(allow, "GET, PATCH, DELETE");
+	ck_assert_ptr_null(router_match("GET", "/nope", id, allow));
+	ck_assert_str_eq(allow, "");
 	ck_assert_ptr_nonnull(
 		router_match("GET", "/v1/datasets/00000000-0000-0000-0000-00000000000a/runs", id,
-			     &known));
+			     allow));
 	ck_assert_str_eq(id, "00000000-0000-0000-0000-00000000000a");
-	ck_assert_ptr_null(router_match("GET", "/v1/datasets//runs", id, &known));
-	ck_assert_ptr_null(router_match("GET", "/v1/datasets/a/b/runs", id, &known));
+	ck_assert_ptr_null(router_match("GET", "/v1/datasets//runs", id, allow));
+	ck_assert_ptr_null(router_match("GET", "/v1/datasets/a/b/runs", id, allow));
 }
 END_TEST
 
@@ -299,7 +300,7 @@ START_TEST(test_status_map)
 {
 	static const unsigned want[ERR__COUNT] = {
 		[ERR_OK] = 200,		  [ERR_NOMEM] = 500,	  [ERR_INVALID] = 400,
-		[ERR_UNAUTHENTICATED] = 401, [ERR_FORBIDDEN] = 403, [ERR_NOT_FOUND] = 404,
+		[ERR_UNAUTHENTICATED] = 401, [ERR_FORBIDDEN] = 403, [ERR_NOT_FOUND] = 404, [ERR_METHOD] = 405,
 		[ERR_CONFLICT] = 409,	  [ERR_BUDGET] = 409,	  [ERR_TOO_LARGE] = 413,
 		[ERR_MEDIA_TYPE] = 415,	  [ERR_NUMERIC] = 422,	  [ERR_CANCELLED] = 500,
 		[ERR_DB] = 503,		  [ERR_INTERNAL] = 500,
