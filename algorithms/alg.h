@@ -77,7 +77,7 @@ struct alg_used {
 /* What plan() decides; stored with the run, reproducible from the spec. */
 struct run_plan {
 	unsigned long steps;   /* exact number of step() calls */
-	struct dp_event event; /* what the run releases */
+	struct dp_event_tree event; /* what the run releases */
 	double charge_epsilon; /* basic-composition charge; the event satisfies it */
 	double charge_delta;
 	size_t n_used;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "event_json.h"
 #include "jv.h"
 #include "run_request.h"
 
@@ -230,25 +231,6 @@ run_request_clear(struct run_request *r)
 }
 
 json_t *
-dp_event_json(const struct dp_event *ev)
-{
-	json_t *g =
-		json_pack("{s:s, s:s, s:f}", "type", "gaussian", "relation",
-			  dp_relation_name(ev->relation), "noise_multiplier", ev->noise_multiplier);
-
-	switch (ev->type) {
-	case DP_EVENT_GAUSSIAN:
-		return g;
-	case DP_EVENT_PARALLEL:
-		return json_pack("{s:s, s:s, s:I, s:o}", "type", "parallel", "relation",
-				 dp_relation_name(ev->relation), "parts", (json_int_t)ev->parts,
-				 "event", g);
-	}
-	json_decref(g);
-	return NULL;
-}
-
-json_t *
 run_plan_json(const struct run_plan *plan)
 {
 	json_t *used = json_object();
@@ -257,7 +239,7 @@ run_plan_json(const struct run_plan *plan)
 	for (size_t i = 0; used != NULL && i < plan->n_used; i++)
 		json_object_set_new(used, plan->used[i].name, json_real(plan->used[i].value));
 	j = json_pack("{s:I, s:o, s:s, s:{s:f, s:f}, s:o}", "steps", (json_int_t)plan->steps,
-		      "event", dp_event_json(&plan->event), "accountant",
+		      "event", dp_event_to_json(&plan->event), "accountant",
 		      "analytic_gaussian (Balle & Wang 2018), parallel composition", "charge",
 		      "epsilon", plan->charge_epsilon, "delta", plan->charge_delta, "params_used",
 		      used);

@@ -37,7 +37,4 @@ void run_request_clear(struct run_request *r);
 /* The plan as JSON: steps, event, charge, parameters used.  Owned. */
 json_t *run_plan_json(const struct run_plan *plan);
 
-/* The event as JSON.  Owned. */
-json_t *dp_event_json(const struct dp_event *ev);
-
 #endif /* SERVICE_RUN_REQUEST_H */

@@ -4,31 +4,119 @@
  *
  * An algorithm computes its event from public parameters alone before the
  * run starts; the ledger charges it and the result reports it.  Every
- * event names its neighbouring relation; the ledger accepts replace_one
- * only.  This issue needs the Gaussian and the parallel composition of
- * identical parts; the privacy-core issue adds the rest of the types.
+ * event names its neighbouring relation; the ledger and calibration accept
+ * replace_one only (poisson_sampled, add/remove, exists for the accountant
+ * command and the published-value tests).
+ *
+ * An event is a small tree stored by value in a fixed array, children by
+ * index, so plans that hold one can be copied with "=" and stored on the
+ * stack: node[0] is the root; a node's children are the n_children nodes
+ * starting at first_child.
+ *
+ *	type                         parameters             children
+ *	gaussian                     noise_multiplier z      -
+ *	laplace                      noise_multiplier b/D1   -
+ *	pure                         epsilon                 -
+ *	bounded_range                epsilon                 -
+ *	zcdp                         rho                     -
+ *	approx                       epsilon, delta          -
+ *	sampled_without_replacement  n, batch                1 (the mechanism on the batch)
+ *	poisson_sampled              sampling_rate q         1
+ *	self_composed                count                   1
+ *	composed                     -                       1..k, in sequence
+ *	parallel                     parts                   1..k, on disjoint records
+ *
+ * parallel with one child and parts = T means T disjoint parts that each
+ * run that child; its cost is the child's (the worst part's in general).
  */
 #ifndef ALGORITHMS_PRIVACY_EVENT_H
 #define ALGORITHMS_PRIVACY_EVENT_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+
 enum dp_relation {
 	DP_REPLACE_ONE, /* neighbours differ by replacing one record */
 	DP_ADD_REMOVE,  /* neighbours differ by adding or removing one record */
+	DP_RELATION__COUNT
 };
 
 enum dp_event_type {
-	DP_EVENT_GAUSSIAN, /* one Gaussian mechanism, noise_multiplier = sigma / Delta_2 */
-	DP_EVENT_PARALLEL, /* `parts` copies of the Gaussian on disjoint record sets */
+	DP_EVENT_GAUSSIAN,
+	DP_EVENT_LAPLACE,
+	DP_EVENT_PURE,
+	DP_EVENT_BOUNDED_RANGE,
+	DP_EVENT_ZCDP,
+	DP_EVENT_APPROX,
+	DP_EVENT_SAMPLED_WOR,
+	DP_EVENT_POISSON,
+	DP_EVENT_SELF_COMPOSED,
+	DP_EVENT_COMPOSED,
+	DP_EVENT_PARALLEL,
+	DP_EVENT__COUNT
 };
 
 struct dp_event {
 	enum dp_event_type type;
 	enum dp_relation relation;
-	double noise_multiplier; /* z = sigma / Delta_2 of the (inner) Gaussian */
-	unsigned long parts;     /* DP_EVENT_PARALLEL: number of disjoint parts */
+	double noise_multiplier; /* gaussian: sigma / Delta_2; laplace: b / Delta_1 */
+	double epsilon;          /* pure, bounded_range, approx */
+	double delta;            /* approx */
+	double rho;              /* zcdp */
+	double sampling_rate;    /* poisson_sampled: q in (0, 1] */
+	uint64_t n;              /* sampled_without_replacement: population */
+	uint64_t batch;          /* sampled_without_replacement: sample size */
+	uint64_t count;          /* self_composed: repetitions; parallel: parts */
+	uint16_t first_child;
+	uint16_t n_children;
 };
 
+#define DP_EVENT_MAX_NODES 32
+
+struct dp_event_tree {
+	uint16_t n_nodes;
+	struct dp_event node[DP_EVENT_MAX_NODES]; /* node[0] is the root */
+};
+
+/* API names ("gaussian", "replace_one"); NULL for a value out of range. */
 const char *dp_relation_name(enum dp_relation r);
 const char *dp_event_type_name(enum dp_event_type t);
+/* The type or relation with that name; -1 when unknown. */
+int dp_event_type_from_name(const char *name);
+int dp_relation_from_name(const char *name);
+
+/* Number of children a type takes: 0 (leaf), 1, or -1 for "1 or more". */
+int dp_event_arity(enum dp_event_type t);
+
+/* Leaf constructors: a one-node tree. */
+void dp_event_gaussian(struct dp_event_tree *t, enum dp_relation r, double z);
+void dp_event_laplace(struct dp_event_tree *t, enum dp_relation r, double b);
+void dp_event_pure(struct dp_event_tree *t, enum dp_relation r, double epsilon);
+void dp_event_bounded_range(struct dp_event_tree *t, enum dp_relation r, double epsilon);
+void dp_event_zcdp(struct dp_event_tree *t, enum dp_relation r, double rho);
+void dp_event_approx(struct dp_event_tree *t, enum dp_relation r, double epsilon, double delta);
+
+/* Put the whole tree t under a new root of one child: parent's type must
+ * take one child (sampled_without_replacement, poisson_sampled,
+ * self_composed, parallel).  The parent's relation is the child's.
+ * ERR_INVALID when the tree would exceed DP_EVENT_MAX_NODES. */
+enum err_code dp_event_wrap(struct dp_event_tree *t, const struct dp_event *parent, struct err *e);
+
+/* *ret = composed (or parallel, with parts = k) of the k trees in parts;
+ * every part must have the same relation. */
+enum err_code dp_event_join(struct dp_event_tree *ret, enum dp_event_type type,
+			    const struct dp_event_tree *const *parts, unsigned k, struct err *e);
+
+/* Structural and numeric validity: finite positive parameters, arities,
+ * child indices inside the tree and after their parent (no cycles), one
+ * relation per subtree.  Errors name the node ("event.events[1].epsilon"
+ * style paths are the JSON layer's job; here the message says which
+ * parameter of which type). */
+enum err_code dp_event_check(const struct dp_event_tree *t, struct err *e);
+
+/* True when the two trees are the same event (bitwise parameters). */
+bool dp_event_equal(const struct dp_event_tree *a, const struct dp_event_tree *b);
 
 #endif /* ALGORITHMS_PRIVACY_EVENT_H */

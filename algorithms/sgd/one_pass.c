@@ -26,7 +26,7 @@
  * (parallel composition; F. McSherry, "Privacy integrated queries",
  * SIGMOD 2009), and a mixture over permutations keeps the guarantee.  z is
  * calibrated on the exact curve (B. Balle, Y.-X. Wang, ICML 2018; see
- * privacy/analytic_gaussian.h); the event is {parallel, replace_one, z, T}.
+ * privacy/analytic_gaussian.h); the event is {parallel, parts T: gaussian z}.
  * This is the one-pass scheme of S. Song, K. Chaudhuri, A. D. Sarwate,
  * "Stochastic gradient descent with differentially private updates",
  * GlobalSIP 2013, with replace-one sensitivity and exact calibration.
@@ -231,6 +231,16 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 	return ERR_OK;
 }
 
+/* {parallel, parts T: gaussian z}: T batch means on disjoint records. */
+static enum err_code
+sgd_event(const struct sgd_setup *s, struct dp_event_tree *ret, struct err *e)
+{
+	struct dp_event parallel = { .type = DP_EVENT_PARALLEL, .count = s->steps };
+
+	dp_event_gaussian(ret, DP_REPLACE_ONE, s->z);
+	return dp_event_wrap(ret, &parallel, e);
+}
+
 static enum err_code
 sgd_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 {
@@ -244,10 +254,9 @@ sgd_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 
 	memset(&p, 0, sizeof(p));
 	p.steps = s.steps;
-	p.event.type = DP_EVENT_PARALLEL;
-	p.event.relation = DP_REPLACE_ONE;
-	p.event.noise_multiplier = s.z;
-	p.event.parts = s.steps;
+	rc = sgd_event(&s, &p.event, e);
+	if (rc != ERR_OK)
+		return rc;
 	p.charge_epsilon = spec->epsilon; /* met with room to spare: see sgd_setup() */
 	p.charge_delta = spec->delta;
 	run_plan_use(&p, "batch_size", (double)s.batch);
@@ -280,16 +289,17 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 {
 	struct sgd_state *s = state;
 	struct sgd_setup su;
+	struct dp_event_tree ev;
 	size_t n = ds->n, m;
 	enum err_code rc;
 
 	rc = sgd_setup(spec, &su, e);
+	if (rc == ERR_OK)
+		rc = sgd_event(&su, &ev, e);
 	if (rc != ERR_OK)
 		return rc;
 	/* Spend exactly what was charged: the plan must be this spec's. */
-	if (plan->steps != su.steps || plan->event.type != DP_EVENT_PARALLEL ||
-	    plan->event.relation != DP_REPLACE_ONE || plan->event.noise_multiplier != su.z ||
-	    plan->event.parts != su.steps)
+	if (plan->steps != su.steps || !dp_event_equal(&plan->event, &ev))
 		return err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (ds->n != spec->n || ds->d != spec->d)
 		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");

@@ -301,7 +301,7 @@ utility(enum task task, const char *objective, size_t n, int d, double radius, d
 	printf("%s plan: n = %zu, d = %d, R = %g: b = %.0f, T = %lu, z = %.4f, G = %.3g, "
 	       "sigma = %.4g, eta = %.4g\n",
 	       objective, n, d, radius, used_value(&plan, "batch_size"), plan.steps,
-	       plan.event.noise_multiplier, used_value(&plan, "grad_bound"),
+	       plan.event.node[1].noise_multiplier, used_value(&plan, "grad_bound"),
 	       used_value(&plan, "noise_sigma"), used_value(&plan, "step_size"));
 	for (uint64_t seed = 1; seed <= N_SEEDS; seed++) {
 		double loss = private_loss(&spec, p, 1000 + seed, w);
@@ -357,7 +357,7 @@ START_TEST(test_plan_numbers)
 	s.delta = 1e-7;
 	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_OK);
 	ck_assert_int_eq(ag_calibrate(nextafter(0.7, 0.0), nextafter(1e-7, 0.0), &z, NULL), ERR_OK);
-	ck_assert(p.event.noise_multiplier == z);
+	ck_assert(p.event.node[1].noise_multiplier == z);
 	ck_assert_int_eq(ag_delta(z, 0.7, &delta_at_z, NULL), ERR_OK);
 	ck_assert(delta_at_z < 1e-7);
 	g = 1.0; /* logistic: the row bound */
@@ -375,9 +375,12 @@ START_TEST(test_plan_numbers)
 		5.0 / (sqrt(g * g + D_BIG * pow(z * 2.0 * g / b, 2)) * sqrt((double)t)), 1e-15);
 	ck_assert(used_value(&p, "unused_records") == (double)(N_BIG - t * (size_t)b));
 	ck_assert_uint_eq(p.n_used, 8); /* batch_size .. unused_records */
-	ck_assert(p.event.type == DP_EVENT_PARALLEL);
-	ck_assert(p.event.relation == DP_REPLACE_ONE);
-	ck_assert_uint_eq(p.event.parts, t);
+	ck_assert_uint_eq(p.event.n_nodes, 2);
+	ck_assert(p.event.node[0].type == DP_EVENT_PARALLEL);
+	ck_assert(p.event.node[0].relation == DP_REPLACE_ONE);
+	ck_assert_uint_eq(p.event.node[0].count, t);
+	ck_assert(p.event.node[1].type == DP_EVENT_GAUSSIAN);
+	ck_assert(p.event.node[1].relation == DP_REPLACE_ONE);
 	ck_assert(p.charge_epsilon == 0.7 && p.charge_delta == 1e-7);
 	ck_assert_double_eq_tol(sgd()->work(&s), (double)N_BIG * D_BIG + (double)t * D_BIG, 0.5);
 	printf("plan(eps=0.7, delta=1e-7, n=%d, d=%d): z = %.6f, b = %.0f, T = %lu, sigma = %.6f\n",
@@ -393,8 +396,8 @@ START_TEST(test_plan_numbers)
 	ck_assert_uint_eq(p.steps, 100);
 	ck_assert(used_value(&p, "grad_bound") == 7.0);
 	ck_assert_double_eq_tol(used_value(&p, "sensitivity"), 1.4, 1e-15);
-	ck_assert_double_eq_tol(used_value(&p, "noise_sigma"), 1.4 * p.event.noise_multiplier,
-				1e-14);
+	ck_assert_double_eq_tol(used_value(&p, "noise_sigma"),
+				1.4 * p.event.node[1].noise_multiplier, 1e-14);
 	ck_assert(used_value(&p, "step_size") == 0.0385);
 	ck_assert(used_value(&p, "unused_records") == 1.0);
 

@@ -611,6 +611,8 @@ on_header(char *line, size_t size, size_t nmemb, void *ud)
 
 	header_value(line, n, "Location", r->location, sizeof(r->location));
 	header_value(line, n, "Content-Type", r->ctype, sizeof(r->ctype));
+	header_value(line, n, "Allow", r->allow, sizeof(r->allow));
+	header_value(line, n, "Idempotent-Replayed", r->replayed, sizeof(r->replayed));
 	return n;
 }
 
@@ -693,7 +695,7 @@ h_json(const struct h_server *s, const char *method, const char *path, const cha
 	h_http(s, method, path, key, body != NULL ? "application/json" : NULL, body,
 	       body != NULL ? strlen(body) : 0, NULL, &r);
 	ck_assert_msg(r.status == want_status, "%s %s: status %ld, want %ld: %s%s", method, path,
-		      r.status, want_status, r.body, r.curl_err);
+		      r.status, want_status, h_short(r.body), r.curl_err);
 	j = r.json;
 	r.json = NULL;
 	h_resp_clear(&r);
@@ -713,26 +715,29 @@ h_expect_error(const struct h_server *s, const char *method, const char *path, c
 	h_ledger_snapshot(s->db, before, sizeof(before));
 	h_http(s, method, path, key, ctype, body, len, headers, &r);
 	ck_assert_msg(r.status == status, "%s %s: status %ld, want %ld: %s%s", method, path,
-		      r.status, status, r.body, r.curl_err);
+		      r.status, status, h_short(r.body), r.curl_err);
 	err = json_object_get(r.json, "error");
-	ck_assert_msg(json_is_object(err), "%s %s: no error object: %s", method, path, r.body);
+	ck_assert_msg(json_is_object(err), "%s %s: no error object: %s", method, path,
+		      h_short(r.body));
 	ck_assert_msg(json_is_string(json_object_get(err, "code")) &&
 			      strcmp(json_string_value(json_object_get(err, "code")), code) == 0,
-		      "%s %s: error code, want '%s': %s", method, path, code, r.body);
+		      "%s %s: error code, want '%s': %s", method, path, code, h_short(r.body));
 	f = json_object_get(err, "field");
 	if (field == NULL)
-		ck_assert_msg(f == NULL, "%s %s: unexpected field: %s", method, path, r.body);
+		ck_assert_msg(f == NULL, "%s %s: unexpected field: %s", method, path,
+			      h_short(r.body));
 	else
 		ck_assert_msg(json_is_string(f) && strcmp(json_string_value(f), field) == 0,
-			      "%s %s: field, want '%s': %s", method, path, field, r.body);
+			      "%s %s: field, want '%s': %s", method, path, field, h_short(r.body));
 	msg = json_string_value(json_object_get(err, "message"));
-	ck_assert_msg(msg != NULL && msg[0] != '\0', "%s %s: no message: %s", method, path, r.body);
+	ck_assert_msg(msg != NULL && msg[0] != '\0', "%s %s: no message: %s", method, path,
+		      h_short(r.body));
 	if (msg_part != NULL)
 		ck_assert_msg(strstr(msg, msg_part) != NULL, "%s %s: message lacks '%s': %s",
-			      method, path, msg_part, r.body);
+			      method, path, msg_part, h_short(r.body));
 	rid = json_string_value(json_object_get(err, "request_id"));
 	ck_assert_msg(rid != NULL && strlen(rid) == 16, "%s %s: request_id: %s", method, path,
-		      r.body);
+		      h_short(r.body));
 	h_resp_clear(&r);
 	h_ledger_snapshot(s->db, after, sizeof(after));
 	ck_assert_msg(strcmp(before, after) == 0, "%s %s changed the ledger: %s -> %s", method,
@@ -833,7 +838,7 @@ h_upload(const struct h_server *s, const char *key, const char *id, const char *
 
 	snprintf(path, sizeof(path), "/v1/datasets/%s/data", id);
 	h_http(s, "PUT", path, key, "text/csv", csv, strlen(csv), NULL, &r);
-	ck_assert_msg(r.status == 200, "PUT %s: status %ld: %s%s", path, r.status, r.body,
+	ck_assert_msg(r.status == 200, "PUT %s: status %ld: %s%s", path, r.status, h_short(r.body),
 		      r.curl_err);
 	ck_assert_str_eq(json_string_value(json_object_get(r.json, "state")), "sealed");
 	h_resp_clear(&r);
@@ -894,11 +899,24 @@ h_run_wait(const struct h_server *s, const char *key, const char *id, const char
 		if (h_now() > deadline || (want != NULL && is_terminal(state))) {
 			dump = json_dumps(j, JSON_COMPACT);
 			ck_abort_msg("run %s: state '%s' after %.1f s, want %s: %s", id, state,
-				     timeout_s, want != NULL ? want : "a final state", dump);
+				     timeout_s, want != NULL ? want : "a final state",
+				     h_short(dump));
 		}
 		json_decref(j);
 		h_sleep(0.05);
 	}
+}
+
+const char *
+h_short(const char *s)
+{
+	static _Thread_local char buf[2004];
+
+	if (s == NULL || strlen(s) < 2000)
+		return s;
+	memcpy(buf, s, 2000);
+	memcpy(buf + 2000, "...", 4);
+	return buf;
 }
 
 json_t *

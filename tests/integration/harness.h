@@ -69,6 +69,8 @@ struct h_resp {
 	json_t *json;       /* owned: the parsed body, NULL if not JSON */
 	char location[256]; /* Location header, "" if none */
 	char ctype[128];    /* Content-Type header, "" if none */
+	char allow[128];    /* Allow header, "" if none */
+	char replayed[16];  /* Idempotent-Replayed header, "" if none */
 	char curl_err[256]; /* why status is 0 */
 };
 
@@ -167,6 +169,10 @@ void h_ledger_snapshot(const char *db, char *out, size_t cap);
 /* The member at a dotted path ("privacy.charged.epsilon"), or NULL;
  * borrowed. */
 json_t *h_get(json_t *j, const char *path);
+
+/* s, or its first 2000 bytes and "...": Check refuses failure messages
+ * over 8 KiB.  The result is in a per-thread buffer when cut. */
+const char *h_short(const char *s);
 
 /* Monotonic seconds; sleep in seconds. */
 double h_now(void);

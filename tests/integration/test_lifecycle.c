@@ -91,9 +91,11 @@ START_TEST(test_cancel)
 	h_expect_error(&s, "DELETE", path, key, NULL, NULL, 0, NULL, 409, "conflict", NULL,
 		       "already ended");
 
-	/* Running: asked to stop, stops at a step boundary, keeps its charge. */
-	j = cancel(&s, a, 200);
+	/* Running: asked to stop (202), stops at a step boundary, keeps its
+	 * charge. */
+	j = cancel(&s, a, 202);
 	ck_assert_str_eq(state_of(j), "running");
+	ck_assert(json_is_true(h_get(j, "cancel_requested")));
 	json_decref(j);
 	j = h_run_wait(&s, key, a, "cancelled", 15.0);
 	ck_assert(!refunded(j));
@@ -217,6 +219,88 @@ START_TEST(test_sigterm_requeues)
 }
 END_TEST
 
+/* A run orphaned by a crash is still 'running' until its lease expires.
+ * Cancelling it then works, and as a worker claimed it (it may have read
+ * the data) its charge stands. */
+START_TEST(test_cancel_orphaned_run)
+{
+	struct h_server s;
+	char ds[40], run[40], path[128], spent[64];
+	struct h_resp r;
+	int status;
+	json_t *j;
+
+	start(&s, 3, 300);
+	h_dataset_sealed(&s, key, "1", ds);
+	json_decref(h_run_create(&s, key, ds, H_RUN_BODY_10_STEPS, run));
+	json_decref(h_run_wait(&s, key, run, "running", 30.0));
+	status = h_server_stop(&s, SIGKILL, 10.0);
+	ck_assert(WIFSIGNALED(status));
+	h_server_restart(&s);
+
+	/* 202 while the lease runs (or a new worker holds it); 200 only in the
+	 * instant between its re-queueing and the next claim. */
+	snprintf(path, sizeof(path), "/v1/runs/%s", run);
+	h_http(&s, "DELETE", path, key, NULL, NULL, 0, NULL, &r);
+	ck_assert_msg(r.status == 202 || r.status == 200, "%ld %s", r.status, h_short(r.body));
+	h_resp_clear(&r);
+	j = h_run_wait(&s, key, run, "cancelled", 30.0);
+	ck_assert(!refunded(j));
+	ck_assert(json_is_null(h_get(j, "result")));
+	json_decref(j);
+	h_ledger_check(db, ds, spent, sizeof(spent));
+	ck_assert_str_eq(spent, "0.1");
+	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM ledger_entries WHERE kind = 'refund'"),
+			 0);
+	stop_clean(&s);
+}
+END_TEST
+
+/* Two replicas share the queue.  Runs last twice the lease, and one of
+ * the three workers is always idle, polling for expired leases: only the
+ * renewals keep it from re-queueing (stealing) a run. */
+START_TEST(test_replicas_and_lease_renewal)
+{
+	struct h_opts one = { .workers = 1, .lease_seconds = 2, .step_delay_ms = 400 };
+	struct h_opts two = { .workers = 2, .lease_seconds = 2, .step_delay_ms = 400 };
+	struct h_server a, b;
+	char ds[40], runs[2][40], out[256], spent[64];
+	long long most_running = 0;
+	double deadline;
+
+	h_db_create(db, sizeof(db));
+	h_key_create(db, "acme", "owner", key, sizeof(key));
+	h_server_start(&a, db, &one);
+	h_server_start(&b, db, &two);
+	h_dataset_sealed(&a, key, "1", ds);
+	json_decref(h_run_create(&a, key, ds, H_RUN_BODY_10_STEPS, runs[0]));
+	json_decref(h_run_create(&b, key, ds, H_RUN_BODY_10_STEPS, runs[1]));
+
+	deadline = h_now() + 60.0;
+	while (h_sql_ll(db, "SELECT count(*) FROM runs WHERE state IN ('queued', 'running')") > 0) {
+		long long n = h_sql_ll(db, "SELECT count(*) FROM runs WHERE state = 'running'");
+
+		most_running = n > most_running ? n : most_running;
+		ck_assert_msg(h_now() < deadline, "the runs did not finish");
+		h_sleep(0.1);
+	}
+	ck_assert_int_eq(most_running, 2);
+	h_sql(db, out, sizeof(out),
+	      "SELECT string_agg(state || ':' || attempts, ',' ORDER BY created_at) FROM runs");
+	ck_assert_str_eq(out, "succeeded:1,succeeded:1");
+	for (int i = 0; i < 2; i++) {
+		json_t *j = h_run_wait(i == 0 ? &b : &a, key, runs[i], "succeeded", 1.0);
+
+		ck_assert_int_eq(json_array_size(h_get(j, "result.x")), H_D);
+		json_decref(j);
+	}
+	h_ledger_check(db, ds, spent, sizeof(spent));
+	ck_assert_str_eq(spent, "0.2");
+	stop_clean(&a);
+	stop_clean(&b);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -230,6 +314,8 @@ main(void)
 	tcase_add_test(tc, test_cancel);
 	tcase_add_test(tc, test_crash_and_lease_expiry);
 	tcase_add_test(tc, test_sigterm_requeues);
+	tcase_add_test(tc, test_cancel_orphaned_run);
+	tcase_add_test(tc, test_replicas_and_lease_renewal);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);

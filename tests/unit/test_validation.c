@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "event_json.h"
 #include "http.h"
 #include "jv.h"
 #include "ledger.h"
@@ -92,9 +93,9 @@ meta(enum task task, double label)
 	return m;
 }
 
-#define GOOD_RUN                                                                                  \
-	"{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\": \"%s\"},"                \
-	" \"constraints\": {\"x\": {\"kind\": \"%s\", \"radius\": 3}},"                          \
+#define GOOD_RUN                                                                                   \
+	"{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\": \"%s\"},"                  \
+	" \"constraints\": {\"x\": {\"kind\": \"%s\", \"radius\": 3}},"                            \
 	" \"privacy\": {\"epsilon\": %s, \"delta\": 1e-6}%s}"
 
 /* Parse a run request built from GOOD_RUN; return the code and field. */
@@ -139,9 +140,9 @@ START_TEST(test_run_request_fields)
 	ck_assert_str_eq(e.field, "privacy.epsilon");
 	ck_assert_int_eq(try_run(&bin, "logistic", "l2_ball", "-1", "", &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "privacy.epsilon");
-	ck_assert_int_eq(try_run(&bin, "logistic", "l2_ball", "0.5", ", \"params\": {\"bogus\": 1}",
-				 &e),
-			 ERR_INVALID);
+	ck_assert_int_eq(
+		try_run(&bin, "logistic", "l2_ball", "0.5", ", \"params\": {\"bogus\": 1}", &e),
+		ERR_INVALID);
 	ck_assert_str_eq(e.field, "params.bogus");
 	ck_assert_int_eq(try_run(&bin, "logistic", "l2_ball", "0.5",
 				 ", \"params\": {\"batch_size\": -3}", &e),
@@ -168,9 +169,10 @@ START_TEST(test_run_request_normalised_roundtrip)
 	struct run_request a = { 0 }, b = { 0 };
 	struct run_plan pa, pb;
 	struct err e = { 0 };
-	json_t *doc = parse("{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\": "
-			    "\"logistic\"}, \"constraints\": {\"x\": {\"kind\": \"l2_ball\", "
-			    "\"radius\": 2.5212}}, \"privacy\": {\"epsilon\": 0.7, \"delta\": 1e-7}}");
+	json_t *doc =
+		parse("{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\": "
+		      "\"logistic\"}, \"constraints\": {\"x\": {\"kind\": \"l2_ball\", "
+		      "\"radius\": 2.5212}}, \"privacy\": {\"epsilon\": 0.7, \"delta\": 1e-7}}");
 
 	/* The worker re-parses the stored normalised request: same spec, same plan. */
 	ck_assert_int_eq(run_request_parse(doc, &bin, &a, &e), ERR_OK);
@@ -178,7 +180,7 @@ START_TEST(test_run_request_normalised_roundtrip)
 	ck_assert_int_eq(a.alg->plan(&a.spec, &pa, &e), ERR_OK);
 	ck_assert_int_eq(b.alg->plan(&b.spec, &pb, &e), ERR_OK);
 	ck_assert_uint_eq(pa.steps, pb.steps);
-	ck_assert(pa.event.noise_multiplier == pb.event.noise_multiplier);
+	ck_assert(dp_event_equal(&pa.event, &pb.event));
 	ck_assert(memcmp(a.spec.params, b.spec.params, sizeof(a.spec.params)) == 0);
 	run_request_clear(&a);
 	run_request_clear(&b);
@@ -287,9 +289,8 @@ START_TEST(test_routes)
 	ck_assert_str_eq(allow, "GET, PATCH, DELETE");
 	ck_assert_ptr_null(router_match("GET", "/nope", id, allow));
 	ck_assert_str_eq(allow, "");
-	ck_assert_ptr_nonnull(
-		router_match("GET", "/v1/datasets/00000000-0000-0000-0000-00000000000a/runs", id,
-			     allow));
+	ck_assert_ptr_nonnull(router_match(
+		"GET", "/v1/datasets/00000000-0000-0000-0000-00000000000a/runs", id, allow));
 	ck_assert_str_eq(id, "00000000-0000-0000-0000-00000000000a");
 	ck_assert_ptr_null(router_match("GET", "/v1/datasets//runs", id, allow));
 	ck_assert_ptr_null(router_match("GET", "/v1/datasets/a/b/runs", id, allow));
@@ -299,11 +300,14 @@ END_TEST
 START_TEST(test_status_map)
 {
 	static const unsigned want[ERR__COUNT] = {
-		[ERR_OK] = 200,		  [ERR_NOMEM] = 500,	  [ERR_INVALID] = 400,
-		[ERR_UNAUTHENTICATED] = 401, [ERR_FORBIDDEN] = 403, [ERR_NOT_FOUND] = 404, [ERR_METHOD] = 405,
-		[ERR_CONFLICT] = 409,	  [ERR_BUDGET] = 409,	  [ERR_TOO_LARGE] = 413,
-		[ERR_MEDIA_TYPE] = 415,	  [ERR_NUMERIC] = 422,	  [ERR_CANCELLED] = 500,
-		[ERR_DB] = 503,		  [ERR_INTERNAL] = 500,
+		[ERR_OK] = 200,         [ERR_NOMEM] = 500,
+		[ERR_INVALID] = 400,    [ERR_UNAUTHENTICATED] = 401,
+		[ERR_FORBIDDEN] = 403,  [ERR_NOT_FOUND] = 404,
+		[ERR_METHOD] = 405,     [ERR_CONFLICT] = 409,
+		[ERR_BUDGET] = 409,     [ERR_TOO_LARGE] = 413,
+		[ERR_MEDIA_TYPE] = 415, [ERR_NUMERIC] = 422,
+		[ERR_CANCELLED] = 500,  [ERR_DB] = 503,
+		[ERR_INTERNAL] = 500,
 	};
 
 	for (int c = 0; c < ERR__COUNT; c++) {
@@ -313,6 +317,98 @@ START_TEST(test_status_map)
 			ck_assert_str_ne(err_code_name((enum err_code)c),
 					 err_code_name((enum err_code)d));
 	}
+}
+END_TEST
+
+START_TEST(test_event_json_roundtrip)
+{
+	const char *text =
+		"{\"type\": \"composed\", \"events\": ["
+		" {\"type\": \"self_composed\", \"count\": 3000, \"event\":"
+		"  {\"type\": \"sampled_without_replacement\", \"n\": 60000, \"batch\": 150,"
+		"   \"event\": {\"type\": \"gaussian\", \"noise_multiplier\": 1.3}}},"
+		" {\"type\": \"parallel\", \"parts\": 7, \"events\": ["
+		"  {\"type\": \"laplace\", \"noise_multiplier\": 0.2385},"
+		"  {\"type\": \"bounded_range\", \"epsilon\": 0.5212}]},"
+		" {\"type\": \"zcdp\", \"rho\": 0.01}, {\"type\": \"pure\", \"epsilon\": 0.1}]}";
+	struct dp_event_tree t, u;
+	struct err e = { 0 };
+	json_t *doc = parse(text), *back;
+
+	ck_assert_msg(dp_event_from_json(doc, "event", &t, &e) == ERR_OK, "%s (%s)", e.msg,
+		      e.field);
+	ck_assert_uint_eq(t.n_nodes, 9);
+	ck_assert(t.node[0].type == DP_EVENT_COMPOSED && t.node[0].n_children == 4);
+	ck_assert(t.node[0].relation == DP_REPLACE_ONE);
+	back = dp_event_to_json(&t);
+	ck_assert_int_eq(dp_event_from_json(back, "event", &u, &e), ERR_OK);
+	ck_assert(dp_event_equal(&t, &u));
+	json_decref(back);
+	json_decref(doc);
+}
+END_TEST
+
+static enum err_code
+try_event(const char *text, struct err *e)
+{
+	struct dp_event_tree t;
+	json_t *doc = parse(text);
+	enum err_code rc = dp_event_from_json(doc, "event", &t, e);
+
+	json_decref(doc);
+	return rc;
+}
+
+START_TEST(test_event_json_errors)
+{
+	struct err e = { 0 };
+
+	ck_assert_int_eq(try_event("{\"type\": \"gauss\"}", &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "event.type");
+	ck_assert_int_eq(try_event("{\"type\": \"gaussian\"}", &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "event.noise_multiplier");
+	ck_assert_int_eq(try_event("{\"type\": \"gaussian\", \"noise_multiplier\": -1}", &e),
+			 ERR_INVALID);
+	ck_assert_int_eq(try_event("{\"type\": \"composed\", \"events\": []}", &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "event.events");
+	ck_assert_int_eq(try_event("{\"type\": \"composed\", \"events\": [{\"type\": "
+				   "\"pure\", \"epsilon\": 1, \"relation\": \"add_remove\"}]}",
+				   &e),
+			 ERR_INVALID); /* one relation per tree */
+	ck_assert_int_eq(try_event("{\"type\": \"sampled_without_replacement\", \"n\": 10, "
+				   "\"batch\": 11, \"event\": {\"type\": \"pure\", "
+				   "\"epsilon\": 1}}",
+				   &e),
+			 ERR_INVALID);
+	ck_assert_int_eq(try_event("{\"type\": \"self_composed\", \"count\": 2, \"event\": "
+				   "{\"type\": \"pure\", \"epsilon\": 1, \"x\": 1}}",
+				   &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "event.event.x");
+}
+END_TEST
+
+START_TEST(test_event_join_and_wrap)
+{
+	struct dp_event_tree a, b, c, j;
+	const struct dp_event_tree *parts[3] = { &a, &b, &c };
+	struct dp_event sc = { .type = DP_EVENT_SELF_COMPOSED, .count = 5 };
+	struct err e = { 0 };
+
+	dp_event_gaussian(&a, DP_REPLACE_ONE, 2.0);
+	ck_assert_int_eq(dp_event_wrap(&a, &sc, &e), ERR_OK);
+	dp_event_pure(&b, DP_REPLACE_ONE, 0.25);
+	dp_event_laplace(&c, DP_REPLACE_ONE, 3.0);
+	ck_assert_int_eq(dp_event_wrap(&c, &sc, &e), ERR_OK);
+	ck_assert_int_eq(dp_event_join(&j, DP_EVENT_COMPOSED, parts, 3, &e), ERR_OK);
+	ck_assert_int_eq(dp_event_check(&j, &e), ERR_OK);
+	ck_assert_uint_eq(j.n_nodes, 6);
+	ck_assert(j.node[j.node[1].first_child].type == DP_EVENT_GAUSSIAN);
+	ck_assert(j.node[j.node[1].first_child].noise_multiplier == 2.0);
+	ck_assert(j.node[2].type == DP_EVENT_PURE);
+	ck_assert(j.node[j.node[3].first_child].type == DP_EVENT_LAPLACE);
+	dp_event_pure(&b, DP_ADD_REMOVE, 0.25);
+	ck_assert_int_eq(dp_event_join(&j, DP_EVENT_COMPOSED, parts, 3, &e), ERR_INVALID);
 }
 END_TEST
 
@@ -333,6 +429,9 @@ validation_suite(void)
 	tcase_add_test(tc, test_decimal_text_roundtrips);
 	tcase_add_test(tc, test_routes);
 	tcase_add_test(tc, test_status_map);
+	tcase_add_test(tc, test_event_json_roundtrip);
+	tcase_add_test(tc, test_event_json_errors);
+	tcase_add_test(tc, test_event_join_and_wrap);
 	suite_add_tcase(s, tc);
 	return s;
 }
