@@ -215,7 +215,7 @@ datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_u
 		      for_update ? "SELECT id, tenant_id, n_features, task, spec::text, state,"
 				   " coalesce(n_rows, 0), accounting_mode FROM datasets"
 				   " WHERE id = $1 AND tenant_id = $2 AND state <> 'deleted'"
-				   " FOR UPDATE"
+				   " FOR NO KEY UPDATE" /* not blocked by an upload: upload.c */
 				 : "SELECT id, tenant_id, n_features, task, spec::text, state,"
 				   " coalesce(n_rows, 0), accounting_mode FROM datasets"
 				   " WHERE id = $1 AND tenant_id = $2 AND state <> 'deleted'",

@@ -25,7 +25,9 @@ enum err_code
 pgjson_page(const PGresult *res, long long limit, int id_col, char **ret, struct err *e)
 {
 	int n = PQntuples(res), shown = n < limit ? n : (int)limit;
-	size_t len = 64;
+	/* The fixed text with its NUL and a 36-byte cursor (66 bytes); each
+	 * row adds its length and a comma. */
+	size_t len = sizeof("{\"items\":[],\"next_cursor\":\"\"}") + 36;
 	char *s, *p;
 
 	for (int i = 0; i < shown; i++)

@@ -19,7 +19,8 @@
 #include "datasets.h"
 #include "upload.h"
 
-#define CHUNK_BYTES (4u << 20)
+#define CHUNK_BYTES       (4u << 20)
+#define UPLOAD_LOCK_CLASS "1970566514" /* first key of the upload's advisory locks */
 
 struct upload {
 	struct dataset_meta meta;
@@ -147,6 +148,27 @@ on_row(void *ctx, const double *cells, size_t ncols, unsigned long line, struct 
 	return ERR_OK;
 }
 
+/* One upload per dataset at a time: a transaction-scoped advisory lock,
+ * tried, never waited for.  The key space (class, hash) is the upload's
+ * own; a hash collision only makes an upload retry. */
+static enum err_code
+upload_try_lock(struct db_conn *db, const char *id, struct err *e)
+{
+	const char *values[1] = { id };
+	PGresult *res;
+	bool locked;
+
+	res = db_exec(db, "SELECT pg_try_advisory_xact_lock(" UPLOAD_LOCK_CLASS ", hashtext($1))",
+		      1, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	locked = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (!locked)
+		return err_set(e, ERR_CONFLICT, "an upload to dataset '%s' is in progress", id);
+	return ERR_OK;
+}
+
 static void
 upload_free(struct upload *u)
 {
@@ -175,9 +197,18 @@ upload_begin(struct server *srv, struct request *rq, struct err *e)
 	if (rc != ERR_OK)
 		return rc;
 	u->in_tx = true;
-	/* The row lock serialises concurrent uploads to one dataset: the second
-	 * one waits, then sees it sealed. */
-	rc = datasets_meta(u->db, rq->auth.tenant, rq->path_id, true, &u->meta, e);
+	/* The transaction spans many callbacks of one HTTP thread, so it must
+	 * hold nothing another request waits for: that request, served by the
+	 * same thread, would wait for itself, forever.  So no row lock (the
+	 * chunks' foreign key takes KEY SHARE, which FOR NO KEY UPDATE does not
+	 * wait for); a try-lock keeps out other uploads, and the seal checks
+	 * the dataset is still unsealed.  The state is read again once locked:
+	 * an upload that held the lock before may have sealed it. */
+	rc = datasets_meta(u->db, rq->auth.tenant, rq->path_id, false, &u->meta, e);
+	if (rc == ERR_OK)
+		rc = upload_try_lock(u->db, u->meta.id, e);
+	if (rc == ERR_OK)
+		rc = datasets_meta(u->db, rq->auth.tenant, rq->path_id, false, &u->meta, e);
 	if (rc != ERR_OK)
 		return rc;
 	if (strcmp(u->meta.state, "created") != 0)
@@ -215,6 +246,7 @@ upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct 
 	char rows[24];
 	const char *values[2] = { u->meta.id, rows };
 	PGresult *res;
+	bool sealed;
 	enum err_code rc;
 
 	rc = csv_parser_finish(&u->csv, e);
@@ -225,11 +257,14 @@ upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct 
 	snprintf(rows, sizeof(rows), "%lld", u->rows);
 	res = db_exec(u->db,
 		      "UPDATE datasets SET state = 'sealed', n_rows = $2, sealed_at = now()"
-		      " WHERE id = $1",
+		      " WHERE id = $1 AND state = 'created'",
 		      2, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
 		return e->code;
+	sealed = PQcmdTuples(res)[0] == '1';
 	PQclear(res);
+	if (!sealed) /* deleted while the body streamed: keep nothing */
+		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", u->meta.id);
 	rc = db_command(u->db, "COMMIT", e);
 	u->in_tx = false;
 	if (rc != ERR_OK)

@@ -332,7 +332,8 @@ static bool
 start_once(struct h_server *s, int *ret_status)
 {
 	char url[600], listen[64], workers[48], lease[48], delay[48], body[48], level[48];
-	char *extra[10];
+	char threads[48];
+	char *extra[12];
 	char *argv[2] = { (char *)bin_path(), NULL };
 	char **env;
 	int k = 0;
@@ -358,6 +359,10 @@ start_once(struct h_server *s, int *ret_status)
 	if (s->opts.max_body_bytes != 0) {
 		snprintf(body, sizeof(body), "DPOPT_MAX_BODY_BYTES=%u", s->opts.max_body_bytes);
 		extra[k++] = body;
+	}
+	if (s->opts.http_threads != 0) {
+		snprintf(threads, sizeof(threads), "DPOPT_HTTP_THREADS=%u", s->opts.http_threads);
+		extra[k++] = threads;
 	}
 	extra[k] = NULL;
 	env = child_env(extra);

@@ -10,8 +10,9 @@
  * assert).
  *
  * Every dpoptd's stderr goes to a log file in one directory per test
- * program; h_finish() prints the logs when a test failed and fails the
- * program when a log holds a sanitizer report.
+ * program (level warn; DPOPT_TEST_LOG_LEVEL=info for more); h_finish()
+ * prints the logs when a test failed and fails the program when a log
+ * holds a sanitizer report.
  */
 #ifndef TESTS_INTEGRATION_HARNESS_H
 #define TESTS_INTEGRATION_HARNESS_H
@@ -51,6 +52,7 @@ struct h_opts {
 	unsigned lease_seconds;  /* DPOPT_LEASE_SECONDS; 0: the default */
 	unsigned step_delay_ms;  /* DPOPT_TEST_STEP_DELAY_MS */
 	unsigned max_body_bytes; /* DPOPT_MAX_BODY_BYTES; 0: the default */
+	unsigned http_threads;   /* DPOPT_HTTP_THREADS; 0: the default */
 };
 
 struct h_server {

@@ -1,13 +1,16 @@
 /*
  * test_race.c - concurrent requests against one dataset: admission never
- * overspends the budget, idempotent retries never charge twice, and
- * concurrent uploads seal a dataset once.
+ * overspends the budget, idempotent retries never charge twice,
+ * concurrent uploads seal a dataset once, and an upload in progress
+ * blocks no other request (with a single HTTP thread, where a request
+ * that waited for the upload would wait for itself).
  *
  * Threads each make their own libcurl handle (h_http) and are released
  * together by a barrier; they only record what they got, the assertions
  * run in the test's thread afterwards.
  */
 #include <check.h>
+#include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +207,184 @@ START_TEST(test_concurrent_uploads)
 }
 END_TEST
 
+/* An upload whose body stops halfway until released. */
+struct slow_upload {
+	const char *csv;
+	size_t len, sent;
+	volatile int release; /* set by the test thread; polled by curl's callback */
+	char url[256], auth[160];
+	long status;
+	char err[256];
+	char body[512]; /* the start of the reply */
+	size_t body_len;
+};
+
+static size_t
+slow_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct slow_upload *u = ud;
+	size_t n = size * nmemb, room = sizeof(u->body) - 1 - u->body_len;
+
+	memcpy(u->body + u->body_len, data, n < room ? n : room);
+	u->body_len += n < room ? n : room;
+	u->body[u->body_len] = '\0';
+	return n;
+}
+
+static size_t
+slow_read(char *buf, size_t size, size_t nmemb, void *ud)
+{
+	struct slow_upload *u = ud;
+	size_t half = u->len / 2, n = size * nmemb, end;
+
+	while (u->sent >= half && !__atomic_load_n(&u->release, __ATOMIC_ACQUIRE))
+		h_sleep(0.01);
+	end = u->sent < half ? half : u->len;
+	if (n > end - u->sent)
+		n = end - u->sent;
+	memcpy(buf, u->csv + u->sent, n);
+	u->sent += n;
+	return n;
+}
+
+static void *
+slow_upload_main(void *arg)
+{
+	struct slow_upload *u = arg;
+	struct curl_slist *hl = NULL;
+	CURL *c = curl_easy_init();
+	CURLcode cc;
+
+	hl = curl_slist_append(hl, "Content-Type: text/csv");
+	hl = curl_slist_append(hl, "Expect:");
+	hl = curl_slist_append(hl, u->auth);
+	curl_easy_setopt(c, CURLOPT_URL, u->url);
+	curl_easy_setopt(c, CURLOPT_PROXY, "");
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	curl_easy_setopt(c, CURLOPT_UPLOAD, 1L); /* PUT */
+	curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)u->len);
+	curl_easy_setopt(c, CURLOPT_READFUNCTION, slow_read);
+	curl_easy_setopt(c, CURLOPT_READDATA, u);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, slow_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, u);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
+	cc = curl_easy_perform(c);
+	if (cc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &u->status);
+	else
+		snprintf(u->err, sizeof(u->err), "%s", curl_easy_strerror(cc));
+	curl_slist_free_all(hl);
+	curl_easy_cleanup(c);
+	return NULL;
+}
+
+static void
+slow_upload_start(struct slow_upload *u, pthread_t *th, const char *ds, const char *csv)
+{
+	double deadline = h_now() + 20.0;
+
+	memset(u, 0, sizeof(*u));
+	u->csv = csv;
+	u->len = strlen(csv);
+	snprintf(u->url, sizeof(u->url), "%s/v1/datasets/%s/data", srv.base, ds);
+	snprintf(u->auth, sizeof(u->auth), "Authorization: Bearer %s", owner);
+	ck_assert_int_eq(pthread_create(th, NULL, slow_upload_main, u), 0);
+	/* Wait until a chunk is written: the upload then holds what its
+	 * transaction holds, the foreign key's lock on the dataset included. */
+	while (h_sql_ll(db, "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+			    " current_database() AND state = 'idle in transaction'"
+			    " AND query LIKE 'INSERT INTO dataset_chunks%%'") == 0) {
+		ck_assert_msg(h_now() < deadline, "the upload did not get going");
+		h_sleep(0.02);
+	}
+}
+
+static long
+slow_upload_finish(struct slow_upload *u, pthread_t th)
+{
+	__atomic_store_n(&u->release, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	ck_assert_msg(u->status != 0, "the upload: %s", u->err);
+	printf("upload of %zu bytes: %ld %s\n", u->len, u->status, u->body);
+	return u->status;
+}
+
+/* One request during the upload: it must be answered, and soon. */
+static void
+during(const char *method, const char *ds, const char *suffix, const char *ctype, const char *body,
+       long want)
+{
+	char path[128];
+	struct h_resp r;
+	double t0 = h_now();
+
+	snprintf(path, sizeof(path), "/v1/datasets/%s%s", ds, suffix);
+	h_http(&srv, method, path, owner, ctype, body, body != NULL ? strlen(body) : 0, NULL, &r);
+	ck_assert_msg(r.status == want && h_now() - t0 < 10.0,
+		      "%s %s during an upload: %ld after %.1f s, want %ld: %s%s", method, path,
+		      r.status, h_now() - t0, want, h_short(r.body), r.curl_err);
+	h_resp_clear(&r);
+}
+
+/* With one HTTP thread, every other request is served by the thread that
+ * streams the upload: a request that waited for something the upload's
+ * transaction holds would wait for itself.  Each must be answered at
+ * once: another upload and a run are refused, a budget change and reads
+ * go through, and a deletion wins over the upload. */
+START_TEST(test_upload_in_progress)
+{
+	struct slow_upload u;
+	char ds[40], ds2[40], body[512];
+	/* Over 4 MiB in the first half: a chunk is written before the pause. */
+	char *csv = h_csv(200000, H_D, true, 12);
+	pthread_t th;
+
+	snprintf(body, sizeof(body), H_DATASET_FMT, "slow", "1");
+	h_dataset_create(&srv, owner, body, ds);
+	h_dataset_create(&srv, owner, body, ds2);
+
+	slow_upload_start(&u, &th, ds, csv);
+	during("PUT", ds, "/data", "text/csv", "0,0,0,0,0,1\n", 409);
+	during("POST", ds, "/runs", "application/json", H_RUN_BODY, 409);
+	during("PATCH", ds, "", "application/json",
+	       "{\"budget\": {\"epsilon\": 2, \"delta\": 1e-3}}", 200);
+	during("GET", ds, "", NULL, NULL, 200);
+	during("GET", ds, "/runs", NULL, NULL, 200);
+	ck_assert_int_eq(slow_upload_finish(&u, th), 200);
+	ck_assert_int_eq(h_sql_ll(db, "SELECT n_rows FROM datasets WHERE id = '%s'", ds), 200000);
+	ck_assert_int_eq(h_sql_ll(db,
+				  "SELECT (budget_epsilon = 2)::int FROM datasets"
+				  " WHERE id = '%s'",
+				  ds),
+			 1);
+
+	/* Deleted while its data streams in: the upload keeps nothing. */
+	slow_upload_start(&u, &th, ds2, csv);
+	during("DELETE", ds2, "", NULL, NULL, 204);
+	ck_assert_int_eq(slow_upload_finish(&u, th), 404);
+	ck_assert_int_eq(
+		h_sql_ll(db, "SELECT count(*) FROM dataset_chunks WHERE dataset_id = '%s'", ds2),
+		0);
+	ck_assert_int_eq(h_sql_ll(db,
+				  "SELECT count(*) FROM datasets WHERE id = '%s'"
+				  " AND state = 'deleted' AND n_rows IS NULL",
+				  ds2),
+			 1);
+	free(csv);
+}
+END_TEST
+
+static void
+setup_one_thread(void)
+{
+	struct h_opts o = { .http_threads = 1 };
+
+	h_db_create(db, sizeof(db));
+	h_key_create(db, "acme", "owner", owner, sizeof(owner));
+	h_server_start(&srv, db, &o);
+}
+
 int
 main(void)
 {
@@ -218,6 +399,11 @@ main(void)
 	tcase_add_test(tc, test_concurrent_admission);
 	tcase_add_test(tc, test_concurrent_idempotent_retries);
 	tcase_add_test(tc, test_concurrent_uploads);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("upload_in_progress");
+	tcase_add_unchecked_fixture(tc, setup_one_thread, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_upload_in_progress);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
