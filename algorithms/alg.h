@@ -47,9 +47,9 @@ enum alg_param_type {
 struct alg_param {
 	const char *name; /* JSON key in "params", snake_case */
 	enum alg_param_type type;
-	double min; /* inclusive */
-	double max; /* inclusive */
-	double def; /* used when the key is absent; 0 may mean "auto" (see doc) */
+	double min;      /* inclusive */
+	double max;      /* inclusive */
+	double def;      /* used when the key is absent; 0 may mean "auto" (see doc) */
 	const char *doc; /* one line for API users */
 };
 
@@ -76,32 +76,31 @@ struct alg_used {
 
 /* What plan() decides; stored with the run, reproducible from the spec. */
 struct run_plan {
-	unsigned long steps;   /* exact number of step() calls */
+	unsigned long steps;        /* exact number of step() calls */
 	struct dp_event_tree event; /* what the run releases */
-	double charge_epsilon; /* basic-composition charge; the event satisfies it */
+	double charge_epsilon;      /* basic-composition charge; the event satisfies it */
 	double charge_delta;
 	size_t n_used;
 	struct alg_used used[ALG_MAX_USED];
 };
 
 struct alg_ops {
-	const char *name;                    /* stable API id: "<family>.<variant>" */
-	unsigned version;                    /* bump when outputs change for equal inputs */
-	const char *doc;                     /* one paragraph for the catalogue */
-	const char *paper;                   /* what it implements */
-	const char *privacy_model;           /* e.g. "(epsilon, delta)-DP, replace-one" */
-	const char *const *objectives;       /* NULL-terminated objective names */
-	unsigned constraints;                /* bit (1u << CONSTRAINT_*) per supported set */
-	const struct alg_param *params;      /* ends with an entry whose name is NULL */
-	size_t state_size;                   /* bytes the driver zero-allocates for state */
+	const char *name;               /* stable API id: "<family>.<variant>" */
+	unsigned version;               /* bump when outputs change for equal inputs */
+	const char *doc;                /* one paragraph for the catalogue */
+	const char *paper;              /* what it implements */
+	const char *privacy_model;      /* e.g. "(epsilon, delta)-DP, replace-one" */
+	const char *const *objectives;  /* NULL-terminated objective names */
+	unsigned constraints;           /* bit (1u << CONSTRAINT_*) per supported set */
+	const struct alg_param *params; /* ends with an entry whose name is NULL */
+	size_t state_size;              /* bytes the driver zero-allocates for state */
 
 	enum err_code (*plan)(const struct run_spec *spec, struct run_plan *ret_plan,
 			      struct err *e);
 	/* Per-record evaluations plus noise draws, from public inputs only. */
 	double (*work)(const struct run_spec *spec);
-	enum err_code (*init)(void *state, const struct run_spec *spec,
-			      const struct run_plan *plan, const struct dataset *ds, struct rng *rng,
-			      struct err *e);
+	enum err_code (*init)(void *state, const struct run_spec *spec, const struct run_plan *plan,
+			      const struct dataset *ds, struct rng *rng, struct err *e);
 	enum err_code (*step)(void *state, struct err *e);
 	void (*result)(const void *state, double *ret_x); /* spec->d doubles */
 	void (*fini)(void *state);

@@ -33,17 +33,17 @@ struct csv_parser {
 	size_t ncols;          /* cells every row must have */
 	size_t max_line_bytes; /* longest accepted line, terminator excluded */
 	csv_row_fn on_row;
-	void *ctx;             /* borrowed: passed to on_row */
-	char *line;            /* owned: the line being assembled */
-	size_t len;            /* bytes in line */
-	double *cells;         /* owned: ncols parsed cells */
-	unsigned long lineno;  /* lines completed so far */
-	unsigned long rows;    /* data rows delivered */
-	unsigned bom_seen;     /* bytes of a leading BOM matched so far */
-	bool started;          /* past the BOM check */
-	bool header_checked;   /* first line has been classified */
-	bool pending_blank;    /* an empty line was seen; an error unless at the end */
-	bool failed;           /* sticky: a call returned an error */
+	void *ctx;                /* borrowed: passed to on_row */
+	char *line;               /* owned: the line being assembled */
+	size_t len;               /* bytes in line */
+	double *cells;            /* owned: ncols parsed cells */
+	unsigned long lineno;     /* lines completed so far */
+	unsigned long rows;       /* data rows delivered */
+	unsigned bom_seen;        /* bytes of a leading BOM matched so far */
+	bool started;             /* past the BOM check */
+	bool header_checked;      /* first line has been classified */
+	bool pending_blank;       /* an empty line was seen; an error unless at the end */
+	bool failed;              /* sticky: a call returned an error */
 	unsigned long err_line;   /* 1-based line of the error, 0 if none */
 	unsigned long err_column; /* 1-based column (cell) of the error, 0 if none */
 	/* private to csv.c */

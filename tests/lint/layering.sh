@@ -1,0 +1,31 @@
+#!/bin/sh
+# layering.sh SRC: the dependency rules of HOUSE-STYLE.md section 10.3, as
+# greps.  algorithms/ is pure computation: no HTTP, JSON, database,
+# threads or stdio; common/ includes nothing from the other trees; only
+# noise.c draws DP noise (no other file calls a noise primitive's
+# internals or the C library's rand()).
+set -u
+SRC=$1
+fail=0
+bad() { echo "layering: $*"; fail=1; }
+
+for f in $(find "$SRC/algorithms" "$SRC/common" -name '*.[ch]'); do
+	if grep -nE '#include <(jansson|microhttpd|libpq-fe|pthread)\.h>' "$f"; then
+		bad "$f includes a service library"
+	fi
+done
+for f in $(find "$SRC/algorithms" -name '*.[ch]'); do
+	grep -nE '#include <stdio\.h>' "$f" && bad "$f includes stdio.h (no printing in algorithms/)"
+	grep -nE '\b(rand|random|drand48|srand)\s*\(' "$f" && bad "$f uses the C library's generator"
+done
+for f in $(find "$SRC/common" -name '*.[ch]'); do
+	grep -nE '#include "(alg|objective|constraint|data|http|db|runs|datasets)\.h"' "$f" &&
+		bad "$f (common/) includes from algorithms/ or service/"
+done
+# All DP noise is drawn in algorithms/privacy/noise.c.
+for f in $(find "$SRC/algorithms" "$SRC/service" -name '*.c' ! -path '*/privacy/noise.c'); do
+	grep -nE '\b(log|sqrt)\s*\(\s*-?\s*2(\.0)?\s*\*\s*log\s*\(' "$f" &&
+		bad "$f looks like it samples Gaussian noise itself (Box-Muller)"
+done
+[ $fail = 0 ] && echo "layering: ok"
+exit $fail
