@@ -32,6 +32,26 @@ env_uint(const char *name, uint64_t def, uint64_t min, uint64_t max, uint64_t *r
 }
 
 static enum err_code
+env_double(const char *name, double def, double min, double max, double *ret, struct err *e)
+{
+	const char *s = getenv(name);
+	char *end;
+	double v;
+
+	if (s == NULL || s[0] == '\0') {
+		*ret = def;
+		return ERR_OK;
+	}
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !(v >= min && v <= max))
+		return err_set_field(e, ERR_INVALID, name, "%s must be a number within [%g, %g]",
+				     name, min, max);
+	*ret = v;
+	return ERR_OK;
+}
+
+static enum err_code
 env_str(const char *name, const char *def, char *out, size_t cap, struct err *e)
 {
 	const char *s = getenv(name);
@@ -105,6 +125,13 @@ config_from_env(struct config *ret, struct err *e)
 	if ((rc = env_uint("DPOPT_MAX_ATTEMPTS", 3, 1, 100, &v, e)) != ERR_OK)
 		return rc;
 	c.max_attempts = (unsigned)v;
+	/* Defaults: 5e10 work units is about 15 minutes at the 5e7 per second
+	 * assumed for one core (dp_sgd.one_pass measured 1.6e8 to 3e8 cells per
+	 * second, bench/bench_dp_sgd), within the 30-minute aim of issue #3. */
+	if ((rc = env_double("DPOPT_MAX_RUN_WORK", 5e10, 1e3, 1e16, &c.max_run_work, e)) !=
+		    ERR_OK ||
+	    (rc = env_double("DPOPT_WORK_RATE", 5e7, 1e3, 1e12, &c.work_rate, e)) != ERR_OK)
+		return rc;
 	if ((rc = env_uint("DPOPT_TEST_STEP_DELAY_MS", 0, 0, 60000, &v, e)) != ERR_OK)
 		return rc;
 #ifdef DPOPT_TESTING

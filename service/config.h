@@ -25,6 +25,8 @@ struct config {
 	unsigned max_features;       /* DPOPT_MAX_FEATURES */
 	unsigned lease_seconds;      /* DPOPT_LEASE_SECONDS: a claimed run's lease */
 	unsigned max_attempts;       /* DPOPT_MAX_ATTEMPTS: re-queues after lost leases */
+	double max_run_work;         /* DPOPT_MAX_RUN_WORK: admission limit on a run's work */
+	double work_rate;            /* DPOPT_WORK_RATE: work units per second, for timeouts */
 	char instance_id[96];        /* DPOPT_INSTANCE_ID: names this process in leases */
 	char log_level[16];          /* DPOPT_LOG_LEVEL */
 	unsigned test_step_delay_ms; /* DPOPT_TEST_STEP_DELAY_MS: testing builds only */

@@ -18,13 +18,26 @@
 #define DATASET_JSON                                                                               \
 	"json_build_object('id', d.id, 'name', d.name, 'schema', d.spec->'schema',"                \
 	" 'bounds', d.spec->'bounds', 'accounting_mode', d.accounting_mode,"                       \
-	" 'state', d.state, 'n_rows', d.n_rows,"                                                   \
+	" 'state', d.state, 'n_rows', d.n_rows, 'acknowledge_large_delta', d.large_delta_ok,"      \
 	" 'budget', json_build_object("                                                            \
 	"   'epsilon', json_build_object('total', d.budget_epsilon, 'spent', d.spent_epsilon,"     \
 	"                                'remaining', d.budget_epsilon - d.spent_epsilon),"        \
 	"   'delta', json_build_object('total', d.budget_delta, 'spent', d.spent_delta,"           \
 	"                              'remaining', d.budget_delta - d.spent_delta)),"             \
 	" 'created_at', d.created_at, 'sealed_at', d.sealed_at)::text"
+
+enum err_code
+datasets_check_delta(const struct dataset_meta *m, double delta, long long n, const char *field,
+		     struct err *e)
+{
+	/* delta >= 1/n allows mechanisms that publish a record outright. */
+	if (m->large_delta_ok || n <= 0 || delta * (double)n < 1.0)
+		return ERR_OK;
+	return err_set_field(e, ERR_NUMERIC, field,
+			     "'%s' = %g is not below 1/n = 1/%lld; create the dataset with "
+			     "\"acknowledge_large_delta\": true to allow it",
+			     field, delta, n);
+}
 
 bool
 is_uuid(const char *s)
@@ -50,18 +63,20 @@ struct dataset_create {
 	double linf, l2, label; /* NAN when undeclared */
 	double epsilon, delta;
 	const char *mode;
+	bool large_delta_ok;
 };
 
 static enum err_code
 parse_create(const json_t *doc, unsigned max_features, struct dataset_create *ret, struct err *e)
 {
 	static const char *const top[] = { "name",   "schema",          "bounds",
-					   "budget", "accounting_mode", NULL };
+					   "budget", "accounting_mode", "acknowledge_large_delta",
+					   NULL };
 	static const char *const schema_keys[] = { "features", "task", NULL };
 	static const char *const bounds_keys[] = { "feature_linf", "feature_l2", "label", NULL };
 	static const char *const budget_keys[] = { "epsilon", "delta", NULL };
 	struct dataset_create c = { .linf = NAN, .l2 = NAN, .label = NAN, .mode = "basic" };
-	json_t *schema, *bounds, *budget;
+	json_t *schema, *bounds, *budget, *ack;
 	bool has_linf, has_l2;
 	enum err_code rc;
 
@@ -102,6 +117,11 @@ parse_create(const json_t *doc, unsigned max_features, struct dataset_create *re
 				     "'budget.delta' must be within [0, 0.5)");
 	if ((rc = jv_string(doc, "", "accounting_mode", false, 16, &c.mode, e)) != ERR_OK)
 		return rc;
+	ack = json_object_get(doc, "acknowledge_large_delta");
+	if (ack != NULL && !json_is_boolean(ack))
+		return err_set_field(e, ERR_INVALID, "acknowledge_large_delta",
+				     "'acknowledge_large_delta' must be a boolean");
+	c.large_delta_ok = json_is_true(ack);
 	if (c.mode == NULL)
 		c.mode = "basic";
 	if (strcmp(c.mode, "basic") != 0)
@@ -154,12 +174,13 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 	values[6] = eps;
 	res = db_exec(db,
 		      "WITH d AS (INSERT INTO datasets (tenant_id, name, spec, n_features, task,"
-		      " accounting_mode, budget_epsilon, budget_delta)"
-		      " VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7::numeric, $8::numeric)"
+		      " accounting_mode, budget_epsilon, budget_delta, large_delta_ok)"
+		      " VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7::numeric, $8::numeric, $9)"
 		      " RETURNING *) SELECT " DATASET_JSON ", d.id FROM d",
-		      8,
+		      9,
 		      (const char *const[]){ values[0], values[1], values[2], values[3], values[4],
-					     values[5], values[6], delta },
+					     values[5], values[6], delta,
+					     c.large_delta_ok ? "t" : "f" },
 		      PGRES_TUPLES_OK, e);
 	if (res == NULL) {
 		rc = e->code;
@@ -199,6 +220,8 @@ datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret)
 	snprintf(m.state, sizeof(m.state), "%s", PQgetvalue(res, row, 5));
 	m.n_rows = atoll(PQgetvalue(res, row, 6));
 	snprintf(m.mode, sizeof(m.mode), "%s", PQgetvalue(res, row, 7));
+	m.large_delta_ok = strcmp(PQgetvalue(res, row, 8), "t") == 0;
+	m.budget_delta = strtod(PQgetvalue(res, row, 9), NULL);
 	*ret = m;
 }
 
@@ -213,11 +236,13 @@ datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_u
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
 	res = db_exec(db,
 		      for_update ? "SELECT id, tenant_id, n_features, task, spec::text, state,"
-				   " coalesce(n_rows, 0), accounting_mode FROM datasets"
+				   " coalesce(n_rows, 0), accounting_mode, large_delta_ok,"
+				   " budget_delta FROM datasets"
 				   " WHERE id = $1 AND tenant_id = $2 AND state <> 'deleted'"
 				   " FOR NO KEY UPDATE" /* not blocked by an upload: upload.c */
 				 : "SELECT id, tenant_id, n_features, task, spec::text, state,"
-				   " coalesce(n_rows, 0), accounting_mode FROM datasets"
+				   " coalesce(n_rows, 0), accounting_mode, large_delta_ok,"
+				   " budget_delta FROM datasets"
 				   " WHERE id = $1 AND tenant_id = $2 AND state <> 'deleted'",
 		      2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
@@ -285,6 +310,7 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 	static const char *const budget_keys[] = { "epsilon", "delta", NULL };
 	char eps[32], delta[32];
 	const char *values[4] = { id, tenant, eps, delta };
+	struct dataset_meta m;
 	double epsilon, dlt;
 	json_t *doc = NULL, *budget;
 	PGresult *res;
@@ -309,6 +335,7 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 	json_decref(doc);
 	if (rc != ERR_OK)
 		return rc;
+
 	db_double_text(epsilon, eps);
 	db_double_text(dlt, delta);
 	/* One statement: the row lock makes the spent check and the write atomic. */
@@ -316,16 +343,19 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 		      "WITH d AS (UPDATE datasets SET budget_epsilon = $3::numeric,"
 		      " budget_delta = $4::numeric WHERE id = $1 AND tenant_id = $2"
 		      " AND state <> 'deleted' AND spent_epsilon <= $3::numeric"
-		      " AND spent_delta <= $4::numeric RETURNING *)"
+		      " AND spent_delta <= $4::numeric AND (state <> 'sealed' OR large_delta_ok"
+		      " OR $4::numeric * n_rows < 1) RETURNING *)"
 		      " SELECT " DATASET_JSON " FROM d",
 		      4, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;
 	if (PQntuples(res) != 1) {
-		struct dataset_meta m;
-
 		PQclear(res);
 		rc = datasets_meta(db, tenant, id, false, &m, e);
+		/* A sealed dataset's n is known: the new delta must pass the
+		 * seal's sanity check (in the UPDATE's WHERE clause above). */
+		if (rc == ERR_OK && strcmp(m.state, "sealed") == 0)
+			rc = datasets_check_delta(&m, dlt, m.n_rows, "budget.delta", e);
 		if (rc != ERR_OK)
 			return rc;
 		return err_set_field(e, ERR_CONFLICT, "budget",

@@ -27,6 +27,8 @@ struct dataset_meta {
 	char state[16];       /* created | sealed | deleted */
 	long long n_rows;     /* 0 until sealed */
 	char mode[16];        /* accounting mode: basic */
+	bool large_delta_ok;  /* the owner acknowledged budget.delta >= 1/n */
+	double budget_delta;  /* the budget's delta (public) */
 };
 
 /* Parse and validate a POST /v1/datasets body and insert the dataset;
@@ -59,8 +61,14 @@ enum err_code datasets_delete(struct db_conn *db, const char *tenant, const char
 			      struct err *e);
 
 /* Fill meta from a row of (id, tenant_id, n_features, task, spec, state,
- * n_rows, accounting_mode) starting at column col. */
+ * n_rows, accounting_mode, large_delta_ok, budget_delta). */
 void datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret);
+
+/* ACCOUNTING.md section 4: unless acknowledged, a delta (the budget's at
+ * seal time, a run's at submission) must stay below 1/n; ERR_NUMERIC (422)
+ * naming field otherwise. */
+enum err_code datasets_check_delta(const struct dataset_meta *m, double delta, long long n,
+				   const char *field, struct err *e);
 
 /* True when s is a canonical lower-case UUID. */
 bool is_uuid(const char *s);

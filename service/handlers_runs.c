@@ -9,12 +9,13 @@
 
 HANDLER(handle_run_create)
 {
+	struct run_limits lim = { srv->cfg.max_run_work, srv->cfg.work_rate };
 	char *view = NULL, id[37];
 	bool existing = false;
 	enum err_code rc;
 
 	rc = runs_create(rq->db, rq->auth.tenant, rq->path_id, rq->body, rq->len,
-			 http_header(rq, "Idempotency-Key"), &view, id, &existing, e);
+			 http_header(rq, "Idempotency-Key"), &lim, &view, id, &existing, e);
 	if (rc != ERR_OK)
 		return rc;
 	/* A replay answers as the first request did, and says it is one. */

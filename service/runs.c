@@ -1,6 +1,7 @@
 /*
  * runs.c - run admission and the read side of runs.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,12 +103,32 @@ find_idempotent(struct db_conn *db, const char *tenant, const char *key, const c
 	return ERR_OK;
 }
 
+/* The run's work from public inputs, against the limit; and its timeout. */
+static enum err_code
+check_work(const struct alg_ops *alg, const struct run_spec *spec, const struct run_limits *lim,
+	   double *ret_work, unsigned *ret_timeout, struct err *e)
+{
+	double work = alg->work(spec), t;
+
+	if (!isfinite(work) || work < 0.0)
+		return err_set_field(e, ERR_NUMERIC, "params", "the run's work is not computable");
+	if (work > lim->max_work)
+		return err_set_field(e, ERR_NUMERIC, "params",
+				     "the run's work %.3g exceeds this service's limit %.3g "
+				     "(DPOPT_MAX_RUN_WORK); use fewer rows, features or steps",
+				     work, lim->max_work);
+	t = ceil(4.0 * work / lim->work_rate);
+	*ret_work = work;
+	*ret_timeout = t < 60.0 ? 60u : t > 86400.0 ? 86400u : (unsigned)t;
+	return ERR_OK;
+}
+
 static enum err_code
 insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *meta,
-	   const struct run_request *req, const struct run_plan *plan, const char *idem_key,
-	   const char *hash, char ret_id[37], struct err *e)
+	   const struct run_request *req, const struct run_plan *plan, double work,
+	   unsigned timeout, const char *idem_key, const char *hash, char ret_id[37], struct err *e)
 {
-	char eps[32], delta[32], steps[24];
+	char eps[32], delta[32], steps[24], work_text[32], timeout_text[16];
 	char *request_text = NULL, *plan_text = NULL, *event_text = NULL;
 	json_t *plan_json = run_plan_json(plan);
 	PGresult *res;
@@ -129,19 +150,20 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 	if (rc != ERR_OK)
 		goto out;
 	snprintf(steps, sizeof(steps), "%lu", plan->steps);
+	snprintf(work_text, sizeof(work_text), "%.17g", work);
+	snprintf(timeout_text, sizeof(timeout_text), "%u", timeout);
 	{
-		const char *values[9] = { meta->id, tenant, req->alg->name, request_text, plan_text,
-					  eps,      delta,  steps,          idem_key };
-		const char *v10[10] = { values[0], values[1], values[2], values[3], values[4],
-					values[5], values[6], values[7], values[8], hash };
+		const char *values[12] = { meta->id,  tenant, req->alg->name, request_text,
+					   plan_text, eps,    delta,          steps,
+					   idem_key,  hash,   work_text,      timeout_text };
 
-		res = db_exec(
-			db,
-			"INSERT INTO runs (dataset_id, tenant_id, algorithm, request, plan,"
-			" charge_epsilon, charge_delta, steps_total, idempotency_key,"
-			" request_hash) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6::numeric,"
-			" $7::numeric, $8, $9, decode($10, 'hex')) RETURNING id",
-			10, v10, PGRES_TUPLES_OK, e);
+		res = db_exec(db,
+			      "INSERT INTO runs (dataset_id, tenant_id, algorithm, request, plan,"
+			      " charge_epsilon, charge_delta, steps_total, idempotency_key,"
+			      " request_hash, work, timeout_seconds) VALUES ($1, $2, $3, $4::jsonb,"
+			      " $5::jsonb, $6::numeric, $7::numeric, $8, $9, decode($10, 'hex'),"
+			      " $11, $12) RETURNING id",
+			      12, values, PGRES_TUPLES_OK, e);
 	}
 	if (res == NULL) {
 		rc = e->code;
@@ -160,12 +182,14 @@ out:
 
 enum err_code
 runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, const char *body,
-	    size_t len, const char *idem_key, char **ret_view, char ret_id[37], bool *ret_existing,
-	    struct err *e)
+	    size_t len, const char *idem_key, const struct run_limits *lim, char **ret_view,
+	    char ret_id[37], bool *ret_existing, struct err *e)
 {
 	struct dataset_meta meta;
 	struct run_request req = { 0 };
 	struct run_plan plan;
+	double work = 0.0;
+	unsigned timeout = 0;
 	json_t *doc = NULL;
 	char hash[65] = "", run_id[37];
 	bool found = false;
@@ -193,9 +217,15 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 		if (rc == ERR_OK)
 			rc = run_request_parse(doc, &meta, &req, e);
 		if (rc == ERR_OK)
+			rc = datasets_check_delta(&meta, req.spec.delta, meta.n_rows,
+						  "privacy.delta", e);
+		if (rc == ERR_OK)
 			rc = req.alg->plan(&req.spec, &plan, e);
 		if (rc == ERR_OK)
-			rc = insert_run(db, tenant, &meta, &req, &plan, idem_key, hash, run_id, e);
+			rc = check_work(req.alg, &req.spec, lim, &work, &timeout, e);
+		if (rc == ERR_OK)
+			rc = insert_run(db, tenant, &meta, &req, &plan, work, timeout, idem_key,
+					hash, run_id, e);
 		if (rc == ERR_OK)
 			rc = db_command(db, "NOTIFY " RUNS_CHANNEL, e); /* delivered at COMMIT */
 	}

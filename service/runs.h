@@ -22,9 +22,15 @@
  * key and body return the same run (*ret_existing true), charged once; the
  * same key with another body is ERR_CONFLICT naming "Idempotency-Key".
  */
+struct run_limits {
+	double max_work;  /* a run's work() above this is refused (422, "params") */
+	double work_rate; /* work units per second: the run timeout is 4 work / rate, >= 60 s */
+};
+
 enum err_code runs_create(struct db_conn *db, const char *tenant, const char *dataset_id,
-			  const char *body, size_t len, const char *idem_key, char **ret_view,
-			  char ret_id[37], bool *ret_existing, struct err *e);
+			  const char *body, size_t len, const char *idem_key,
+			  const struct run_limits *lim, char **ret_view, char ret_id[37],
+			  bool *ret_existing, struct err *e);
 
 /* JSON view of run id of tenant (owned text, see pgjson.h). */
 enum err_code runs_view(struct db_conn *db, const char *tenant, const char *id, char **ret,

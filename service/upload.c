@@ -255,16 +255,30 @@ upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct 
 	if (rc != ERR_OK)
 		return rc;
 	snprintf(rows, sizeof(rows), "%lld", u->rows);
+	/* n becomes public at the seal: the budget's delta must be below 1/n
+	 * unless acknowledged (ACCOUNTING.md section 4), checked in the same
+	 * statement so that a concurrent PATCH cannot slip in between. */
 	res = db_exec(u->db,
 		      "UPDATE datasets SET state = 'sealed', n_rows = $2, sealed_at = now()"
-		      " WHERE id = $1 AND state = 'created'",
+		      " WHERE id = $1 AND state = 'created'"
+		      " AND (large_delta_ok OR budget_delta * $2::numeric < 1)",
 		      2, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
 		return e->code;
 	sealed = PQcmdTuples(res)[0] == '1';
 	PQclear(res);
-	if (!sealed) /* deleted while the body streamed: keep nothing */
-		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", u->meta.id);
+	if (!sealed) {
+		/* Deleted while the body streamed, or the delta check failed:
+		 * either way nothing is kept (the caller rolls back). */
+		struct dataset_meta m;
+
+		rc = datasets_meta(u->db, rq->auth.tenant, u->meta.id, false, &m, e);
+		if (rc == ERR_OK && strcmp(m.state, "created") == 0)
+			rc = datasets_check_delta(&m, m.budget_delta, u->rows, "budget.delta", e);
+		if (rc == ERR_OK) /* not reachable unless the check and the SQL disagree */
+			rc = err_set(e, ERR_INTERNAL, "the seal failed");
+		return rc;
+	}
 	rc = db_command(u->db, "COMMIT", e);
 	u->in_tx = false;
 	if (rc != ERR_OK)

@@ -39,6 +39,9 @@ struct run_ctx {
 	struct worker *w;
 	const char *run_id;
 	struct timespec last_renew;
+	double timeout; /* seconds the run may take, from its public work */
+	struct timespec started;
+	bool timed_out;        /* the timeout passed: the run fails, charged */
 	bool cancel_requested; /* the client asked to cancel */
 	bool lease_lost;       /* another process owns the run now */
 	bool stopping;         /* this process is shutting down */
@@ -97,7 +100,8 @@ claim_next(struct worker *w, PGresult **ret, struct err *e)
 		      " steps_done = 0"
 		      " WHERE id = (SELECT id FROM runs WHERE state = 'queued'"
 		      " ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)"
-		      " RETURNING id, dataset_id, tenant_id, request::text, steps_total",
+		      " RETURNING id, dataset_id, tenant_id, request::text, steps_total,"
+		      " timeout_seconds",
 		      2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;
@@ -155,6 +159,10 @@ on_progress(void *ctx, unsigned long done, unsigned long total)
 		return false;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (seconds_between(&c->started, &now) > c->timeout) {
+		c->timed_out = true;
+		return false;
+	}
 	if (seconds_between(&c->last_renew, &now) >= (every < 1.0 ? every : 1.0) || done == total) {
 		renew(c, done);
 		c->last_renew = now;
@@ -229,10 +237,12 @@ execute(struct worker *w, PGresult *claim)
 	snprintf(tenant, sizeof(tenant), "%s", PQgetvalue(claim, 0, 2));
 	doc = json_loads(PQgetvalue(claim, 0, 3), 0, NULL);
 	steps_total = strtoul(PQgetvalue(claim, 0, 4), NULL, 10);
+	ctx.timeout = strtod(PQgetvalue(claim, 0, 5), NULL);
 	log_msg(LOG_INFO, run_id, "run claimed by worker %u", w->index);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ctx.last_renew = t0;
+	ctx.started = t0;
 	rc = doc != NULL ? ERR_OK : err_set(&e, ERR_INTERNAL, "stored request is not JSON");
 	if (rc == ERR_OK)
 		rc = datasets_meta(w->db, tenant, dataset_id, false, &meta, &e);
@@ -283,6 +293,10 @@ execute(struct worker *w, PGresult *claim)
 	} else if (rc == ERR_CANCELLED && ctx.cancel_requested) {
 		settle(w, run_id, "cancelled", NULL, NULL);
 		log_msg(LOG_INFO, run_id, "run cancelled; its charge stands");
+	} else if (rc == ERR_CANCELLED && ctx.timed_out) {
+		/* Generic like every failure; the charge stands (README). */
+		log_msg(LOG_WARN, run_id, "run exceeded its timeout of %.0f s", ctx.timeout);
+		settle(w, run_id, "failed", "internal_error", NULL);
 	} else if (rc == ERR_CANCELLED && ctx.lease_lost) {
 		log_msg(LOG_WARN, run_id, "lease lost, ignoring");
 	} else if (rc != ERR_OK) {

@@ -332,7 +332,7 @@ static bool
 start_once(struct h_server *s, int *ret_status)
 {
 	char url[600], listen[64], workers[48], lease[48], delay[48], body[48], level[48];
-	char threads[48];
+	char threads[48], work[64];
 	char *extra[12];
 	char *argv[2] = { (char *)bin_path(), NULL };
 	char **env;
@@ -363,6 +363,10 @@ start_once(struct h_server *s, int *ret_status)
 	if (s->opts.http_threads != 0) {
 		snprintf(threads, sizeof(threads), "DPOPT_HTTP_THREADS=%u", s->opts.http_threads);
 		extra[k++] = threads;
+	}
+	if (s->opts.max_run_work != 0.0) {
+		snprintf(work, sizeof(work), "DPOPT_MAX_RUN_WORK=%.17g", s->opts.max_run_work);
+		extra[k++] = work;
 	}
 	extra[k] = NULL;
 	env = child_env(extra);

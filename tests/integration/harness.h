@@ -29,7 +29,7 @@
  * unit l2 ball); %s is the name, %s the epsilon budget. */
 #define H_DATASET_FMT                                                                              \
 	"{\"name\": \"%s\", \"schema\": {\"features\": 5, \"task\": \"binary\"},"                  \
-	" \"bounds\": {\"feature_l2\": 1}, \"budget\": {\"epsilon\": %s, \"delta\": 1e-3},"        \
+	" \"bounds\": {\"feature_l2\": 1}, \"budget\": {\"epsilon\": %s, \"delta\": 1e-4},"        \
 	" \"accounting_mode\": \"basic\"}"
 
 /* The standard run: epsilon 0.1, delta 1e-6. */
@@ -53,6 +53,7 @@ struct h_opts {
 	unsigned step_delay_ms;  /* DPOPT_TEST_STEP_DELAY_MS */
 	unsigned max_body_bytes; /* DPOPT_MAX_BODY_BYTES; 0: the default */
 	unsigned http_threads;   /* DPOPT_HTTP_THREADS; 0: the default */
+	double max_run_work;     /* DPOPT_MAX_RUN_WORK; 0: the default */
 };
 
 struct h_server {

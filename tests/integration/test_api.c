@@ -57,8 +57,8 @@ teardown(void)
 
 /* A PATCH body and its length, for h_expect_error(). */
 #define PATCH_BODY(eps)                                                                            \
-	"{\"budget\": {\"epsilon\": " eps ", \"delta\": 1e-3}}",                                   \
-		strlen("{\"budget\": {\"epsilon\": " eps ", \"delta\": 1e-3}}")
+	"{\"budget\": {\"epsilon\": " eps ", \"delta\": 1e-4}}",                                   \
+		strlen("{\"budget\": {\"epsilon\": " eps ", \"delta\": 1e-4}}")
 
 static double
 num(json_t *j, const char *path)
@@ -93,7 +93,7 @@ START_TEST(test_upload_run_result)
 	h_dataset_create(&srv, owner,
 			 "{\"name\": \"flow\", \"schema\": {\"features\": 5, \"task\": \"binary\"},"
 			 " \"bounds\": {\"feature_l2\": 1}, \"budget\": {\"epsilon\": 1,"
-			 " \"delta\": 1e-3}, \"accounting_mode\": \"basic\"}",
+			 " \"delta\": 1e-4}, \"accounting_mode\": \"basic\"}",
 			 ds);
 	path_of(path, "/v1/datasets/%s/data", ds);
 	h_http(&srv, "PUT", path, owner, "text/csv", csv, strlen(csv), NULL, &r);
@@ -213,7 +213,7 @@ START_TEST(test_budget_exhausted)
 		       400, "invalid_request", "budget.delta", "budget.delta");
 	h_expect_error(&srv, "PATCH", path, owner, "application/json", no_delta, strlen(no_delta),
 		       NULL, 400, "invalid_request", "budget.delta", NULL);
-	j = h_json(&srv, "PATCH", path, owner, "{\"budget\": {\"epsilon\": 1.1, \"delta\": 1e-3}}",
+	j = h_json(&srv, "PATCH", path, owner, "{\"budget\": {\"epsilon\": 1.1, \"delta\": 1e-4}}",
 		   200);
 	ck_assert_double_eq_tol(num(j, "budget.epsilon.remaining"), 0.1, 1e-12);
 	json_decref(j);
@@ -469,7 +469,7 @@ END_TEST
 
 #define DS_OK_SCHEMA "\"schema\": {\"features\": 5, \"task\": \"binary\"}"
 #define DS_OK_BOUNDS "\"bounds\": {\"feature_l2\": 1}"
-#define DS_OK_BUDGET "\"budget\": {\"epsilon\": 1, \"delta\": 1e-3}"
+#define DS_OK_BUDGET "\"budget\": {\"epsilon\": 1, \"delta\": 1e-4}"
 
 static void
 bad_dataset(const char *body, long status, const char *code, const char *field,
@@ -505,10 +505,10 @@ START_TEST(test_bad_dataset_requests)
 		    "}",
 		    400, "invalid_request", "bounds.feature_l2", NULL);
 	bad_dataset("{\"name\": \"x\", " DS_OK_SCHEMA ", " DS_OK_BOUNDS
-		    ", \"budget\": {\"epsilon\": -1, \"delta\": 1e-3}}",
+		    ", \"budget\": {\"epsilon\": -1, \"delta\": 1e-4}}",
 		    400, "invalid_request", "budget.epsilon", "budget.epsilon");
 	bad_dataset("{\"name\": \"x\", " DS_OK_SCHEMA ", " DS_OK_BOUNDS
-		    ", \"budget\": {\"epsilon\": 0, \"delta\": 1e-3}}",
+		    ", \"budget\": {\"epsilon\": 0, \"delta\": 1e-4}}",
 		    400, "invalid_request", "budget.epsilon", NULL);
 	bad_dataset("{\"name\": \"x\", " DS_OK_SCHEMA ", " DS_OK_BOUNDS
 		    ", \"budget\": {\"epsilon\": 1, \"delta\": 0.5}}",
@@ -628,7 +628,7 @@ START_TEST(test_bad_run_requests)
 		&srv, owner,
 		"{\"name\": \"reg\", \"schema\": {\"features\": 5, \"task\": \"regression\"},"
 		" \"bounds\": {\"feature_l2\": 1}, \"budget\": {\"epsilon\": 1,"
-		" \"delta\": 1e-3}}",
+		" \"delta\": 1e-4}}",
 		reg);
 	h_upload(&srv, owner, reg, csv);
 	free(csv);
