@@ -17,6 +17,13 @@
  * its underflow) and, below -30, the asymptotic series of Mills' ratio.
  * Anything non-finite or a difference of the wrong sign fails closed with
  * ERR_NUMERIC: a curve we cannot evaluate is a charge we cannot bound.
+ *
+ * Compositions.  J. Dong, A. Roth, W. Su, "Gaussian differential privacy",
+ * JRSS-B 2022, Corollary 3.3: the adaptive composition of mu_i-GDP
+ * mechanisms is sqrt(sum mu_i^2)-GDP, and mu-GDP is exactly the curve
+ * above (their Corollary 2.13), so a composition of Gaussians inside one
+ * run has the curve at mu = sqrt(sum 1/z_i^2).  ag_tree_mu() recognises
+ * such trees; ag_epsilon_mu() inverts the curve by bisection.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -27,10 +34,10 @@
 #define LOG_SQRT_2PI    0.91893853320467274178 /* log(sqrt(2 pi)) */
 #define CAL_REL_TOL     1e-9                   /* relative width of the final bracket */
 #define CAL_MAX_OCTAVES 256                    /* bracket search stays in [2^-256, 2^256] */
+#define EPS_REL_TOL     1e-12                  /* ag_epsilon_mu: relative width of the bracket */
 
-/* log Phi(x), the log of the standard normal cdf, accurate in both tails. */
-static double
-log_phi(double x)
+double
+ag_log_phi(double x)
 {
 	double x2, term, sum;
 
@@ -57,22 +64,17 @@ log_phi(double x)
 	return -0.5 * x2 - log(-x) - LOG_SQRT_2PI + log1p(sum);
 }
 
-enum err_code
-ag_delta(double z, double epsilon, double *ret_delta, struct err *e)
+/* delta(eps) with z = 1/mu given both ways, so that ag_delta(z) computes
+ * -eps z exactly as before and ag_delta_mu(mu) -eps / mu. */
+static enum err_code
+delta_core(double z, double mu, double epsilon, double *ret_delta, struct err *e)
 {
-	double mu, a, b, la, lb, r, delta;
+	double a, b, la, lb, r, delta;
 
-	if (!isfinite(z) || z <= 0.0)
-		return err_set(e, ERR_INVALID, "the noise multiplier must be finite and positive");
-	if (!isfinite(epsilon) || epsilon < 0.0)
-		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
-				     "'privacy.epsilon' must be finite and non-negative");
-
-	mu = 1.0 / z;
 	a = -epsilon * z + 0.5 * mu;
 	b = -epsilon * z - 0.5 * mu;
-	la = log_phi(a);
-	lb = log_phi(b);
+	la = ag_log_phi(a);
+	lb = ag_log_phi(b);
 	r = epsilon + lb - la; /* log(e^eps Phi(b) / Phi(a)); -inf when Phi(b) underflows */
 	if (isnan(la) || isnan(lb) || isnan(r) || la == -INFINITY || r >= 0.0) {
 		err_set(e, ERR_NUMERIC, "the Gaussian privacy curve cannot be evaluated");
@@ -84,6 +86,129 @@ ag_delta(double z, double epsilon, double *ret_delta, struct err *e)
 	if (!isfinite(delta) || delta < 0.0 || delta > 1.0)
 		return err_set(e, ERR_NUMERIC, "the Gaussian privacy curve cannot be evaluated");
 	*ret_delta = delta;
+	return ERR_OK;
+}
+
+enum err_code
+ag_delta(double z, double epsilon, double *ret_delta, struct err *e)
+{
+	if (!isfinite(z) || z <= 0.0)
+		return err_set(e, ERR_INVALID, "the noise multiplier must be finite and positive");
+	if (!isfinite(epsilon) || epsilon < 0.0)
+		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+				     "'privacy.epsilon' must be finite and non-negative");
+	return delta_core(z, 1.0 / z, epsilon, ret_delta, e);
+}
+
+enum err_code
+ag_delta_mu(double mu, double epsilon, double *ret_delta, struct err *e)
+{
+	if (!isfinite(mu) || mu <= 0.0)
+		return err_set(e, ERR_INVALID, "mu must be finite and positive");
+	if (!isfinite(epsilon) || epsilon < 0.0)
+		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+				     "'privacy.epsilon' must be finite and non-negative");
+	return delta_core(1.0 / mu, mu, epsilon, ret_delta, e);
+}
+
+enum err_code
+ag_epsilon_mu(double mu, double delta, double *ret_epsilon, struct err *e)
+{
+	double lo = 0.0, hi = 1.0, d, check;
+	enum err_code rc;
+	int n;
+
+	if (!isfinite(mu) || mu <= 0.0)
+		return err_set(e, ERR_INVALID, "mu must be finite and positive");
+	if (!(delta > 0.0 && delta < 1.0))
+		return err_set_field(e, ERR_INVALID, "privacy.delta",
+				     "'privacy.delta' must be in (0, 1)");
+	/* delta(eps) decreases from delta(0) = 2 Phi(mu/2) - 1 to 0. */
+	if ((rc = ag_delta_mu(mu, 0.0, &d, e)) != ERR_OK)
+		return rc;
+	if (d <= delta) {
+		err_set(e, ERR_NUMERIC, "the Gaussian curve gives epsilon = 0 at this delta");
+		return err_detail(e, "mu = %.17g, delta(0) = %.17g <= %.17g (fails closed)", mu, d,
+				  delta);
+	}
+	for (n = 0;; n++) {
+		if (n == CAL_MAX_OCTAVES)
+			return err_set(e, ERR_NUMERIC,
+				       "no epsilon in range meets the delta target");
+		if ((rc = ag_delta_mu(mu, hi, &d, e)) != ERR_OK)
+			return rc;
+		if (d <= delta)
+			break;
+		lo = hi;
+		hi *= 2.0;
+	}
+	/* Invariant: delta(lo) > target >= delta(hi). */
+	while (hi - lo > EPS_REL_TOL * hi) {
+		double mid = 0.5 * (lo + hi);
+
+		if (!(mid > lo && mid < hi))
+			break;
+		if ((rc = ag_delta_mu(mu, mid, &d, e)) != ERR_OK)
+			return rc;
+		if (d <= delta)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	if ((rc = ag_delta_mu(mu, hi, &check, e)) != ERR_OK)
+		return rc;
+	if (!(check <= delta))
+		return err_set(e, ERR_NUMERIC, "the Gaussian epsilon misses the delta target");
+	*ret_epsilon = hi;
+	return ERR_OK;
+}
+
+/* *ret = sum of 1/z^2 over the subtree at i (max for parallel). */
+static bool
+tree_inv_sq(const struct dp_event_tree *t, unsigned i, double *ret)
+{
+	const struct dp_event *n = &t->node[i];
+	double v = 0.0, c;
+
+	switch (n->type) {
+	case DP_EVENT_GAUSSIAN:
+		v = 1.0 / (n->noise_multiplier * n->noise_multiplier);
+		break;
+	case DP_EVENT_SELF_COMPOSED:
+		if (!tree_inv_sq(t, n->first_child, &c))
+			return false;
+		v = (double)n->count * c;
+		break;
+	case DP_EVENT_COMPOSED:
+	case DP_EVENT_PARALLEL:
+		for (unsigned k = 0; k < n->n_children; k++) {
+			if (!tree_inv_sq(t, n->first_child + k, &c))
+				return false;
+			v = n->type == DP_EVENT_COMPOSED ? v + c : fmax(v, c);
+		}
+		break;
+	default:
+		return false;
+	}
+	*ret = v;
+	return true;
+}
+
+enum err_code
+ag_tree_mu(const struct dp_event_tree *t, double *ret_mu, struct err *e)
+{
+	double s, mu;
+	enum err_code rc;
+
+	if ((rc = dp_event_check(t, e)) != ERR_OK)
+		return rc;
+	if (!tree_inv_sq(t, 0, &s))
+		return err_set(e, ERR_INVALID,
+			       "the event is not a composition of plain gaussian mechanisms");
+	mu = sqrt(s);
+	if (!isfinite(mu) || !(mu > 0.0))
+		return err_set(e, ERR_NUMERIC, "mu of the gaussian composition is not finite");
+	*ret_mu = mu;
 	return ERR_OK;
 }
 

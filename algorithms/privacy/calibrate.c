@@ -1,0 +1,102 @@
+/*
+ * calibrate.c - noise calibration by bisection on the charging accountant
+ * (ACCOUNTING.md section 5: bisection to the smallest noise within 1e-3
+ * relative whose epsilon(delta) meets the target, then a re-check with the
+ * charging accountant, refused if it misses; Opacus once overshot its
+ * target, opacus#346, hence the re-check).
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "privacy/calibrate.h"
+
+struct cal {
+	calibrate_event_fn make_event;
+	void *ctx;
+	enum accounting_mode mode;
+	double delta;
+	const struct rdp_grid *grid;
+};
+
+static enum err_code
+cost(const struct cal *c, double noise, struct accountant_report *ret, struct err *e)
+{
+	struct dp_event_tree t;
+	enum err_code rc;
+
+	if ((rc = c->make_event(noise, c->ctx, &t, e)) != ERR_OK)
+		return rc;
+	return accountant_epsilon(&t, c->mode, c->delta, c->grid, true, ret, e);
+}
+
+enum err_code
+calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
+	  double target_epsilon, double delta, double lower, double upper,
+	  const struct rdp_grid *grid, double *ret_noise, struct accountant_report *ret_report,
+	  struct err *e)
+{
+	struct cal c = { make_event, ctx, mode, delta, grid };
+	struct accountant_report r_lo, r_hi, check;
+	double lo = lower, hi = upper;
+	enum err_code rc;
+
+	if (!isfinite(target_epsilon) || !(target_epsilon > 0.0))
+		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+				     "'privacy.epsilon' must be finite and positive");
+	if (!(delta > 0.0 && delta < 1.0))
+		return err_set_field(e, ERR_INVALID, "privacy.delta",
+				     "'privacy.delta' must be in (0, 1)");
+	if (make_event == NULL || !isfinite(lower) || !isfinite(upper) || !(lower > 0.0) ||
+	    !(upper > lower))
+		return err_set(e, ERR_INTERNAL, "calibration needs 0 < lower < upper");
+
+	/* The most private end must meet the target... */
+	if ((rc = cost(&c, hi, &r_hi, e)) != ERR_OK)
+		return rc;
+	if (!(r_hi.epsilon <= target_epsilon)) {
+		err_set_field(e, ERR_INVALID, "privacy.epsilon",
+			      "'privacy.epsilon' %.6g cannot be met at this delta with noise up to "
+			      "%.6g",
+			      target_epsilon, upper);
+		return err_detail(e, "epsilon at the largest noise is %.17g", r_hi.epsilon);
+	}
+	/* ... and epsilon must not grow with the noise (checked at the ends). */
+	if ((rc = cost(&c, lo, &r_lo, e)) != ERR_OK)
+		return rc;
+	if (r_lo.epsilon < r_hi.epsilon) {
+		err_set(e, ERR_NUMERIC, "the privacy cost grows with the noise");
+		return err_detail(e, "epsilon %.17g at noise %.17g, %.17g at %.17g", r_lo.epsilon,
+				  lo, r_hi.epsilon, hi);
+	}
+	if (r_lo.epsilon <= target_epsilon) {
+		hi = lo; /* the smallest noise allowed already meets the target */
+	} else {
+		/* Invariant: eps(lo) > target >= eps(hi).  Bisect in log(noise). */
+		while (hi > lo * (1.0 + CALIBRATE_REL_TOL)) {
+			struct accountant_report r;
+			double mid = sqrt(lo) * sqrt(hi);
+
+			if (!(mid > lo && mid < hi))
+				break;
+			if ((rc = cost(&c, mid, &r, e)) != ERR_OK)
+				return rc;
+			if (r.epsilon <= target_epsilon)
+				hi = mid;
+			else
+				lo = mid;
+		}
+	}
+
+	/* Re-compute the charge at the returned noise. */
+	if ((rc = cost(&c, hi, &check, e)) != ERR_OK)
+		return rc;
+	if (!(check.epsilon <= target_epsilon)) {
+		err_set(e, ERR_NUMERIC, "the calibrated noise misses the epsilon target");
+		return err_detail(e, "epsilon %.17g > target %.17g at noise %.17g", check.epsilon,
+				  target_epsilon, hi);
+	}
+	*ret_noise = hi;
+	*ret_report = check;
+	return ERR_OK;
+}

@@ -1,0 +1,47 @@
+/*
+ * calibrate.h - the noise of a private run from its target (epsilon,
+ * delta), by bisection on the charging accountant (ACCOUNTING.md section 5).
+ *
+ * Every private algorithm gets its noise this way unless its own analysis
+ * is tighter and proven in its spec.  Only replace_one events are accepted
+ * (the ledger's relation).  ctx is borrowed and passed to make_event,
+ * which is called from the calling thread about
+ * log2(log(upper / lower) / CALIBRATE_REL_TOL) + 3 times.
+ */
+#ifndef ALGORITHMS_PRIVACY_CALIBRATE_H
+#define ALGORITHMS_PRIVACY_CALIBRATE_H
+
+#include "err.h"
+#include "privacy/accountant.h"
+#include "privacy/event.h"
+#include "privacy/rdp.h"
+
+/* Builds the run's event at the given noise (a noise multiplier, or
+ * whatever single parameter the algorithm's noise scales with); larger
+ * noise must never cost more privacy. */
+typedef enum err_code (*calibrate_event_fn)(double noise, void *ctx, struct dp_event_tree *ret,
+					    struct err *e);
+
+/* Relative width of the final bracket: the returned noise is within this
+ * factor of the smallest noise that meets the target. */
+#define CALIBRATE_REL_TOL 1e-3
+
+/*
+ * The smallest noise in [lower, upper] (within CALIBRATE_REL_TOL relative,
+ * the safe end) whose event has epsilon(delta) <= target_epsilon under
+ * accountant_epsilon(mode, grid; for_ledger), found by bisection in
+ * log(noise) and re-computed at the returned value; *ret_report is that
+ * re-computation (the charge).
+ *
+ * Errors: ERR_INVALID naming "privacy.epsilon" when the target cannot be
+ * met within the bounds (or is not finite and positive), "privacy.delta"
+ * for a delta outside (0, 1); ERR_NUMERIC when epsilon grows with the
+ * noise at the ends or the re-check misses the target; any error of the
+ * callback or the accountant.
+ */
+enum err_code calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
+			double target_epsilon, double delta, double lower, double upper,
+			const struct rdp_grid *grid, double *ret_noise,
+			struct accountant_report *ret_report, struct err *e);
+
+#endif /* ALGORITHMS_PRIVACY_CALIBRATE_H */
