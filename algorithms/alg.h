@@ -29,6 +29,7 @@
 #include "data.h"
 #include "err.h"
 #include "objective.h"
+#include "privacy/accountant.h"
 #include "privacy/event.h"
 #include "rng.h"
 
@@ -65,6 +66,11 @@ struct run_spec {
 	size_t d;                              /* features */
 	enum task task;
 	struct bounds bounds;
+	/* The dataset's ledger: noise is calibrated so that the run's own
+	 * (epsilon, delta) holds under this mode's accountant (ACCOUNTING.md
+	 * section 5): the exact analytic curve for basic, the RDP conversion
+	 * for renyi. */
+	enum accounting_mode mode;
 };
 
 /* A value the run actually used, reported in the result ("step_size",

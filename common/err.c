@@ -91,6 +91,8 @@ err_code_name(enum err_code code)
 		return "conflict";
 	case ERR_BUDGET:
 		return "budget_exceeded";
+	case ERR_MODE:
+		return "accounting_mode_unsupported";
 	case ERR_TOO_LARGE:
 		return "body_too_large";
 	case ERR_MEDIA_TYPE:

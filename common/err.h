@@ -20,6 +20,7 @@ enum err_code {
 	ERR_METHOD,          /* the resource exists, the method does not (405) */
 	ERR_CONFLICT,        /* current state forbids the operation (409) */
 	ERR_BUDGET,          /* the privacy budget would be exceeded (409) */
+	ERR_MODE,            /* the dataset's accounting mode cannot charge this event (409) */
 	ERR_TOO_LARGE,       /* request body over the limit (413) */
 	ERR_MEDIA_TYPE,      /* wrong Content-Type (415) */
 	ERR_NUMERIC,         /* numerically unusable: NaN/Inf, over a work limit (422) */

@@ -12,6 +12,7 @@
 
 #include "datasets.h"
 #include "jv.h"
+#include "ledger.h"
 #include "pgjson.h"
 
 /* The JSON view of a row of datasets d. */
@@ -75,7 +76,7 @@ parse_create(const json_t *doc, unsigned max_features, struct dataset_create *re
 	static const char *const schema_keys[] = { "features", "task", NULL };
 	static const char *const bounds_keys[] = { "feature_linf", "feature_l2", "label", NULL };
 	static const char *const budget_keys[] = { "epsilon", "delta", NULL };
-	struct dataset_create c = { .linf = NAN, .l2 = NAN, .label = NAN, .mode = "basic" };
+	struct dataset_create c = { .linf = NAN, .l2 = NAN, .label = NAN };
 	json_t *schema, *bounds, *budget, *ack;
 	bool has_linf, has_l2;
 	enum err_code rc;
@@ -123,11 +124,10 @@ parse_create(const json_t *doc, unsigned max_features, struct dataset_create *re
 				     "'acknowledge_large_delta' must be a boolean");
 	c.large_delta_ok = json_is_true(ack);
 	if (c.mode == NULL)
-		c.mode = "basic";
-	if (strcmp(c.mode, "basic") != 0)
+		c.mode = "renyi"; /* the default: RDP composition under a filter */
+	if (strcmp(c.mode, "basic") != 0 && strcmp(c.mode, "renyi") != 0)
 		return err_set_field(e, ERR_INVALID, "accounting_mode",
-				     "'accounting_mode' must be 'basic' (the Renyi filter is not "
-				     "available in this version)");
+				     "'accounting_mode' must be 'renyi' (the default) or 'basic'");
 	*ret = c;
 	return ERR_OK;
 }
@@ -139,13 +139,28 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 	struct dataset_create c = { 0 };
 	json_t *doc = NULL, *spec = NULL, *bounds;
 	char features[24], eps[32], delta[32], *spec_text = NULL;
-	const char *values[7];
+	char orders[LEDGER_ARRAY_TEXT], caps[LEDGER_ARRAY_TEXT], spent[LEDGER_ARRAY_TEXT];
+	const char *values[7], *ov = NULL, *cv = NULL, *sv = NULL;
+	struct filter f;
 	PGresult *res;
 	enum err_code rc;
 
 	rc = jv_parse_object(body, len, &doc, e);
 	if (rc == ERR_OK)
 		rc = parse_create(doc, max_features, &c, e);
+	/* A renyi ledger fixes its filter grid and caps now, from the budget
+	 * (algorithms/privacy/filter.h says how). */
+	if (rc == ERR_OK && strcmp(c.mode, "renyi") == 0) {
+		rc = filter_init(&f, c.epsilon, c.delta, e);
+		if (rc == ERR_OK) {
+			ledger_array_text(f.order, f.m, orders);
+			ledger_array_text(f.cap, f.m, caps);
+			ledger_array_text(f.spent, f.m, spent);
+			ov = orders;
+			cv = caps;
+			sv = spent;
+		}
+	}
 	if (rc != ERR_OK)
 		goto out;
 	bounds = json_object();
@@ -174,13 +189,15 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 	values[6] = eps;
 	res = db_exec(db,
 		      "WITH d AS (INSERT INTO datasets (tenant_id, name, spec, n_features, task,"
-		      " accounting_mode, budget_epsilon, budget_delta, large_delta_ok)"
-		      " VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7::numeric, $8::numeric, $9)"
+		      " accounting_mode, budget_epsilon, budget_delta, large_delta_ok,"
+		      " filter_orders, filter_caps, spent_rdp)"
+		      " VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7::numeric, $8::numeric, $9,"
+		      " $10::float8[], $11::float8[], $12::float8[])"
 		      " RETURNING *) SELECT " DATASET_JSON ", d.id FROM d",
-		      9,
+		      12,
 		      (const char *const[]){ values[0], values[1], values[2], values[3], values[4],
 					     values[5], values[6], delta,
-					     c.large_delta_ok ? "t" : "f" },
+					     c.large_delta_ok ? "t" : "f", ov, cv, sv },
 		      PGRES_TUPLES_OK, e);
 	if (res == NULL) {
 		rc = e->code;
@@ -391,9 +408,12 @@ datasets_delete(struct db_conn *db, const char *tenant, const char *id, struct e
 			" l AS (INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon,"
 			" delta, event) SELECT dataset_id, id, 'refund', charge_epsilon,"
 			" charge_delta, ev FROM c WHERE attempts = 0 RETURNING epsilon, delta)"
-			" UPDATE datasets SET spent_epsilon = spent_epsilon -"
-			" (SELECT coalesce(sum(epsilon), 0) FROM l),"
-			" spent_delta = spent_delta - (SELECT coalesce(sum(delta), 0) FROM l),"
+			" UPDATE datasets SET spent_epsilon = CASE accounting_mode WHEN 'basic'"
+			" THEN spent_epsilon - (SELECT coalesce(sum(epsilon), 0) FROM l)"
+			" ELSE spent_epsilon END,"
+			" spent_delta = CASE accounting_mode WHEN 'basic'"
+			" THEN spent_delta - (SELECT coalesce(sum(delta), 0) FROM l)"
+			" ELSE spent_delta END,"
 			" state = 'deleted', deleted_at = now() WHERE id = $1",
 			1, values, PGRES_COMMAND_OK, e);
 		rc = res != NULL ? ERR_OK : e->code;

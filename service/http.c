@@ -43,6 +43,7 @@ http_status_for(enum err_code code)
 		return MHD_HTTP_METHOD_NOT_ALLOWED;
 	case ERR_CONFLICT:
 	case ERR_BUDGET:
+	case ERR_MODE:
 		return MHD_HTTP_CONFLICT;
 	case ERR_TOO_LARGE:
 		return MHD_HTTP_CONTENT_TOO_LARGE;

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "ledger.h"
+#include "privacy/rdp.h"
 
 enum err_code
 ledger_charge_text(double epsilon, double delta, char ret_eps[32], char ret_delta[32],
@@ -65,25 +68,95 @@ ledger_charge(struct db_conn *db, const char *dataset_id, const char *eps, const
 
 enum err_code
 ledger_append(struct db_conn *db, const char *dataset_id, const char *run_id, const char *kind,
-	      const char *eps, const char *delta, const char *event_json, struct err *e)
+	      const char *eps, const char *delta, const char *event_json, const char *rdp_text,
+	      struct err *e)
 {
-	const char *values[6] = { dataset_id, run_id, kind, eps, delta, event_json };
+	const char *values[7] = { dataset_id, run_id, kind, eps, delta, event_json, rdp_text };
 	PGresult *res;
 
-	res = db_exec(db,
-		      "INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon, delta, event)"
-		      " VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6::jsonb)",
-		      6, values, PGRES_COMMAND_OK, e);
+	res = db_exec(
+		db,
+		"INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon, delta, event,"
+		" rdp) VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6::jsonb, $7::float8[])",
+		7, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
 		return e->code;
 	PQclear(res);
 	return ERR_OK;
 }
 
+/* Recompute a 'renyi' dataset's spent vector as the upward-rounded sum of
+ * the charges of runs not refunded (never by subtraction), and its
+ * indicative spent epsilon. */
+static enum err_code
+recompute_renyi(struct db_conn *db, const char *dataset_id, struct err *e)
+{
+	const char *values[3] = { dataset_id, NULL, NULL };
+	char spent[LEDGER_ARRAY_TEXT], eps[32];
+	struct filter f;
+	double *rows = NULL, budget_delta;
+	unsigned k = 0;
+	bool any;
+	PGresult *res;
+	enum err_code rc;
+
+	rc = ledger_load_filter(db, dataset_id, &f, e);
+	if (rc != ERR_OK)
+		return rc;
+	res = db_exec(db,
+		      "SELECT l.rdp::text FROM ledger_entries l JOIN runs r ON r.id = l.run_id"
+		      " WHERE l.dataset_id = $1 AND l.kind = 'charge' AND NOT r.refunded",
+		      1, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	if (PQntuples(res) > 0)
+		rows = calloc((size_t)PQntuples(res) * f.m, sizeof(double));
+	if (PQntuples(res) > 0 && rows == NULL)
+		rc = err_set(e, ERR_NOMEM, "cannot recompute the filter");
+	for (int r = 0; rc == ERR_OK && r < PQntuples(res); r++) {
+		unsigned m = 0;
+
+		rc = ledger_array_parse(PQgetvalue(res, r, 0), rows + (size_t)r * f.m, f.m, &m, e);
+		if (rc == ERR_OK && m != f.m)
+			rc = err_set(e, ERR_INTERNAL, "a charge's RDP vector has the wrong length");
+		k++;
+	}
+	PQclear(res);
+	if (rc == ERR_OK) {
+		filter_sum(f.m, rows, k, f.spent);
+		budget_delta = 0.0;
+		res = db_exec(db, "SELECT budget_delta FROM datasets WHERE id = $1", 1, values,
+			      PGRES_TUPLES_OK, e);
+		if (res == NULL) {
+			rc = e->code;
+		} else {
+			budget_delta = strtod(PQgetvalue(res, 0, 0), NULL);
+			PQclear(res);
+		}
+	}
+	if (rc == ERR_OK) {
+		double spent_eps = filter_spent_epsilon(&f, budget_delta, &any);
+
+		ledger_array_text(f.spent, f.m, spent);
+		db_double_text(k > 0 && any ? spent_eps : 0.0, eps);
+		values[1] = spent;
+		values[2] = eps;
+		res = db_exec(db,
+			      "UPDATE datasets SET spent_rdp = $2::float8[],"
+			      " spent_epsilon = least($3::numeric, budget_epsilon) WHERE id = $1",
+			      3, values, PGRES_COMMAND_OK, e);
+		rc = res != NULL ? ERR_OK : e->code;
+		PQclear(res);
+	}
+	free(rows);
+	return rc;
+}
+
 enum err_code
 ledger_refund(struct db_conn *db, const char *run_id, struct err *e)
 {
 	const char *values[1] = { run_id };
+	char dataset_id[37], mode[16];
 	PGresult *res;
 
 	/* Only a queued, unrefunded run that no worker ever claimed
@@ -93,19 +166,171 @@ ledger_refund(struct db_conn *db, const char *run_id, struct err *e)
 		db,
 		"WITH r AS (UPDATE runs SET refunded = true WHERE id = $1"
 		" AND state = 'queued' AND NOT refunded AND attempts = 0"
-		" RETURNING id, dataset_id, charge_epsilon, charge_delta, plan->'event' AS ev),"
+		" RETURNING id, dataset_id, charge_epsilon, charge_delta, charge_rdp,"
+		" plan->'event' AS ev),"
 		" l AS (INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon, delta,"
-		" event) SELECT dataset_id, id, 'refund', charge_epsilon, charge_delta, ev"
-		" FROM r RETURNING dataset_id, epsilon, delta)"
-		" UPDATE datasets d SET spent_epsilon = d.spent_epsilon - l.epsilon,"
-		" spent_delta = d.spent_delta - l.delta FROM l WHERE d.id = l.dataset_id",
-		1, values, PGRES_COMMAND_OK, e);
+		" event, rdp) SELECT dataset_id, id, 'refund', charge_epsilon, charge_delta, ev,"
+		" charge_rdp FROM r RETURNING dataset_id, epsilon, delta),"
+		" b AS (UPDATE datasets d SET spent_epsilon = d.spent_epsilon - l.epsilon,"
+		" spent_delta = d.spent_delta - l.delta FROM l WHERE d.id = l.dataset_id"
+		" AND d.accounting_mode = 'basic')"
+		" SELECT d.id, d.accounting_mode FROM l JOIN datasets d ON d.id = l.dataset_id",
+		1, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;
-	if (PQcmdTuples(res)[0] != '1') {
+	if (PQntuples(res) != 1) {
 		PQclear(res);
 		return err_set(e, ERR_CONFLICT, "run '%s' is not refundable", run_id);
 	}
+	snprintf(dataset_id, sizeof(dataset_id), "%s", PQgetvalue(res, 0, 0));
+	snprintf(mode, sizeof(mode), "%s", PQgetvalue(res, 0, 1));
+	PQclear(res);
+	/* The refund row is visible to later statements of this transaction,
+	 * and runs.refunded is already true: the recomputation skips it. */
+	if (strcmp(mode, "renyi") == 0)
+		return recompute_renyi(db, dataset_id, e);
+	return ERR_OK;
+}
+
+void
+ledger_array_text(const double *v, unsigned m, char out[LEDGER_ARRAY_TEXT])
+{
+	size_t used = 0;
+
+	out[used++] = '{';
+	for (unsigned i = 0; i < m && i < FILTER_MAX_ORDERS; i++)
+		used += (size_t)snprintf(out + used, LEDGER_ARRAY_TEXT - used, "%s%.17g",
+					 i > 0 ? "," : "", v[i]);
+	snprintf(out + used, LEDGER_ARRAY_TEXT - used, "}");
+}
+
+enum err_code
+ledger_array_parse(const char *text, double *out, unsigned max, unsigned *ret_m, struct err *e)
+{
+	const char *p = text;
+	unsigned m = 0;
+	char *end;
+
+	if (p == NULL || *p++ != '{')
+		return err_set(e, ERR_INTERNAL, "a stored RDP vector is malformed");
+	while (*p != '}') {
+		double v = strtod(p, &end);
+
+		if (end == p || m >= max || !isfinite(v))
+			return err_set(e, ERR_INTERNAL, "a stored RDP vector is malformed");
+		out[m++] = v;
+		p = end;
+		if (*p == ',')
+			p++;
+	}
+	*ret_m = m;
+	return ERR_OK;
+}
+
+enum err_code
+ledger_load_filter(struct db_conn *db, const char *dataset_id, struct filter *ret, struct err *e)
+{
+	const char *values[1] = { dataset_id };
+	struct filter f;
+	unsigned m1 = 0, m2 = 0, m3 = 0;
+	PGresult *res;
+	enum err_code rc;
+
+	res = db_exec(db,
+		      "SELECT filter_orders::text, filter_caps::text, spent_rdp::text FROM datasets"
+		      " WHERE id = $1 AND accounting_mode = 'renyi'",
+		      1, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return err_set(e, ERR_INTERNAL, "dataset '%s' has no Rényi filter", dataset_id);
+	}
+	memset(&f, 0, sizeof(f));
+	rc = ledger_array_parse(PQgetvalue(res, 0, 0), f.order, FILTER_MAX_ORDERS, &m1, e);
+	if (rc == ERR_OK)
+		rc = ledger_array_parse(PQgetvalue(res, 0, 1), f.cap, FILTER_MAX_ORDERS, &m2, e);
+	if (rc == ERR_OK)
+		rc = ledger_array_parse(PQgetvalue(res, 0, 2), f.spent, FILTER_MAX_ORDERS, &m3, e);
+	PQclear(res);
+	if (rc == ERR_OK && (m1 == 0 || m1 != m2 || m1 != m3))
+		rc = err_set(e, ERR_INTERNAL, "dataset '%s' has an inconsistent filter",
+			     dataset_id);
+	if (rc != ERR_OK)
+		return rc;
+	f.m = m1;
+	*ret = f;
+	return ERR_OK;
+}
+
+enum err_code
+ledger_rdp_on_filter(const struct filter *f, const struct dp_event_tree *ev, double *ret_rdp,
+		     struct err *e)
+{
+	struct rdp_grid g;
+	double rdp[FILTER_MAX_ORDERS];
+	enum err_code rc;
+
+	memset(&g, 0, sizeof(g));
+	g.n = f->m;
+	memcpy(g.order, f->order, f->m * sizeof(double));
+	rc = rdp_curve(ev, &g, rdp, e);
+	if (rc != ERR_OK) {
+		if (e != NULL && strcmp(e->msg, RDP_MSG_NO_CURVE) == 0)
+			return err_set_field(e, ERR_MODE, "algorithm",
+					     "this run's privacy event has no Rényi curve (an "
+					     "'approx' event): a 'renyi' dataset cannot charge it; "
+					     "use a 'basic' dataset");
+		return rc;
+	}
+	for (unsigned i = 0; i < f->m; i++) {
+		if (!(isfinite(rdp[i]) && rdp[i] >= 0.0))
+			return err_set(e, ERR_NUMERIC, "the run's Rényi curve is not finite");
+		ret_rdp[i] = nextafter(rdp[i], INFINITY); /* charges round up */
+	}
+	return ERR_OK;
+}
+
+enum err_code
+ledger_charge_renyi(struct db_conn *db, const char *dataset_id, double budget_delta,
+		    const double *rdp, struct err *e)
+{
+	struct filter f;
+	char spent[LEDGER_ARRAY_TEXT], eps[32];
+	const char *values[3] = { dataset_id, spent, eps };
+	double spent_eps;
+	bool any;
+	int idx;
+	PGresult *res;
+	enum err_code rc;
+
+	rc = ledger_load_filter(db, dataset_id, &f, e);
+	if (rc == ERR_OK)
+		rc = filter_fits(&f, rdp, &idx, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (idx < 0) {
+		char head[LEDGER_ARRAY_TEXT];
+		double room[FILTER_MAX_ORDERS];
+
+		for (unsigned i = 0; i < f.m; i++)
+			room[i] = f.cap[i] - f.spent[i];
+		ledger_array_text(room, f.m, head);
+		err_set_field(e, ERR_BUDGET, "privacy",
+			      "the run does not fit the dataset's Rényi filter at any order "
+			      "(GET /v1/datasets/{id}/budget shows the headroom)");
+		return err_detail(e, "per-order headroom %s", head);
+	}
+	filter_add(&f, rdp);
+	ledger_array_text(f.spent, f.m, spent);
+	spent_eps = filter_spent_epsilon(&f, budget_delta, &any);
+	db_double_text(any ? spent_eps : 0.0, eps);
+	res = db_exec(db,
+		      "UPDATE datasets SET spent_rdp = $2::float8[],"
+		      " spent_epsilon = least($3::numeric, budget_epsilon) WHERE id = $1",
+		      3, values, PGRES_COMMAND_OK, e);
+	if (res == NULL)
+		return e->code;
 	PQclear(res);
 	return ERR_OK;
 }

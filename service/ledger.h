@@ -14,6 +14,32 @@
 
 #include "db.h"
 #include "err.h"
+#include "privacy/event.h"
+#include "privacy/filter.h"
+
+/* A float8[] literal of m doubles, "{a,b,...}", each exact (%.17g). */
+#define LEDGER_ARRAY_TEXT (FILTER_MAX_ORDERS * 26 + 3)
+void ledger_array_text(const double *v, unsigned m, char out[LEDGER_ARRAY_TEXT]);
+
+/* Parse PostgreSQL's text of a float8[] into at most max doubles. */
+enum err_code ledger_array_parse(const char *text, double *out, unsigned max, unsigned *ret_m,
+				 struct err *e);
+
+/* The filter of a 'renyi' dataset, from its row (the caller holds the
+ * row lock when it will charge). */
+enum err_code ledger_load_filter(struct db_conn *db, const char *dataset_id, struct filter *ret,
+				 struct err *e);
+
+/* The run's RDP curve on the filter's orders, rounded up.  An event
+ * without a Rényi curve (approx) is ERR_MODE naming "algorithm". */
+enum err_code ledger_rdp_on_filter(const struct filter *f, const struct dp_event_tree *ev,
+				   double *ret_rdp, struct err *e);
+
+/* Admit a run with curve rdp into the dataset's filter and record the new
+ * spent vector (and the indicative spent epsilon); ERR_BUDGET with the
+ * per-order headroom in the message when it fits at no order. */
+enum err_code ledger_charge_renyi(struct db_conn *db, const char *dataset_id, double budget_delta,
+				  const double *rdp, struct err *e);
 
 /* Check a charge is chargeable: finite, epsilon > 0, delta >= 0 (fail
  * closed: never clamp); writes the decimal texts. */
@@ -28,7 +54,7 @@ enum err_code ledger_charge(struct db_conn *db, const char *dataset_id, const ch
 /* Append the ledger entry of run_id (kind "charge" or "refund"). */
 enum err_code ledger_append(struct db_conn *db, const char *dataset_id, const char *run_id,
 			    const char *kind, const char *eps, const char *delta,
-			    const char *event_json, struct err *e);
+			    const char *event_json, const char *rdp_text, struct err *e);
 
 /* Refund the charge of a queued run no worker ever claimed (it never
  * touched data): marks it refunded, appends the refund entry and lowers

@@ -111,6 +111,7 @@ log_err(const char *ctx, const struct err *e)
 	case ERR_METHOD:
 	case ERR_CONFLICT:
 	case ERR_BUDGET:
+	case ERR_MODE:
 	case ERR_TOO_LARGE:
 	case ERR_MEDIA_TYPE:
 	case ERR_NUMERIC:

@@ -207,6 +207,7 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 	r.spec.d = meta->d;
 	r.spec.task = meta->task;
 	r.spec.bounds = meta->bounds;
+	r.spec.mode = strcmp(meta->mode, "renyi") == 0 ? ACCOUNTING_RENYI : ACCOUNTING_BASIC;
 	r.normalised = json_pack("{s:s, s:{s:s, s:{}}, s:{s:O}, s:{s:f, s:f}, s:O}", "algorithm",
 				 r.alg->name, "objective", "name", obj_name, "params",
 				 "constraints", "x", norm_x, "privacy", "epsilon", r.spec.epsilon,

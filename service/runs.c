@@ -129,6 +129,8 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 	   unsigned timeout, const char *idem_key, const char *hash, char ret_id[37], struct err *e)
 {
 	char eps[32], delta[32], steps[24], work_text[32], timeout_text[16];
+	char rdp_text[LEDGER_ARRAY_TEXT];
+	const char *rdp_value = NULL;
 	char *request_text = NULL, *plan_text = NULL, *event_text = NULL;
 	json_t *plan_json = run_plan_json(plan);
 	PGresult *res;
@@ -146,24 +148,43 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 		rc = err_set(e, ERR_NOMEM, "cannot serialise the run");
 		goto out;
 	}
-	rc = ledger_charge(db, meta->id, eps, delta, e);
+	/* basic: the run's (epsilon, delta) is added to the sums; renyi: its
+	 * RDP curve on the dataset's filter orders is admitted by the filter. */
+	if (strcmp(meta->mode, "renyi") == 0) {
+		struct filter f;
+		double rdp[FILTER_MAX_ORDERS];
+
+		rc = ledger_load_filter(db, meta->id, &f, e);
+		if (rc == ERR_OK)
+			rc = ledger_rdp_on_filter(&f, &plan->event, rdp, e);
+		if (rc == ERR_OK)
+			rc = ledger_charge_renyi(db, meta->id, meta->budget_delta, rdp, e);
+		if (rc == ERR_OK) {
+			ledger_array_text(rdp, f.m, rdp_text);
+			rdp_value = rdp_text;
+		}
+	} else {
+		rc = ledger_charge(db, meta->id, eps, delta, e);
+	}
 	if (rc != ERR_OK)
 		goto out;
 	snprintf(steps, sizeof(steps), "%lu", plan->steps);
 	snprintf(work_text, sizeof(work_text), "%.17g", work);
 	snprintf(timeout_text, sizeof(timeout_text), "%u", timeout);
 	{
-		const char *values[12] = { meta->id,  tenant, req->alg->name, request_text,
+		const char *values[13] = { meta->id,  tenant, req->alg->name, request_text,
 					   plan_text, eps,    delta,          steps,
-					   idem_key,  hash,   work_text,      timeout_text };
+					   idem_key,  hash,   work_text,      timeout_text,
+					   rdp_value };
 
-		res = db_exec(db,
-			      "INSERT INTO runs (dataset_id, tenant_id, algorithm, request, plan,"
-			      " charge_epsilon, charge_delta, steps_total, idempotency_key,"
-			      " request_hash, work, timeout_seconds) VALUES ($1, $2, $3, $4::jsonb,"
-			      " $5::jsonb, $6::numeric, $7::numeric, $8, $9, decode($10, 'hex'),"
-			      " $11, $12) RETURNING id",
-			      12, values, PGRES_TUPLES_OK, e);
+		res = db_exec(
+			db,
+			"INSERT INTO runs (dataset_id, tenant_id, algorithm, request, plan,"
+			" charge_epsilon, charge_delta, steps_total, idempotency_key,"
+			" request_hash, work, timeout_seconds, charge_rdp) VALUES ($1, $2, $3,"
+			" $4::jsonb, $5::jsonb, $6::numeric, $7::numeric, $8, $9,"
+			" decode($10, 'hex'), $11, $12, $13::float8[]) RETURNING id",
+			13, values, PGRES_TUPLES_OK, e);
 	}
 	if (res == NULL) {
 		rc = e->code;
@@ -171,7 +192,7 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 	}
 	snprintf(ret_id, 37, "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
-	rc = ledger_append(db, meta->id, ret_id, "charge", eps, delta, event_text, e);
+	rc = ledger_append(db, meta->id, ret_id, "charge", eps, delta, event_text, rdp_value, e);
 out:
 	free(request_text);
 	free(plan_text);

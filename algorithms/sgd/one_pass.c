@@ -45,6 +45,7 @@
 
 #include "alg.h"
 #include "privacy/analytic_gaussian.h"
+#include "privacy/calibrate.h"
 #include "privacy/noise.h"
 
 enum { P_BATCH_SIZE, P_STEP_SIZE, P__COUNT };
@@ -119,6 +120,15 @@ check_param(const double *params, int k, struct err *e)
 			     p->min, p->max);
 }
 
+/* The calibration family: the run's cost is one Gaussian mechanism with
+ * noise multiplier z (the parallel wrapper does not change it). */
+static enum err_code
+gaussian_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
+{
+	dp_event_gaussian(ret, DP_REPLACE_ONE, z);
+	return ERR_OK;
+}
+
 static enum err_code
 sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 {
@@ -184,7 +194,18 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 	 */
 	eps_cal = nextafter(spec->epsilon, 0.0);
 	delta_cal = nextafter(spec->delta, 0.0);
-	rc = ag_calibrate(eps_cal, delta_cal, &s.z, e);
+	if (spec->mode == ACCOUNTING_BASIC) {
+		/* Exact: the analytic curve of one Gaussian (Balle & Wang). */
+		rc = ag_calibrate(eps_cal, delta_cal, &s.z, e);
+	} else {
+		/* The ledger composes in RDP: calibrate on the RDP conversion. */
+		struct rdp_grid grid;
+		struct accountant_report report;
+
+		rdp_grid_default(&grid);
+		rc = calibrate(gaussian_family, NULL, ACCOUNTING_RENYI, eps_cal, delta_cal, 1e-3,
+			       1e7, &grid, &s.z, &report, e);
+	}
 	if (rc != ERR_OK)
 		return rc;
 

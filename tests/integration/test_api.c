@@ -517,8 +517,12 @@ START_TEST(test_bad_dataset_requests)
 		    ", \"budget\": {\"epsilon\": 1, \"delta\": 0.7}}",
 		    400, "invalid_request", "budget.delta", NULL);
 	bad_dataset("{\"name\": \"x\", " DS_OK_SCHEMA ", " DS_OK_BOUNDS ", " DS_OK_BUDGET
-		    ", \"accounting_mode\": \"renyi\"}",
+		    ", \"accounting_mode\": \"advanced\"}",
 		    400, "invalid_request", "accounting_mode", NULL);
+	/* A Rényi filter cannot promise delta = 0. */
+	bad_dataset("{\"name\": \"x\", " DS_OK_SCHEMA ", " DS_OK_BOUNDS
+		    ", \"budget\": {\"epsilon\": 1, \"delta\": 0}, \"accounting_mode\": \"renyi\"}",
+		    400, "invalid_request", "budget.delta", "renyi");
 	/* Content types. */
 	h_expect_error(&srv, "POST", "/v1/datasets", owner, "text/plain", "{}", 2, NULL, 415,
 		       "unsupported_media_type", "Content-Type", "application/json");
