@@ -22,6 +22,8 @@ HANDLER(handle_run_create);
 HANDLER(handle_run_list);
 HANDLER(handle_run_get);
 HANDLER(handle_run_cancel);
+HANDLER(handle_run_estimate);
+HANDLER(handle_dataset_budget);
 
 /* GET /v1/algorithms body, also printed by `dpoptd solve --list` later. */
 json_t *catalogue_json(void);

@@ -8,6 +8,7 @@
 
 #include "datasets.h"
 #include "handlers.h"
+#include "ledger.h"
 
 enum err_code
 page_params(const struct request *rq, long long *ret_limit, const char **ret_cursor, struct err *e)
@@ -87,4 +88,14 @@ HANDLER(handle_dataset_delete)
 {
 	ret->status = 204;
 	return datasets_delete(rq->db, rq->auth.tenant, rq->path_id, e);
+}
+
+HANDLER(handle_dataset_budget)
+{
+	char *view = NULL;
+	enum err_code rc = ledger_view(rq->db, rq->auth.tenant, rq->path_id, &view, e);
+
+	if (rc == ERR_OK)
+		reply_json_text(ret, 200, view);
+	return rc;
 }

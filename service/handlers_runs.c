@@ -60,3 +60,12 @@ HANDLER(handle_run_cancel)
 		reply_json_text(ret, pending ? 202 : 200, view);
 	return rc;
 }
+
+HANDLER(handle_run_estimate)
+{
+	struct run_limits lim = { srv->cfg.max_run_work, srv->cfg.work_rate };
+
+	ret->status = 200;
+	return runs_estimate(rq->db, rq->auth.tenant, rq->path_id, rq->body, rq->len, &lim,
+			     &ret->body, e);
+}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ledger.h"
+#include "pgjson.h"
 #include "privacy/rdp.h"
 
 enum err_code
@@ -333,4 +334,104 @@ ledger_charge_renyi(struct db_conn *db, const char *dataset_id, double budget_de
 		return e->code;
 	PQclear(res);
 	return ERR_OK;
+}
+
+static json_t *
+array_json(const double *v, unsigned m)
+{
+	json_t *a = json_array();
+
+	for (unsigned i = 0; a != NULL && i < m; i++)
+		json_array_append_new(a, json_real(v[i]));
+	return a;
+}
+
+json_t *
+ledger_filter_json(const struct filter *f, double budget_epsilon, double budget_delta)
+{
+	double room[FILTER_MAX_ORDERS], spent_eps;
+	bool any;
+
+	for (unsigned i = 0; i < f->m; i++)
+		room[i] = f->cap[i] - f->spent[i];
+	spent_eps = filter_spent_epsilon(f, budget_delta, &any);
+	return json_pack("{s:o, s:o, s:o, s:o, s:{s:o, s:o}}", "orders", array_json(f->order, f->m),
+			 "caps", array_json(f->cap, f->m), "spent", array_json(f->spent, f->m),
+			 "headroom", array_json(room, f->m), "indicative", "spent_epsilon",
+			 any ? json_real(fmin(spent_eps, budget_epsilon)) : json_null(),
+			 "remaining_epsilon",
+			 json_real(any ? fmax(budget_epsilon - spent_eps, 0.0) : 0.0));
+}
+
+enum err_code
+ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char **ret,
+	    struct err *e)
+{
+	const char *values[2] = { dataset_id, tenant };
+	char *base = NULL, *extra = NULL, *out;
+	json_t *fj = NULL;
+	PGresult *res;
+	bool renyi;
+	double be, bd;
+	enum err_code rc;
+
+	/* Exact decimals and the entries come from PostgreSQL as text. */
+	res = db_exec(
+		db,
+		"SELECT json_build_object('dataset_id', d.id, 'accounting_mode',"
+		" d.accounting_mode, 'budget', json_build_object('epsilon', d.budget_epsilon,"
+		" 'delta', d.budget_delta),"
+		" 'spent', json_build_object('epsilon', d.spent_epsilon, 'delta',"
+		" d.spent_delta, 'indicative', d.accounting_mode = 'renyi'),"
+		" 'remaining', json_build_object('epsilon', d.budget_epsilon - d.spent_epsilon,"
+		" 'delta', d.budget_delta - d.spent_delta),"
+		" 'entries', coalesce((SELECT json_agg(json_build_object('run_id', l.run_id,"
+		" 'kind', l.kind, 'epsilon', l.epsilon, 'delta', l.delta, 'rdp', l.rdp,"
+		" 'event', l.event, 'created_at', l.created_at) ORDER BY l.id)"
+		" FROM ledger_entries l WHERE l.dataset_id = d.id), '[]'::json))::text,"
+		" d.accounting_mode = 'renyi', d.budget_epsilon, d.budget_delta"
+		" FROM datasets d WHERE d.id = $1 AND d.tenant_id = $2 AND d.state <> 'deleted'",
+		2, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	rc = pgjson_one(res, "no such dataset", &base, e);
+	if (rc != ERR_OK) {
+		PQclear(res);
+		return rc;
+	}
+	renyi = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+	be = strtod(PQgetvalue(res, 0, 2), NULL);
+	bd = strtod(PQgetvalue(res, 0, 3), NULL);
+	PQclear(res);
+	if (!renyi) {
+		*ret = base;
+		return ERR_OK;
+	}
+	{
+		struct filter f;
+
+		rc = ledger_load_filter(db, dataset_id, &f, e);
+		if (rc == ERR_OK) {
+			fj = ledger_filter_json(&f, be, bd);
+			extra = fj != NULL ? json_dumps(fj, JSON_COMPACT) : NULL;
+			if (extra == NULL)
+				rc = err_set(e, ERR_NOMEM, "cannot build the budget view");
+		}
+	}
+	/* base ends with '}': splice ,"renyi":{...} in before it. */
+	out = rc == ERR_OK ? malloc(strlen(base) + strlen(extra) + 16) : NULL;
+	if (rc == ERR_OK && out == NULL)
+		rc = err_set(e, ERR_NOMEM, "cannot build the budget view");
+	if (rc == ERR_OK) {
+		size_t n = strlen(base);
+
+		while (n > 0 && base[n - 1] != '}')
+			n--;
+		sprintf(out, "%.*s, \"renyi\" : %s}", (int)(n - 1), base, extra);
+		*ret = out;
+	}
+	json_decref(fj);
+	free(extra);
+	free(base);
+	return rc;
 }

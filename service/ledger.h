@@ -12,6 +12,8 @@
 #ifndef SERVICE_LEDGER_H
 #define SERVICE_LEDGER_H
 
+#include <jansson.h>
+
 #include "db.h"
 #include "err.h"
 #include "privacy/event.h"
@@ -62,3 +64,13 @@ enum err_code ledger_append(struct db_conn *db, const char *dataset_id, const ch
 enum err_code ledger_refund(struct db_conn *db, const char *run_id, struct err *e);
 
 #endif /* SERVICE_LEDGER_H */
+
+/* GET /v1/datasets/{id}/budget: totals, indicative spent/remaining
+ * epsilon, the raw state of the mode (sums, or the filter's orders, caps,
+ * spent vector and headroom) and the append-only entries.  Owned text. */
+enum err_code ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id,
+			  char **ret, struct err *e);
+
+/* The filter part of a view: orders, caps, spent, headroom, indicative
+ * spent and remaining epsilon.  Owned JSON. */
+json_t *ledger_filter_json(const struct filter *f, double budget_epsilon, double budget_delta);

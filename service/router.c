@@ -26,6 +26,8 @@ static const struct route routes[] = {
 	{ "PUT", "/v1/datasets/{id}/data", NULL, &upload_csv_ops, AUTH | OWNER, "text/csv" },
 	{ "POST", "/v1/datasets/{id}/runs", handle_run_create, NULL, AUTH | JSON, NULL },
 	{ "GET", "/v1/datasets/{id}/runs", handle_run_list, NULL, AUTH, NULL },
+	{ "POST", "/v1/datasets/{id}/runs:estimate", handle_run_estimate, NULL, AUTH | JSON, NULL },
+	{ "GET", "/v1/datasets/{id}/budget", handle_dataset_budget, NULL, AUTH, NULL },
 	{ "GET", "/v1/runs/{id}", handle_run_get, NULL, AUTH, NULL },
 	{ "DELETE", "/v1/runs/{id}", handle_run_cancel, NULL, AUTH, NULL },
 };

@@ -11,6 +11,8 @@
 #include "datasets.h"
 #include "jv.h"
 #include "ledger.h"
+#include "privacy/accountant.h"
+#include "privacy/rdp.h"
 #include "pgjson.h"
 #include "run_request.h"
 #include "runs.h"
@@ -370,5 +372,105 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret, 
 		rc = runs_view(db, tenant, id, ret, e);
 	if (rc == ERR_OK)
 		*ret_pending = pending;
+	return rc;
+}
+
+enum err_code
+runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, const char *body,
+	      size_t len, const struct run_limits *lim, json_t **ret, struct err *e)
+{
+	struct dataset_meta meta;
+	struct run_request req = { 0 };
+	struct run_plan plan;
+	struct accountant_report report;
+	struct rdp_grid grid;
+	json_t *doc = NULL, *out = NULL, *mode_part = NULL;
+	double work = 0.0;
+	unsigned timeout = 0;
+	bool fits = false;
+	enum err_code rc;
+
+	rc = jv_parse_object(body, len, &doc, e);
+	if (rc == ERR_OK)
+		rc = datasets_meta(db, tenant, dataset_id, false, &meta, e);
+	if (rc == ERR_OK && strcmp(meta.state, "sealed") != 0)
+		rc = err_set(e, ERR_CONFLICT, "dataset '%s' has no data yet", meta.id);
+	if (rc == ERR_OK)
+		rc = run_request_parse(doc, &meta, &req, e);
+	if (rc == ERR_OK)
+		rc = datasets_check_delta(&meta, req.spec.delta, meta.n_rows, "privacy.delta", e);
+	if (rc == ERR_OK)
+		rc = req.alg->plan(&req.spec, &plan, e);
+	if (rc == ERR_OK)
+		rc = check_work(req.alg, &req.spec, lim, &work, &timeout, e);
+	/* The run's own (epsilon, delta) under the dataset's accountant. */
+	if (rc == ERR_OK) {
+		rdp_grid_default(&grid);
+		rc = accountant_epsilon(&plan.event, req.spec.mode, req.spec.delta, &grid, true,
+					&report, e);
+	}
+	if (rc == ERR_OK && req.spec.mode == ACCOUNTING_RENYI) {
+		struct filter f;
+		double rdp[FILTER_MAX_ORDERS];
+		int idx = -1;
+
+		rc = ledger_load_filter(db, meta.id, &f, e);
+		if (rc == ERR_OK)
+			rc = ledger_rdp_on_filter(&f, &plan.event, rdp, e);
+		if (rc == ERR_OK)
+			rc = filter_fits(&f, rdp, &idx, e);
+		if (rc == ERR_OK) {
+			fits = idx >= 0;
+			mode_part = ledger_filter_json(&f, 0.0, meta.budget_delta);
+			json_object_set_new(mode_part, "run_rdp", json_pack("[]"));
+			for (unsigned i = 0; i < f.m; i++)
+				json_array_append_new(json_object_get(mode_part, "run_rdp"),
+						      json_real(rdp[i]));
+			/* indicative remaining is relative to the budget's epsilon */
+			json_object_del(mode_part, "indicative");
+		}
+	} else if (rc == ERR_OK) {
+		char eps[32], delta[32];
+		const char *values[3] = { meta.id, eps, delta };
+		PGresult *res;
+
+		rc = ledger_charge_text(plan.charge_epsilon, plan.charge_delta, eps, delta, e);
+		res = rc == ERR_OK
+			      ? db_exec(db,
+					"SELECT (spent_epsilon + $2::numeric <= budget_epsilon"
+					" AND spent_delta + $3::numeric <= budget_delta)::text,"
+					" (budget_epsilon - spent_epsilon)::float8,"
+					" (budget_delta - spent_delta)::float8"
+					" FROM datasets WHERE id = $1",
+					3, values, PGRES_TUPLES_OK, e)
+			      : NULL;
+		if (res == NULL && rc == ERR_OK)
+			rc = e->code;
+		if (res != NULL) {
+			fits = strcmp(PQgetvalue(res, 0, 0), "true") == 0;
+			mode_part =
+				json_pack("{s:f, s:f}", "remaining_epsilon",
+					  strtod(PQgetvalue(res, 0, 1), NULL), "remaining_delta",
+					  strtod(PQgetvalue(res, 0, 2), NULL));
+			PQclear(res);
+		}
+	}
+	if (rc == ERR_OK) {
+		out = json_pack("{s:s, s:b, s:o, s:{s:f, s:f, s:s, s:f}, s:o, s:f, s:I}",
+				"accounting_mode", meta.mode, "fits", fits, "plan",
+				run_plan_json(&plan), "standalone", "epsilon", report.epsilon,
+				"delta", report.delta, "accountant", report.accountant, "order",
+				report.order, "ledger",
+				mode_part != NULL ? mode_part : json_object(), "work", work,
+				"time_estimate_seconds", (json_int_t)(work / lim->work_rate + 1));
+		mode_part = NULL;
+		if (out == NULL)
+			rc = err_set(e, ERR_NOMEM, "cannot build the estimate");
+	}
+	if (rc == ERR_OK)
+		*ret = out;
+	json_decref(mode_part);
+	run_request_clear(&req);
+	json_decref(doc);
 	return rc;
 }

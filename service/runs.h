@@ -47,3 +47,11 @@ enum err_code runs_cancel(struct db_conn *db, const char *tenant, const char *id
 			  bool *ret_pending, struct err *e);
 
 #endif /* SERVICE_RUNS_H */
+
+/* POST /v1/datasets/{id}/runs:estimate: validate and plan like
+ * runs_create() but charge nothing: the calibrated noise, the run's
+ * standalone (epsilon, delta) under the dataset's accountant, whether it
+ * fits now, the headroom, and the run's work and time.  Owned JSON. */
+enum err_code runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id,
+			    const char *body, size_t len, const struct run_limits *lim,
+			    json_t **ret, struct err *e);

@@ -140,6 +140,66 @@ START_TEST(test_fill_and_refund)
 }
 END_TEST
 
+/* runs:estimate charges nothing and agrees with admission; the budget
+ * view shows the filter and every entry. */
+START_TEST(test_estimate_and_budget_view)
+{
+	char ds[40], path[128], before[256], after[256];
+	json_t *j;
+	int n;
+
+	renyi_dataset(ds);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", ds);
+	h_ledger_snapshot(db, before, sizeof(before));
+	j = h_json(&srv, "POST", path, owner, H_RUN_BODY, 200);
+	h_ledger_snapshot(db, after, sizeof(after));
+	ck_assert_str_eq(before, after); /* nothing charged */
+	ck_assert(json_is_true(h_get(j, "fits")));
+	ck_assert_str_eq(json_string_value(h_get(j, "accounting_mode")), "renyi");
+	ck_assert_str_eq(json_string_value(h_get(j, "standalone.accountant")), "rdp");
+	ck_assert(json_real_value(h_get(j, "standalone.epsilon")) <= 0.1);
+	ck_assert(json_real_value(h_get(j, "standalone.epsilon")) > 0.099);
+	ck_assert(json_is_array(h_get(j, "ledger.run_rdp")));
+	ck_assert(json_integer_value(h_get(j, "plan.steps")) > 0);
+	json_decref(j);
+	n = fill(ds);
+	j = h_json(&srv, "POST", path, owner, H_RUN_BODY, 200);
+	ck_assert(json_is_false(h_get(j, "fits")));
+	json_decref(j);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/budget", ds);
+	j = h_json(&srv, "GET", path, owner, NULL, 200);
+	ck_assert_str_eq(json_string_value(h_get(j, "accounting_mode")), "renyi");
+	ck_assert_int_eq((int)json_array_size(h_get(j, "entries")), n);
+	ck_assert(json_array_size(h_get(j, "renyi.orders")) >= 1);
+	ck_assert(json_array_size(h_get(j, "renyi.orders")) ==
+		  json_array_size(h_get(j, "renyi.headroom")));
+	ck_assert(json_real_value(h_get(j, "renyi.indicative.spent_epsilon")) > 0.5);
+	ck_assert(json_is_true(h_get(j, "spent.indicative")));
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(test_estimate_basic)
+{
+	char ds[40], path[128];
+	json_t *j;
+
+	h_dataset_sealed(&srv, owner, "1", ds); /* basic */
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", ds);
+	j = h_json(&srv, "POST", path, owner, H_RUN_BODY, 200);
+	ck_assert(json_is_true(h_get(j, "fits")));
+	ck_assert_str_eq(json_string_value(h_get(j, "standalone.accountant")), "analytic_gaussian");
+	ck_assert(json_real_value(h_get(j, "standalone.epsilon")) <= 0.1);
+	ck_assert(json_real_value(h_get(j, "ledger.remaining_epsilon")) == 1.0);
+	json_decref(j);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/budget", ds);
+	j = h_json(&srv, "GET", path, owner, NULL, 200);
+	ck_assert_str_eq(json_string_value(h_get(j, "accounting_mode")), "basic");
+	ck_assert_ptr_null(h_get(j, "renyi"));
+	json_decref(j);
+}
+END_TEST
+
 struct poster {
 	pthread_barrier_t *start;
 	char path[128];
@@ -212,6 +272,8 @@ main(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_fill_and_refund);
 	tcase_add_test(tc, test_concurrent_submissions);
+	tcase_add_test(tc, test_estimate_and_budget_view);
+	tcase_add_test(tc, test_estimate_basic);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
