@@ -6,6 +6,7 @@
  *	dpoptd migrate              apply pending migrations and exit
  *	dpoptd keys create --tenant T --role owner|analyst
  *	                            print a new API key once
+ *	dpoptd privacy ...          the accountants (cli_privacy.h)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <jansson.h>
 
 #include "auth.h"
+#include "cli_privacy.h"
 #include "config.h"
 #include "db.h"
 #include "http.h"
@@ -35,7 +37,8 @@ die(const struct err *e)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: dpoptd [migrate | keys create --tenant T --role owner|analyst]\n");
+	fprintf(stderr, "usage: dpoptd [migrate | keys create --tenant T --role owner|analyst |"
+			" privacy ...]\n");
 	exit(2);
 }
 
@@ -149,6 +152,8 @@ main(int argc, char **argv)
 		return serve(&srv);
 	if (strcmp(argv[1], "migrate") == 0 && argc == 2)
 		return cmd_migrate(&srv.cfg);
+	if (argc >= 2 && strcmp(argv[1], "privacy") == 0)
+		return cli_privacy(argc - 2, argv + 2);
 	if (argc >= 3 && strcmp(argv[1], "keys") == 0 && strcmp(argv[2], "create") == 0)
 		return cmd_keys_create(&srv.cfg, argc - 3, argv + 3);
 	usage();

@@ -1,0 +1,40 @@
+#!/bin/sh
+# privacy.sh DPOPTD: `dpoptd privacy` reproduces a published value of
+# ACCOUNTING.md section 3 (Poisson q = 150/60000, z = 1.3, 6000 steps,
+# delta = 1e-5 -> epsilon = 0.7242234026 at order 19, dp_accounting's RDP on
+# its own order grid), calibrates the reference Gaussian (epsilon 1,
+# delta 1e-5 -> z = 3.7306 exactly, within the 1e-3 bisection tolerance),
+# and refuses bad input with a non-zero status.
+set -u
+BIN=$1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+check() { # check NAME CONDITION...
+	name=$1
+	shift
+	if "$@"; then echo "ok $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
+}
+
+cat >"$TMP/poisson.json" <<'JSON'
+[{"type": "self_composed", "count": 6000, "relation": "add_remove",
+  "event": {"type": "poisson_sampled", "sampling_rate": 0.0025,
+            "event": {"type": "gaussian", "noise_multiplier": 1.3}}}]
+JSON
+out=$("$BIN" privacy --events "$TMP/poisson.json" --delta 1e-5 --grid reference)
+check "published poisson epsilon" sh -c "echo '$out' | grep -q '\"epsilon\": 0.7242234026'"
+check "optimal order 19" sh -c "echo '$out' | grep -q '\"order\": 19'"
+
+out=$("$BIN" privacy --calibrate gaussian --epsilon 1 --delta 1e-5 --mode basic)
+z=$(echo "$out" | sed -n 's/.*"noise_multiplier": \([0-9.]*\).*/\1/p')
+check "calibrated z within 1e-3 of 3.7306" awk -v z="$z" 'BEGIN { exit !(z >= 3.7306 && z <= 3.7306 * 1.001) }'
+
+echo '{"type": "approx", "epsilon": 1, "delta": 1e-6}' >"$TMP/approx.json"
+check "approx has no renyi curve" sh -c "! '$BIN' privacy --events '$TMP/approx.json' --delta 1e-5 2>/dev/null"
+check "approx composes in basic mode" sh -c "'$BIN' privacy --events '$TMP/approx.json' --delta 1e-5 --mode basic >/dev/null"
+echo '{"type": "gaussian", "noise_multiplier": -1}' >"$TMP/bad.json"
+check "negative noise refused" sh -c "! '$BIN' privacy --events '$TMP/bad.json' --delta 1e-5 2>/dev/null"
+check "usage" sh -c "! '$BIN' privacy --delta 1e-5 2>/dev/null"
+
+echo "$((7 - fails)) passed, $fails failed"
+[ "$fails" = 0 ]
