@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "content_hash.h"
 #include "datasets.h"
 #include "upload.h"
 
@@ -36,6 +37,7 @@ struct upload {
 	struct db_conn *db; /* borrowed from the request */
 	uint64_t bytes;     /* body bytes so far */
 	uint64_t max_bytes;
+	struct content_hash hash; /* of the clipped rows as a multiset */
 };
 
 enum err_code
@@ -138,6 +140,9 @@ on_row(void *ctx, const double *cells, size_t ncols, unsigned long line, struct 
 		return err_set_field(e, ERR_INVALID, "data",
 				     "line %lu, column %zu: the label must be -1 or 1", line,
 				     d + 1);
+	rc = content_hash_add(&u->hash, u->row, d + 1, e);
+	if (rc != ERR_OK)
+		return rc;
 	p = u->chunk + u->chunk_rows * u->row_bytes;
 	for (size_t j = 0; j <= d; j++)
 		put_le64(p + 8 * j, u->row[j]);
@@ -192,6 +197,7 @@ upload_begin(struct server *srv, struct request *rq, struct err *e)
 		return err_set(e, ERR_NOMEM, "cannot start the upload");
 	rq->upload = u;
 	u->db = rq->db;
+	content_hash_init(&u->hash);
 	u->max_bytes = srv->cfg.max_upload_bytes;
 	rc = db_command(u->db, "BEGIN", e);
 	if (rc != ERR_OK)
@@ -239,12 +245,48 @@ upload_chunk(struct server *srv, struct request *rq, const char *data, size_t le
 	return csv_parser_feed(&u->csv, data, len, e);
 }
 
+/*
+ * Budget laundering (ACCOUNTING.md section 8): the same rows sealed again
+ * by the same tenant would get a fresh budget.  Refused, naming the
+ * dataset that holds them (the tenant's own).  Other tenants' data is
+ * never compared: a match there would reveal their data.  The advisory
+ * lock on (tenant, hash) makes two concurrent identical seals meet; it is
+ * taken and released inside this one callback, so it never waits on a
+ * request parked on this thread.
+ */
+static enum err_code
+refuse_duplicate(struct upload *u, const char *tenant, const char *hash, struct err *e)
+{
+	const char *values[3] = { tenant, hash, u->meta.id };
+	PGresult *res;
+	enum err_code rc = ERR_OK;
+
+	res = db_exec(u->db, "SELECT pg_advisory_xact_lock(hashtext($1 || '/' || $2))", 2, values,
+		      PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	PQclear(res);
+	res = db_exec(u->db,
+		      "SELECT id FROM datasets WHERE tenant_id = $1 AND content_hash = decode($2,"
+		      " 'hex') AND state <> 'deleted' AND id <> $3 ORDER BY created_at LIMIT 1",
+		      3, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	if (PQntuples(res) == 1)
+		rc = err_set_field(e, ERR_CONFLICT, "data",
+				   "these rows are already dataset '%s' of this tenant: the same "
+				   "data under a second budget is refused (budget laundering)",
+				   PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return rc;
+}
+
 static enum err_code
 upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct err *e)
 {
 	struct upload *u = rq->upload;
-	char rows[24];
-	const char *values[2] = { u->meta.id, rows };
+	char rows[24], hash[65];
+	const char *values[3] = { u->meta.id, rows, hash };
 	PGresult *res;
 	bool sealed;
 	enum err_code rc;
@@ -254,15 +296,16 @@ upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct 
 		rc = flush_chunk(u, e);
 	if (rc != ERR_OK)
 		return rc;
+	content_hash_hex(&u->hash, hash);
 	snprintf(rows, sizeof(rows), "%lld", u->rows);
 	/* n becomes public at the seal: the budget's delta must be below 1/n
 	 * unless acknowledged (ACCOUNTING.md section 4), checked in the same
 	 * statement so that a concurrent PATCH cannot slip in between. */
 	res = db_exec(u->db,
-		      "UPDATE datasets SET state = 'sealed', n_rows = $2, sealed_at = now()"
-		      " WHERE id = $1 AND state = 'created'"
+		      "UPDATE datasets SET state = 'sealed', n_rows = $2, sealed_at = now(),"
+		      " content_hash = decode($3, 'hex') WHERE id = $1 AND state = 'created'"
 		      " AND (large_delta_ok OR budget_delta * $2::numeric < 1)",
-		      2, values, PGRES_COMMAND_OK, e);
+		      3, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
 		return e->code;
 	sealed = PQcmdTuples(res)[0] == '1';
@@ -279,6 +322,10 @@ upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct 
 			rc = err_set(e, ERR_INTERNAL, "the seal failed");
 		return rc;
 	}
+	/* After the seal's own checks (a deleted dataset is a 404 first). */
+	rc = refuse_duplicate(u, rq->auth.tenant, hash, e);
+	if (rc != ERR_OK)
+		return rc;
 	rc = db_command(u->db, "COMMIT", e);
 	u->in_tx = false;
 	if (rc != ERR_OK)

@@ -133,7 +133,8 @@ void h_expect_error(const struct h_server *s, const char *method, const char *pa
 		    long status, const char *code, const char *field, const char *msg_part);
 
 /* The standard data: n rows of d features in the unit l2 ball, label last
- * (+-1 for binary, real otherwise).  Owned, NUL-terminated. */
+ * (+-1 for binary, real otherwise); different rows on every call.  Owned,
+ * NUL-terminated.  Test thread only. */
 char *h_csv(size_t n, size_t d, bool binary, unsigned seed);
 
 /* POST /v1/datasets with body (201); id gets its id. */

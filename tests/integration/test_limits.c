@@ -145,6 +145,54 @@ START_TEST(test_work_limit)
 }
 END_TEST
 
+/* Budget laundering: the same rows, in another order and spelled
+ * differently, cannot be sealed again by the same tenant under a second
+ * budget; another tenant may (and learns nothing). */
+START_TEST(test_same_rows_refused)
+{
+	char a[40], b[40], c[40], path[128], other[128], state[32];
+	char *csv = h_csv(H_N, H_D, true, 21), *rev, *line, *save = NULL;
+	size_t len = strlen(csv), used = 0;
+	char **lines = calloc(H_N + 1, sizeof(*lines));
+	size_t k = 0;
+
+	ck_assert_ptr_nonnull(lines);
+	h_dataset_create(&srv, owner, DS_BODY("1e-4", ""), a);
+	h_upload(&srv, owner, a, csv);
+	/* The same rows reversed, without the header, with "+" signs. */
+	rev = malloc(2 * len + 1);
+	ck_assert_ptr_nonnull(rev);
+	for (line = strtok_r(csv, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
+		lines[k++] = line;
+	for (size_t i = k; i-- > 1;) {
+		for (const char *p = lines[i]; *p != '\0'; p++) {
+			if ((p == lines[i] || p[-1] == ',') && *p != '-')
+				rev[used++] = '+';
+			rev[used++] = *p;
+		}
+		rev[used++] = '\n';
+	}
+	rev[used] = '\0';
+	h_dataset_create(&srv, owner, DS_BODY("1e-4", ""), b);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/data", b);
+	h_expect_error(&srv, "PUT", path, owner, "text/csv", rev, used, NULL, 409, "conflict",
+		       "data", a);
+	h_sql(db, state, sizeof(state), "SELECT state FROM datasets WHERE id = '%s'", b);
+	ck_assert_str_eq(state, "created");
+	/* Another tenant's identical upload is its own business. */
+	h_key_create(db, "globex", "owner", other, sizeof(other));
+	h_dataset_create(&srv, other, DS_BODY("1e-4", ""), c);
+	h_upload(&srv, other, c, rev);
+	/* Deleting the first lets the rows be sealed again. */
+	snprintf(path, sizeof(path), "/v1/datasets/%s", a);
+	json_decref(h_json(&srv, "DELETE", path, owner, NULL, 204));
+	h_upload(&srv, owner, b, rev);
+	free(rev);
+	free(lines);
+	free(csv);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -160,6 +208,7 @@ main(void)
 	tcase_add_test(tc, test_acknowledged_large_delta);
 	tcase_add_test(tc, test_run_delta_checked_against_n);
 	tcase_add_test(tc, test_work_limit);
+	tcase_add_test(tc, test_same_rows_refused);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
