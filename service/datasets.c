@@ -319,18 +319,51 @@ datasets_list(struct db_conn *db, const char *tenant, const char *cursor, long l
 	return rc;
 }
 
+/* The caps of a renyi dataset's fixed grid for a new budget (text of a
+ * float8[] in ret): every cap positive, and some order not yet exceeded
+ * (a budget below what is spent is refused, as in basic mode). */
+static enum err_code
+renyi_caps_for(struct db_conn *db, const char *id, double epsilon, double delta,
+	       char ret[LEDGER_ARRAY_TEXT], struct err *e)
+{
+	struct filter f;
+	bool open = false;
+	enum err_code rc;
+
+	if (!(delta > 0.0))
+		return err_set_field(e, ERR_INVALID, "budget.delta",
+				     "a 'renyi' ledger needs 'budget.delta' > 0");
+	rc = ledger_load_filter(db, id, &f, e);
+	if (rc != ERR_OK)
+		return rc;
+	for (unsigned i = 0; i < f.m; i++) {
+		double c = filter_cap(epsilon, delta, f.m, f.order[i]);
+
+		if (!(isfinite(c) && c > 0.0))
+			return err_set_field(e, ERR_INVALID, "budget.epsilon",
+					     "'budget.epsilon' is too small for this dataset's "
+					     "Rényi filter grid");
+		f.cap[i] = nextafter(c, 0.0);
+		open = open || f.spent[i] <= f.cap[i];
+	}
+	if (!open)
+		return err_set_field(e, ERR_CONFLICT, "budget",
+				     "the new budget is below what is already spent");
+	ledger_array_text(f.cap, f.m, ret);
+	return ERR_OK;
+}
+
 enum err_code
 datasets_update(struct db_conn *db, const char *tenant, const char *id, const char *body,
 		size_t len, char **ret_view, struct err *e)
 {
 	static const char *const top[] = { "budget", NULL };
 	static const char *const budget_keys[] = { "epsilon", "delta", NULL };
-	char eps[32], delta[32];
-	const char *values[4] = { id, tenant, eps, delta };
+	char eps[32], delta[32], caps[LEDGER_ARRAY_TEXT] = "";
+	PGresult *res = NULL;
 	struct dataset_meta m;
 	double epsilon, dlt;
 	json_t *doc = NULL, *budget;
-	PGresult *res;
 	enum err_code rc;
 
 	if (!is_uuid(id))
@@ -355,31 +388,53 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 
 	db_double_text(epsilon, eps);
 	db_double_text(dlt, delta);
-	/* One statement: the row lock makes the spent check and the write atomic. */
-	res = db_exec(db,
-		      "WITH d AS (UPDATE datasets SET budget_epsilon = $3::numeric,"
-		      " budget_delta = $4::numeric WHERE id = $1 AND tenant_id = $2"
-		      " AND state <> 'deleted' AND spent_epsilon <= $3::numeric"
-		      " AND spent_delta <= $4::numeric AND (state <> 'sealed' OR large_delta_ok"
-		      " OR $4::numeric * n_rows < 1) RETURNING *)"
-		      " SELECT " DATASET_JSON " FROM d",
-		      4, values, PGRES_TUPLES_OK, e);
-	if (res == NULL)
-		return e->code;
-	if (PQntuples(res) != 1) {
+	rc = db_command(db, "BEGIN", e);
+	if (rc != ERR_OK)
+		return rc;
+	rc = datasets_meta(db, tenant, id, true, &m, e);
+	/* A renyi ledger keeps its grid; the caps follow the new budget. */
+	if (rc == ERR_OK && strcmp(m.mode, "renyi") == 0)
+		rc = renyi_caps_for(db, id, epsilon, dlt, caps, e);
+	if (rc == ERR_OK) {
+		/* The row is locked: the spent checks and the write are atomic. */
+		res = db_exec(
+			db,
+			"WITH d AS (UPDATE datasets SET budget_epsilon = $3::numeric,"
+			" budget_delta = $4::numeric,"
+			" filter_caps = coalesce($5::float8[], filter_caps)"
+			" WHERE id = $1 AND tenant_id = $2"
+			" AND state <> 'deleted' AND spent_epsilon <= $3::numeric"
+			" AND spent_delta <= $4::numeric AND (state <> 'sealed' OR large_delta_ok"
+			" OR $4::numeric * n_rows < 1) RETURNING *)"
+			" SELECT " DATASET_JSON " FROM d",
+			5,
+			(const char *const[]){ id, tenant, eps, delta,
+					       caps[0] != '\0' ? caps : NULL },
+			PGRES_TUPLES_OK, e);
+		rc = res != NULL ? ERR_OK : e->code;
+	}
+	if (rc == ERR_OK && PQntuples(res) != 1) {
 		PQclear(res);
-		rc = datasets_meta(db, tenant, id, false, &m, e);
+		res = NULL;
 		/* A sealed dataset's n is known: the new delta must pass the
 		 * seal's sanity check (in the UPDATE's WHERE clause above). */
-		if (rc == ERR_OK && strcmp(m.state, "sealed") == 0)
+		if (strcmp(m.state, "sealed") == 0)
 			rc = datasets_check_delta(&m, dlt, m.n_rows, "budget.delta", e);
-		if (rc != ERR_OK)
-			return rc;
-		return err_set_field(e, ERR_CONFLICT, "budget",
-				     "the new budget is below what is already spent");
+		if (rc == ERR_OK)
+			rc = err_set_field(e, ERR_CONFLICT, "budget",
+					   "the new budget is below what is already spent");
 	}
-	rc = pgjson_one(res, "no such dataset", ret_view, e);
+	if (rc == ERR_OK)
+		rc = pgjson_one(res, "no such dataset", ret_view, e);
 	PQclear(res);
+	if (rc == ERR_OK)
+		rc = db_command(db, "COMMIT", e);
+	else
+		(void)db_command(db, "ROLLBACK", NULL);
+	if (rc != ERR_OK && *ret_view != NULL) {
+		free(*ret_view);
+		*ret_view = NULL;
+	}
 	return rc;
 }
 
@@ -403,11 +458,13 @@ datasets_delete(struct db_conn *db, const char *tenant, const char *id, struct e
 			db,
 			"WITH c AS (UPDATE runs SET state = 'cancelled',"
 			" refunded = (attempts = 0), finished_at = now()"
-			" WHERE dataset_id = $1 AND state = 'queued' RETURNING id, dataset_id,"
+			" WHERE dataset_id = $1 AND state = 'queued' RETURNING id, dataset_id, "
+			"charge_rdp,"
 			" charge_epsilon, charge_delta, attempts, plan->'event' AS ev),"
 			" l AS (INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon,"
-			" delta, event) SELECT dataset_id, id, 'refund', charge_epsilon,"
-			" charge_delta, ev FROM c WHERE attempts = 0 RETURNING epsilon, delta)"
+			" delta, event, rdp) SELECT dataset_id, id, 'refund', charge_epsilon,"
+			" charge_delta, ev, charge_rdp FROM c WHERE attempts = 0"
+			" RETURNING epsilon, delta)"
 			" UPDATE datasets SET spent_epsilon = CASE accounting_mode WHEN 'basic'"
 			" THEN spent_epsilon - (SELECT coalesce(sum(epsilon), 0) FROM l)"
 			" ELSE spent_epsilon END,"
@@ -427,6 +484,9 @@ datasets_delete(struct db_conn *db, const char *tenant, const char *id, struct e
 		rc = res != NULL ? ERR_OK : e->code;
 		PQclear(res);
 	}
+	/* A renyi ledger recomputes its spent vector from what stands. */
+	if (rc == ERR_OK && strcmp(m.mode, "renyi") == 0)
+		rc = ledger_recompute_renyi(db, id, e);
 	if (rc == ERR_OK) {
 		res = db_exec(db, "DELETE FROM dataset_chunks WHERE dataset_id = $1", 1, values,
 			      PGRES_COMMAND_OK, e);

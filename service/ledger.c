@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "datasets.h"
 #include "ledger.h"
 #include "pgjson.h"
 #include "privacy/rdp.h"
@@ -89,8 +90,8 @@ ledger_append(struct db_conn *db, const char *dataset_id, const char *run_id, co
 /* Recompute a 'renyi' dataset's spent vector as the upward-rounded sum of
  * the charges of runs not refunded (never by subtraction), and its
  * indicative spent epsilon. */
-static enum err_code
-recompute_renyi(struct db_conn *db, const char *dataset_id, struct err *e)
+enum err_code
+ledger_recompute_renyi(struct db_conn *db, const char *dataset_id, struct err *e)
 {
 	const char *values[3] = { dataset_id, NULL, NULL };
 	char spent[LEDGER_ARRAY_TEXT], eps[32];
@@ -189,7 +190,7 @@ ledger_refund(struct db_conn *db, const char *run_id, struct err *e)
 	/* The refund row is visible to later statements of this transaction,
 	 * and runs.refunded is already true: the recomputation skips it. */
 	if (strcmp(mode, "renyi") == 0)
-		return recompute_renyi(db, dataset_id, e);
+		return ledger_recompute_renyi(db, dataset_id, e);
 	return ERR_OK;
 }
 
@@ -375,6 +376,8 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 	double be, bd;
 	enum err_code rc;
 
+	if (!is_uuid(dataset_id))
+		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
 	/* Exact decimals and the entries come from PostgreSQL as text. */
 	res = db_exec(
 		db,

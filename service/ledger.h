@@ -65,6 +65,11 @@ enum err_code ledger_refund(struct db_conn *db, const char *run_id, struct err *
 
 #endif /* SERVICE_LEDGER_H */
 
+/* Recompute a 'renyi' dataset's spent vector as the upward-rounded sum of
+ * the charges of runs not refunded (never by subtraction), and its
+ * indicative spent epsilon.  Inside the caller's transaction. */
+enum err_code ledger_recompute_renyi(struct db_conn *db, const char *dataset_id, struct err *e);
+
 /* GET /v1/datasets/{id}/budget: totals, indicative spent/remaining
  * epsilon, the raw state of the mode (sums, or the filter's orders, caps,
  * spent vector and headroom) and the append-only entries.  Owned text. */

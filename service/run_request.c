@@ -232,7 +232,7 @@ run_request_clear(struct run_request *r)
 }
 
 json_t *
-run_plan_json(const struct run_plan *plan)
+run_plan_json(const struct run_plan *plan, enum accounting_mode mode)
 {
 	json_t *used = json_object();
 	json_t *j;
@@ -241,8 +241,10 @@ run_plan_json(const struct run_plan *plan)
 		json_object_set_new(used, plan->used[i].name, json_real(plan->used[i].value));
 	j = json_pack("{s:I, s:o, s:s, s:{s:f, s:f}, s:o}", "steps", (json_int_t)plan->steps,
 		      "event", dp_event_to_json(&plan->event), "accountant",
-		      "analytic_gaussian (Balle & Wang 2018), parallel composition", "charge",
-		      "epsilon", plan->charge_epsilon, "delta", plan->charge_delta, "params_used",
-		      used);
+		      mode == ACCOUNTING_BASIC
+			      ? "analytic_gaussian (Balle & Wang 2018); basic composition ledger"
+			      : "rdp (improved conversion); Rényi filter ledger",
+		      "charge", "epsilon", plan->charge_epsilon, "delta", plan->charge_delta,
+		      "params_used", used);
 	return j;
 }

@@ -35,6 +35,6 @@ enum err_code run_request_parse(const json_t *doc, const struct dataset_meta *me
 void run_request_clear(struct run_request *r);
 
 /* The plan as JSON: steps, event, charge, parameters used.  Owned. */
-json_t *run_plan_json(const struct run_plan *plan);
+json_t *run_plan_json(const struct run_plan *plan, enum accounting_mode mode);
 
 #endif /* SERVICE_RUN_REQUEST_H */

@@ -134,7 +134,7 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 	char rdp_text[LEDGER_ARRAY_TEXT];
 	const char *rdp_value = NULL;
 	char *request_text = NULL, *plan_text = NULL, *event_text = NULL;
-	json_t *plan_json = run_plan_json(plan);
+	json_t *plan_json = run_plan_json(plan, req->spec.mode);
 	PGresult *res;
 	enum err_code rc;
 
@@ -458,9 +458,9 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 	if (rc == ERR_OK) {
 		out = json_pack("{s:s, s:b, s:o, s:{s:f, s:f, s:s, s:f}, s:o, s:f, s:I}",
 				"accounting_mode", meta.mode, "fits", fits, "plan",
-				run_plan_json(&plan), "standalone", "epsilon", report.epsilon,
-				"delta", report.delta, "accountant", report.accountant, "order",
-				report.order, "ledger",
+				run_plan_json(&plan, req.spec.mode), "standalone", "epsilon",
+				report.epsilon, "delta", report.delta, "accountant",
+				report.accountant, "order", report.order, "ledger",
 				mode_part != NULL ? mode_part : json_object(), "work", work,
 				"time_estimate_seconds", (json_int_t)(work / lim->work_rate + 1));
 		mode_part = NULL;

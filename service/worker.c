@@ -175,7 +175,7 @@ result_json(const struct run_request *req, const struct run_plan *plan, const do
 	    double wall_ms)
 {
 	json_t *xs = json_array();
-	json_t *plan_json = run_plan_json(plan);
+	json_t *plan_json = run_plan_json(plan, req->spec.mode);
 	json_t *r;
 
 	for (size_t i = 0; xs != NULL && i < req->spec.d; i++)

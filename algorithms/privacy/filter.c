@@ -116,7 +116,15 @@ double
 filter_spent_epsilon(const struct filter *f, double delta, bool *ret_any)
 {
 	double best = INFINITY;
+	bool spent_any = false;
 
+	/* Nothing spent is 0, not the conversion's overhead at a zero curve. */
+	for (unsigned i = 0; i < f->m; i++)
+		spent_any = spent_any || f->spent[i] > 0.0;
+	if (!spent_any) {
+		*ret_any = true;
+		return 0.0;
+	}
 	for (unsigned i = 0; i < f->m; i++) {
 		double a = f->order[i], v;
 

@@ -63,9 +63,9 @@ void filter_add(struct filter *f, const double *run);
  * how a refund recomputes spent without subtracting. */
 void filter_sum(unsigned m, const double *rows, unsigned k, double *ret);
 
-/* Indicative spent epsilon: min over orders with spent <= cap of
- * spent(a) + log((a-1)/a) - (log(delta/m) + log a)/(a-1), floored at 0;
- * *ret_any is false when every order is exhausted. */
+/* Indicative spent epsilon: 0 when nothing is spent, else min over orders
+ * with spent <= cap of spent(a) + log((a-1)/a) - (log(delta/m) + log a)/(a-1),
+ * floored at 0; *ret_any is false when every order is exhausted. */
 double filter_spent_epsilon(const struct filter *f, double delta, bool *ret_any);
 
 #endif /* ALGORITHMS_PRIVACY_FILTER_H */

@@ -184,6 +184,31 @@ START_TEST(test_estimate_and_budget_view)
 }
 END_TEST
 
+/* PATCH on a renyi dataset moves the caps of its fixed grid. */
+START_TEST(test_patch_budget)
+{
+	char ds[40], path[128];
+	const char *zero = "{\"budget\": {\"epsilon\": 2, \"delta\": 0}}";
+	const char *tiny = "{\"budget\": {\"epsilon\": 0.05, \"delta\": 1e-4}}";
+	json_t *j;
+
+	renyi_dataset(ds);
+	ck_assert_int_eq(fill(ds), 100);
+	snprintf(path, sizeof(path), "/v1/datasets/%s", ds);
+	h_expect_error(&srv, "PATCH", path, owner, "application/json", zero, strlen(zero), NULL,
+		       400, "invalid_request", "budget.delta", NULL);
+	h_expect_error(&srv, "PATCH", path, owner, "application/json", tiny, strlen(tiny), NULL,
+		       400, "invalid_request", "budget.epsilon", "grid");
+	j = h_json(&srv, "PATCH", path, owner, "{\"budget\": {\"epsilon\": 2, \"delta\": 1e-4}}",
+		   200);
+	json_decref(j);
+	/* Twice the epsilon, the same grid: room for more runs. */
+	ck_assert_int_gt(fill(ds), 50);
+	h_expect_error(&srv, "GET", "/v1/datasets/not-a-uuid/budget", owner, NULL, NULL, 0, NULL,
+		       404, "not_found", NULL, NULL);
+}
+END_TEST
+
 START_TEST(test_estimate_basic)
 {
 	char ds[40], path[128];
@@ -279,6 +304,7 @@ main(void)
 	tcase_add_test(tc, test_concurrent_submissions);
 	tcase_add_test(tc, test_estimate_and_budget_view);
 	tcase_add_test(tc, test_estimate_basic);
+	tcase_add_test(tc, test_patch_budget);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
