@@ -71,6 +71,12 @@ struct run_spec {
 	 * section 5): the exact analytic curve for basic, the RDP conversion
 	 * for renyi. */
 	enum accounting_mode mode;
+#ifdef DPOPT_TESTING
+	/* Borrowed, usually NULL: white-box access for the privacy audits
+	 * (testing_hook.h).  Absent from production builds; never set from
+	 * a request. */
+	const struct alg_testing_hook *testing_hook;
+#endif
 };
 
 /* A value the run actually used, reported in the result ("step_size",

@@ -47,6 +47,9 @@
 #include "privacy/analytic_gaussian.h"
 #include "privacy/calibrate.h"
 #include "privacy/noise.h"
+#ifdef DPOPT_TESTING
+#include "testing_hook.h"
+#endif
 
 enum { P_BATCH_SIZE, P_STEP_SIZE, P__COUNT };
 
@@ -91,6 +94,9 @@ struct sgd_state {
 	double *x;     /* owned: current iterate, d */
 	double *avg;   /* owned: mean of x_1..x_t, d */
 	double *g;     /* owned: noisy batch gradient, d */
+#ifdef DPOPT_TESTING
+	const struct alg_testing_hook *hook; /* borrowed from the spec; may be NULL */
+#endif
 };
 
 static bool
@@ -304,6 +310,42 @@ sgd_work(const struct run_spec *spec)
 	return nd + (double)s.steps * (double)spec->d;
 }
 
+#ifdef DPOPT_TESTING
+/*
+ * The audits' hook (testing_hook.h), applied after the permutation was
+ * drawn so that the generator is consumed exactly as in a normal run.  The
+ * canary is swapped into slot 0, i.e. into the first batch B_1: the
+ * privacy argument above conditions on the permutation, and the audit
+ * measures the one Gaussian mechanism that sees the canary.  The scale
+ * multiplies the sigma drawn, never the plan's.
+ */
+static enum err_code
+testing_init(struct sgd_state *s, const struct alg_testing_hook *h, size_t n, struct err *e)
+{
+	s->hook = h;
+	if (h == NULL)
+		return ERR_OK;
+	if (h->place_first) {
+		if (h->first_record >= n)
+			return err_set(e, ERR_INVALID, "testing hook: no record %zu",
+				       h->first_record);
+		for (size_t i = 0; i < n; i++) {
+			if (s->order[i] == h->first_record) {
+				s->order[i] = s->order[0];
+				s->order[0] = h->first_record;
+				break;
+			}
+		}
+	}
+	if (h->noise_scale != 0.0) {
+		if (!is_finite_pos(h->noise_scale))
+			return err_set(e, ERR_INVALID, "testing hook: bad noise scale");
+		s->sigma *= h->noise_scale;
+	}
+	return ERR_OK;
+}
+#endif
+
 static enum err_code
 sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	 const struct dataset *ds, struct rng *rng, struct err *e)
@@ -359,6 +401,11 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 		s->order[i] = s->order[j];
 		s->order[j] = tmp;
 	}
+#ifdef DPOPT_TESTING
+	rc = testing_init(s, spec->testing_hook, n, e);
+	if (rc != ERR_OK)
+		return rc;
+#endif
 	return ERR_OK;
 }
 
@@ -459,6 +506,10 @@ sgd_step(void *state, struct err *e)
 		s->g[j] /= (double)s->b;
 
 	noise_add_gaussian(s->rng, s->sigma, s->g, d);
+#ifdef DPOPT_TESTING
+	if (s->hook != NULL && s->hook->release != NULL)
+		s->hook->release(s->hook->ctx, s->t, s->g, d);
+#endif
 
 	for (size_t j = 0; j < d; j++)
 		s->x[j] -= s->step_size * s->g[j];

@@ -27,5 +27,8 @@ for f in $(find "$SRC/algorithms" "$SRC/service" -name '*.c' ! -path '*/privacy/
 	grep -nE '\b(log|sqrt)\s*\(\s*-?\s*2(\.0)?\s*\*\s*log\s*\(' "$f" &&
 		bad "$f looks like it samples Gaussian noise itself (Box-Muller)"
 done
+# The audits' white-box hook (algorithms/testing_hook.h) exists for tests:
+# nothing in the service may name it, so no request can reach it.
+grep -rn 'testing_hook' "$SRC/service" && bad "service/ refers to the audits' testing hook"
 [ $fail = 0 ] && echo "layering: ok"
 exit $fail

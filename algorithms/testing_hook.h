@@ -1,0 +1,64 @@
+/*
+ * testing_hook.h - white-box access to a run for the privacy audits
+ * (tests/audit, ACCOUNTING.md section 7, level 2).  Test builds only.
+ *
+ * A statistical audit at the accountant's unit of analysis needs three
+ * things a production run must never offer: to put a chosen canary record
+ * where the accountant's worst case assumes it, to see the privatized
+ * quantities the privacy event accounts for (not just the final result),
+ * and to weaken the noise on purpose so that the audit can prove it would
+ * notice.  struct run_spec carries a pointer to this struct only when the
+ * build defines DPOPT_TESTING (meson -Dtesting=true); without it the field,
+ * this header and every line that reads the hook do not exist, so a
+ * production binary cannot contain them.  Even in a test build nothing in
+ * service/ sets the field (run specs are zero-initialised and filled from
+ * the request's named keys; tests/lint/layering.sh refuses any mention of
+ * the hook there), so no request can reach it.
+ *
+ * The hook is per run (borrowed through the spec, not a global), so
+ * concurrent runs and threads stay independent.  An algorithm that does
+ * not implement a hook ignores it.  Implemented by: dp_sgd.one_pass.
+ *
+ * A NULL hook, or a hook with every member zero, leaves the run exactly as
+ * in a normal build: the same draws from the generator in the same order,
+ * the same arithmetic, the same output.
+ */
+#ifndef ALGORITHMS_TESTING_HOOK_H
+#define ALGORITHMS_TESTING_HOOK_H
+
+#ifndef DPOPT_TESTING
+#error "testing_hook.h exists only in test builds (meson -Dtesting=true)"
+#endif
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct alg_testing_hook {
+	/*
+	 * (i) Placement.  With place_first set, the record with index
+	 * first_record (< n) is moved to the front of the run's secret order
+	 * after that order was drawn: dp_sgd puts it in the first batch.  The
+	 * order is still drawn as usual (same generator consumption); only
+	 * the canary's slot is fixed, which is what the parallel-composition
+	 * argument conditions on.
+	 */
+	bool place_first;
+	size_t first_record;
+	/*
+	 * (iii) Mutation.  The noise standard deviation actually drawn is
+	 * multiplied by noise_scale (0, the zero value, means 1).  The plan,
+	 * the event and the charge are not touched: a scale below 1 makes the
+	 * mechanism weaker than charged, which a powerful audit must detect.
+	 */
+	double noise_scale;
+	/*
+	 * (ii) Exposure.  Called once per privatized release the event
+	 * accounts for, right after its noise is added: dp_sgd calls it at
+	 * every step t = 0 .. T - 1 with the noisy batch-mean gradient (len =
+	 * d doubles, valid during the call only).  May be NULL.
+	 */
+	void (*release)(void *ctx, unsigned long index, const double *value, size_t len);
+	void *ctx;
+};
+
+#endif /* ALGORITHMS_TESTING_HOOK_H */

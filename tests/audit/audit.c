@@ -1,0 +1,439 @@
+/*
+ * audit.c - the audit harness (see audit.h): Beta and binomial functions,
+ * Clopper-Pearson bounds, epsilon lower bounds, power.
+ *
+ * Numerics.  I_x(a, b) is evaluated as x^a (1 - x)^b / (a B(a, b)) times
+ * Lentz's continued fraction (Numerical Recipes section 6.4; Abramowitz &
+ * Stegun 26.5.8) on the side of the mean where that fraction converges
+ * (x < (a + 1) / (a + b + 2)), and through I_x(a, b) = 1 - I_{1-x}(b, a) on
+ * the other.  Quantiles of tails are searched on the side where the tail is
+ * computed directly, never as 1 minus a number close to 1, so the 1e-9-ish
+ * probabilities the bounds work at keep their relative accuracy (about
+ * 1e-9 from the log-gamma terms at n ~ 1e6: far below the statistical
+ * error).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "audit.h"
+
+#define CF_MAX_ITER 1000000
+#define CF_EPS      1e-15
+#define CF_TINY     1e-300
+
+/* The continued fraction of I_x(a, b) (without its front factor). */
+static double
+beta_cf(double a, double b, double x)
+{
+	double qab = a + b, qap = a + 1.0, qam = a - 1.0;
+	double c = 1.0, d = 1.0 - qab * x / qap, h;
+
+	if (fabs(d) < CF_TINY)
+		d = CF_TINY;
+	d = 1.0 / d;
+	h = d;
+	for (int m = 1; m <= CF_MAX_ITER; m++) {
+		double m2 = 2.0 * m, aa, del;
+
+		aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+		d = 1.0 + aa * d;
+		if (fabs(d) < CF_TINY)
+			d = CF_TINY;
+		c = 1.0 + aa / c;
+		if (fabs(c) < CF_TINY)
+			c = CF_TINY;
+		d = 1.0 / d;
+		h *= d * c;
+		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+		d = 1.0 + aa * d;
+		if (fabs(d) < CF_TINY)
+			d = CF_TINY;
+		c = 1.0 + aa / c;
+		if (fabs(c) < CF_TINY)
+			c = CF_TINY;
+		d = 1.0 / d;
+		del = d * c;
+		h *= del;
+		if (fabs(del - 1.0) < CF_EPS)
+			return h;
+	}
+	/* Never seen for the sizes used here; a silent wrong bound is worse
+	 * than a crash in a test. */
+	fprintf(stderr, "audit: incomplete beta did not converge (a %g, b %g, x %g)\n", a, b, x);
+	abort();
+}
+
+double
+audit_incbeta(double a, double b, double x)
+{
+	double front;
+
+	if (x <= 0.0)
+		return 0.0;
+	if (x >= 1.0)
+		return 1.0;
+	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1.0) / (a + b + 2.0))
+		return front * beta_cf(a, b, x) / a;
+	return 1.0 - front * beta_cf(b, a, 1.0 - x) / b;
+}
+
+/*
+ * Bisection for I_x(a, b) = p with p <= 1/2, on the side where I is small
+ * and computed directly.  Returns lo with I_lo(a, b) <= p (so lo is at most
+ * the exact quantile, up to the evaluation's rounding) and stores hi.
+ */
+static double
+quantile_lo(double a, double b, double p, double *ret_hi)
+{
+	double lo = 0.0, hi = 1.0;
+
+	for (int it = 0; it < 4000; it++) {
+		double mid = 0.5 * (lo + hi);
+
+		if (hi - lo <= 1e-15 && hi - lo <= 1e-12 * hi)
+			break;
+		if (!(mid > lo && mid < hi))
+			break;
+		if (audit_incbeta(a, b, mid) <= p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (ret_hi != NULL)
+		*ret_hi = hi;
+	return lo;
+}
+
+double
+audit_beta_quantile(double a, double b, double p)
+{
+	double hi, lo;
+
+	if (p <= 0.0)
+		return 0.0;
+	if (p >= 1.0)
+		return 1.0;
+	if (p <= 0.5) {
+		lo = quantile_lo(a, b, p, &hi);
+		return 0.5 * (lo + hi);
+	}
+	lo = quantile_lo(b, a, 1.0 - p, &hi);
+	return 1.0 - 0.5 * (lo + hi);
+}
+
+/* P(Bin(n, p) >= k) <= alpha at p = lower bound: the alpha quantile of
+ * Beta(k, n - k + 1). */
+double
+audit_cp_lower(uint64_t k, uint64_t n, double alpha)
+{
+	if (k == 0)
+		return 0.0;
+	return quantile_lo((double)k, (double)(n - k + 1), alpha, NULL);
+}
+
+/* The 1 - alpha quantile of Beta(k + 1, n - k), found as 1 minus the alpha
+ * quantile of Beta(n - k, k + 1) (small tail, directly computed), rounded
+ * up. */
+double
+audit_cp_upper(uint64_t k, uint64_t n, double alpha)
+{
+	double y;
+
+	if (k >= n)
+		return 1.0;
+	y = quantile_lo((double)(n - k), (double)(k + 1), alpha, NULL);
+	return fmin(1.0, nextafter(1.0 - y, 2.0));
+}
+
+double
+audit_binom_pmf(uint64_t k, uint64_t n, double p)
+{
+	double kk = (double)k, nn = (double)n;
+
+	if (k > n)
+		return 0.0;
+	if (p <= 0.0)
+		return k == 0 ? 1.0 : 0.0;
+	if (p >= 1.0)
+		return k == n ? 1.0 : 0.0;
+	return exp(lgamma(nn + 1.0) - lgamma(kk + 1.0) - lgamma(nn - kk + 1.0) + kk * log(p) +
+		   (nn - kk) * log1p(-p));
+}
+
+double
+audit_binom_sf(uint64_t k, uint64_t n, double p)
+{
+	if (k == 0)
+		return 1.0;
+	if (k > n)
+		return 0.0;
+	return audit_incbeta((double)k, (double)(n - k + 1), p);
+}
+
+double
+audit_eps_from_counts(uint64_t k_pos, uint64_t n_pos, uint64_t k_neg, uint64_t n_neg,
+		      double alpha_each, double delta)
+{
+	double tlb = audit_cp_lower(k_pos, n_pos, alpha_each);
+	double fub = audit_cp_upper(k_neg, n_neg, alpha_each);
+
+	if (!(tlb > delta))
+		return -INFINITY;
+	return log((tlb - delta) / fub);
+}
+
+double
+audit_binom_cdf(uint64_t k, uint64_t n, double p)
+{
+	if (k >= n)
+		return 1.0;
+	return audit_incbeta((double)(n - k), (double)(k + 1), 1.0 - p);
+}
+
+/*
+ * The miss probability, summed directly (not as 1 minus a power close to
+ * 1): over the negative count k_B, P(k_B) P(K_A < kmin(k_B)), kmin the
+ * smallest positive count whose lower bound beats delta + e^eps
+ * FPR_ub(k_B); kmin grows with k_B, so one pointer walks up once.  Negative
+ * counts more than 10 standard deviations out, on either side, count as
+ * misses.
+ */
+double
+audit_miss(uint64_t n_pos, double tpr, uint64_t n_neg, double fpr, double alpha_each, double delta,
+	   double eps_claim)
+{
+	double sd = sqrt((double)n_neg * fpr * (1.0 - fpr)), mean = (double)n_neg * fpr;
+	double lo_f = floor(mean - 10.0 * sd - 1.0), hi_f = ceil(mean + 10.0 * sd + 1.0);
+	uint64_t lo = lo_f < 0.0 ? 0 : (uint64_t)lo_f;
+	uint64_t hi = hi_f > (double)n_neg ? n_neg : (uint64_t)hi_f;
+	uint64_t kmin = 0, kb, a, b;
+	double miss = lo > 0 ? audit_binom_cdf(lo - 1, n_neg, fpr) : 0.0;
+	double growth = exp(eps_claim);
+
+	for (kb = lo; kb <= hi; kb++) {
+		double need = delta + growth * audit_cp_upper(kb, n_neg, alpha_each);
+
+		if (need >= 1.0)
+			break; /* larger counts need even more: all misses */
+		if (kb == lo) {
+			/* Binary search for the smallest k with cp_lower(k) >
+			 * need (n_pos + 1 if none). */
+			a = 0;
+			b = n_pos + 1;
+			while (a < b) {
+				uint64_t m = a + (b - a) / 2;
+
+				if (m <= n_pos && audit_cp_lower(m, n_pos, alpha_each) > need)
+					b = m;
+				else
+					a = m + 1;
+			}
+			kmin = a;
+		} else {
+			while (kmin <= n_pos && !(audit_cp_lower(kmin, n_pos, alpha_each) > need))
+				kmin++;
+		}
+		if (kmin > n_pos)
+			break;
+		if (kmin > 0)
+			miss += audit_binom_pmf(kb, n_neg, fpr) *
+				audit_binom_cdf(kmin - 1, n_pos, tpr);
+	}
+	/* kb is the first negative count not summed: all of them and beyond
+	 * are misses. */
+	if (kb <= n_neg)
+		miss += audit_binom_sf(kb, n_neg, fpr);
+	return fmin(1.0, miss);
+}
+
+double
+audit_power(uint64_t n_pos, double tpr, uint64_t n_neg, double fpr, double alpha_each, double delta,
+	    double eps_claim)
+{
+	return 1.0 - audit_miss(n_pos, tpr, n_neg, fpr, alpha_each, delta, eps_claim);
+}
+
+static int
+cmp_double(const void *x, const void *y)
+{
+	double u = *(const double *)x, v = *(const double *)y;
+
+	return (u > v) - (u < v);
+}
+
+/* Index of the first element >= t in sorted v[n]: the count below t. */
+static size_t
+count_below(const double *v, size_t n, double t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+
+		if (v[m] < t)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo;
+}
+
+struct test_counts {
+	uint64_t k_pos, n_pos, k_neg, n_neg;
+};
+
+static struct test_counts
+counts(enum audit_direction dir, double t, const double *a, size_t na, const double *b, size_t nb)
+{
+	struct test_counts c;
+	size_t a_below = count_below(a, na, t), b_below = count_below(b, nb, t);
+
+	if (dir == AUDIT_UP) {
+		c.k_pos = na - a_below;
+		c.n_pos = na;
+		c.k_neg = nb - b_below;
+		c.n_neg = nb;
+	} else {
+		c.k_pos = b_below;
+		c.n_pos = nb;
+		c.k_neg = a_below;
+		c.n_neg = na;
+	}
+	return c;
+}
+
+/* Evaluate one test and keep it in *best if it gives a larger bound. */
+static void
+consider(enum audit_direction dir, double t, const double *a, size_t na, const double *b, size_t nb,
+	 double alpha_each, double delta, struct audit_result *best)
+{
+	struct test_counts c = counts(dir, t, a, na, b, nb);
+	double eps = audit_eps_from_counts(c.k_pos, c.n_pos, c.k_neg, c.n_neg, alpha_each, delta);
+
+	if (eps > best->eps_lb || best->n_pos == 0) {
+		best->eps_lb = eps;
+		best->direction = dir;
+		best->threshold = t;
+		best->k_pos = c.k_pos;
+		best->n_pos = c.n_pos;
+		best->k_neg = c.k_neg;
+		best->n_neg = c.n_neg;
+	}
+}
+
+/* The calibration half's choice for one direction: the candidate with the
+ * largest epsilon_lb there. */
+static double
+calibrate(enum audit_direction dir, const double *pool, size_t m, size_t candidates,
+	  const double *a, size_t na, const double *b, size_t nb, double alpha_each, double delta)
+{
+	struct audit_result best;
+
+	memset(&best, 0, sizeof(best));
+	best.eps_lb = -INFINITY;
+	for (size_t i = 0; i < candidates; i++) {
+		size_t r = (size_t)(((double)i + 0.5) / (double)candidates * (double)m);
+
+		consider(dir, pool[r < m ? r : m - 1], a, na, b, nb, alpha_each, delta, &best);
+	}
+	return best.threshold;
+}
+
+int
+audit_eps_lb(const struct audit_config *c, double *a, size_t na, double *b, size_t nb,
+	     struct audit_result *ret)
+{
+	struct audit_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.eps_lb = -INFINITY;
+	if (!(c->alpha > 0.0 && c->alpha < 1.0) || !(c->delta >= 0.0 && c->delta < 1.0) || na < 2 ||
+	    nb < 2)
+		return -1;
+
+	if (c->method == AUDIT_GRID) {
+		if (c->k < 2 || !(c->lo < c->hi))
+			return -1;
+		r.n_bounds = 4 * c->k;
+		r.alpha_each = c->alpha / (double)r.n_bounds;
+		qsort(a, na, sizeof(*a), cmp_double);
+		qsort(b, nb, sizeof(*b), cmp_double);
+		for (size_t i = 0; i < c->k; i++) {
+			double t = c->lo + (c->hi - c->lo) * (double)i / (double)(c->k - 1);
+
+			consider(AUDIT_UP, t, a, na, b, nb, r.alpha_each, c->delta, &r);
+			consider(AUDIT_DOWN, t, a, na, b, nb, r.alpha_each, c->delta, &r);
+		}
+	} else {
+		/* Halves in the sampling order (the draws are i.i.d.). */
+		size_t ha = na / 2, hb = nb / 2, m = ha + hb;
+		double *pool, t_up, t_down;
+
+		if (c->candidates < 1)
+			return -1;
+		r.n_bounds = 4;
+		r.alpha_each = c->alpha / (double)r.n_bounds;
+		qsort(a, ha, sizeof(*a), cmp_double);
+		qsort(b, hb, sizeof(*b), cmp_double);
+		qsort(a + ha, na - ha, sizeof(*a), cmp_double);
+		qsort(b + hb, nb - hb, sizeof(*b), cmp_double);
+		pool = malloc(m * sizeof(*pool));
+		if (pool == NULL)
+			return -1;
+		memcpy(pool, a, ha * sizeof(*a));
+		memcpy(pool + ha, b, hb * sizeof(*b));
+		qsort(pool, m, sizeof(*pool), cmp_double);
+		t_up = calibrate(AUDIT_UP, pool, m, c->candidates, a, ha, b, hb, r.alpha_each,
+				 c->delta);
+		t_down = calibrate(AUDIT_DOWN, pool, m, c->candidates, a, ha, b, hb, r.alpha_each,
+				   c->delta);
+		free(pool);
+		consider(AUDIT_UP, t_up, a + ha, na - ha, b + hb, nb - hb, r.alpha_each, c->delta,
+			 &r);
+		consider(AUDIT_DOWN, t_down, a + ha, na - ha, b + hb, nb - hb, r.alpha_each,
+			 c->delta, &r);
+	}
+	r.tpr_lb = audit_cp_lower(r.k_pos, r.n_pos, r.alpha_each);
+	r.fpr_ub = audit_cp_upper(r.k_neg, r.n_neg, r.alpha_each);
+	r.false_failure = r.alpha_each * (double)r.n_bounds;
+	*ret = r;
+	return 0;
+}
+
+void
+audit_draw(audit_sample_fn fn, void *ctx, int world, uint64_t seed, double *out, size_t n)
+{
+	struct rng r;
+
+	rng_splitmix_init(&r, seed);
+	for (size_t i = 0; i < n; i++)
+		out[i] = fn(ctx, world, &r);
+}
+
+void
+audit_print(FILE *f, const struct audit_config *c, const struct audit_result *r, double eps_claim)
+{
+	fprintf(f,
+		"audit %s: eps_lb = %.4f vs claimed eps = %.4f (delta %.3g); %s, %s s %s %.6g: "
+		"positive %llu/%llu (TPR_lb %.4g), negative %llu/%llu (FPR_ub %.4g); "
+		"false-failure probability <= %.2g (%zu Clopper-Pearson bounds at %.3g each)\n",
+		c->name, r->eps_lb, eps_claim, c->delta,
+		c->method == AUDIT_GRID ? "Bonferroni grid" : "calibration split",
+		r->direction == AUDIT_UP ? "up" : "down", r->direction == AUDIT_UP ? ">=" : "<",
+		r->threshold, (unsigned long long)r->k_pos, (unsigned long long)r->n_pos, r->tpr_lb,
+		(unsigned long long)r->k_neg, (unsigned long long)r->n_neg, r->fpr_ub,
+		r->false_failure, r->n_bounds, r->alpha_each);
+	fflush(f);
+}
+
+double
+audit_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

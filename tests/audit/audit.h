@@ -1,0 +1,149 @@
+/*
+ * audit.h - statistical privacy audits: an empirical lower bound on epsilon
+ * from samples of a scalar statistic in two neighbouring worlds
+ * (ACCOUNTING.md section 7).  Test code only, linked into the audit suite.
+ *
+ * The bound is the standard one (M. Jagielski, J. Ullman, A. Oprea,
+ * "Auditing differentially private machine learning: how private is
+ * private SGD?", NeurIPS 2020; M. Nasr, S. Song, A. Thakurta, N. Papernot,
+ * N. Carlini, "Adversary instantiation: lower bounds for differentially
+ * private machine learning", IEEE S&P 2021).  World A holds the canary
+ * record pushing the statistic up, world B its neighbour.  A test is a set
+ * S = {s >= t} ("direction up": A is the positive world) or S = {s < t}
+ * ("direction down": B is).  (epsilon, delta)-DP gives, for every S and both
+ * orders of the worlds,
+ *
+ *	P_pos(S) <= e^epsilon P_neg(S) + delta,
+ *
+ * so with a Clopper-Pearson lower bound TPR_lb on P_pos(S) and upper bound
+ * FPR_ub on P_neg(S), each from independent samples,
+ *
+ *	epsilon >= epsilon_lb = log((TPR_lb - delta) / FPR_ub)
+ *
+ * unless one of the bounds failed.  The audit reports the largest
+ * epsilon_lb over its tests.  Thresholds come from one of two methods:
+ *
+ * - AUDIT_GRID: Bonferroni over a fixed grid of k thresholds on [lo, hi],
+ *   chosen before sampling from public parameters (the claimed sigma and
+ *   sensitivity), both directions: 4 k one-sided bounds, each at
+ *   alpha / (4 k), all samples used.  The power of such an audit is exactly
+ *   computable (audit_power()), which is why the mutation audits use it.
+ * - AUDIT_SPLIT: the first half of each sample calibrates, the second
+ *   evaluates.  On the calibration half every direction picks, among
+ *   `candidates` thresholds at evenly spaced ranks of the pooled half, the
+ *   one with the largest epsilon_lb (computed at the evaluation's
+ *   confidence); the evaluation half then gives one epsilon_lb per
+ *   direction: 4 bounds, each at alpha / 4.  Needs no knowledge of the
+ *   statistic's scale (used end to end, where its law is unknown).
+ *
+ * False failure.  If the mechanism really is (epsilon, delta)-DP,
+ * epsilon_lb > epsilon needs TPR_lb > P_pos(S) or FPR_ub < P_neg(S) for the
+ * reported S; by the union bound over all bounds computed, that has
+ * probability at most alpha (1e-6 per audit in this suite), whatever the
+ * thresholds.  The calibration half is independent of the evaluation half,
+ * so its choices are fixed as far as the evaluation is concerned.
+ */
+#ifndef TESTS_AUDIT_AUDIT_H
+#define TESTS_AUDIT_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rng.h"
+
+/* --- Beta and binomial ------------------------------------------------- */
+
+/* Regularised incomplete beta I_x(a, b), a, b > 0, by Lentz's continued
+ * fraction (on the side of the mean where it converges fast). */
+double audit_incbeta(double a, double b, double x);
+
+/* The x in [0, 1] with I_x(a, b) = p, by bisection (absolute error below
+ * 1e-15 and relative error below 1e-12). */
+double audit_beta_quantile(double a, double b, double p);
+
+/* One-sided Clopper-Pearson bounds for k successes in n trials, each
+ * failing with probability at most alpha; rounded to the safe side. */
+double audit_cp_lower(uint64_t k, uint64_t n, double alpha);
+double audit_cp_upper(uint64_t k, uint64_t n, double alpha);
+
+/* P(Bin(n, p) = k), P(Bin(n, p) >= k) and P(Bin(n, p) <= k). */
+double audit_binom_pmf(uint64_t k, uint64_t n, double p);
+double audit_binom_sf(uint64_t k, uint64_t n, double p);
+double audit_binom_cdf(uint64_t k, uint64_t n, double p);
+
+/* log((cp_lower(k_pos) - delta) / cp_upper(k_neg)) at alpha_each per bound;
+ * -INFINITY when the lower bound does not exceed delta. */
+double audit_eps_from_counts(uint64_t k_pos, uint64_t n_pos, uint64_t k_neg, uint64_t n_neg,
+			     double alpha_each, double delta);
+
+/*
+ * Power of one fixed test: the probability that epsilon_lb > eps_claim
+ * when the test's true rates are tpr (on n_pos samples) and fpr (on n_neg),
+ * at alpha_each per bound.  audit_miss() is 1 - power, summed directly so
+ * that tiny miss probabilities keep their digits.  Exact binomial sums,
+ * except that negative counts beyond 10 standard deviations are counted
+ * as misses: the power errs low.  An audit that takes the best of several
+ * tests has at least the power of each of them.
+ */
+double audit_miss(uint64_t n_pos, double tpr, uint64_t n_neg, double fpr, double alpha_each,
+		  double delta, double eps_claim);
+double audit_power(uint64_t n_pos, double tpr, uint64_t n_neg, double fpr, double alpha_each,
+		   double delta, double eps_claim);
+
+/* --- Audits ------------------------------------------------------------- */
+
+enum audit_method {
+	AUDIT_GRID,
+	AUDIT_SPLIT,
+};
+
+enum audit_direction {
+	AUDIT_UP,   /* S = {s >= t}: A positive, B negative */
+	AUDIT_DOWN, /* S = {s < t}: B positive, A negative */
+};
+
+struct audit_config {
+	const char *name;
+	double delta; /* the claimed delta */
+	double alpha; /* false-failure budget of the whole audit */
+	enum audit_method method;
+	double lo, hi; /* AUDIT_GRID: thresholds lo + i (hi - lo) / (k - 1), i < k */
+	size_t k;
+	size_t candidates; /* AUDIT_SPLIT: thresholds tried on the calibration half */
+};
+
+struct audit_result {
+	double eps_lb; /* max over the tests; -INFINITY if none gave a bound */
+	enum audit_direction direction;
+	double threshold;
+	uint64_t k_pos, n_pos; /* positive world: samples in S, samples used */
+	uint64_t k_neg, n_neg; /* negative world */
+	double tpr_lb, fpr_ub;
+	size_t n_bounds;      /* one-sided bounds the union bound covers */
+	double alpha_each;    /* = alpha / n_bounds */
+	double false_failure; /* <= alpha: the union bound */
+};
+
+/*
+ * epsilon_lb from a[na] (world A) and b[nb] (world B); both arrays are
+ * sorted in place.  Returns 0, or -1 for a bad configuration.
+ */
+int audit_eps_lb(const struct audit_config *c, double *a, size_t na, double *b, size_t nb,
+		 struct audit_result *ret);
+
+/* One sample of the statistic in world 0 (A) or 1 (B), drawing from r. */
+typedef double (*audit_sample_fn)(void *ctx, int world, struct rng *r);
+
+/* out[i] = fn(ctx, world, r) for i < n, with r a splitmix generator seeded
+ * with seed (fixed seeds: the audit is reproducible). */
+void audit_draw(audit_sample_fn fn, void *ctx, int world, uint64_t seed, double *out, size_t n);
+
+/* One line per audit: bound, claim, test, counts, false-failure bound. */
+void audit_print(FILE *f, const struct audit_config *c, const struct audit_result *r,
+		 double eps_claim);
+
+/* Seconds on the monotonic clock. */
+double audit_now(void);
+
+#endif /* TESTS_AUDIT_AUDIT_H */
