@@ -67,14 +67,16 @@ static const char *const sgd_objectives[] = { "logistic", "least_squares", NULL 
 /* Everything derived from the public spec; plan(), work() and init() all
  * compute it the same way. */
 struct sgd_setup {
-	double grad_bound;   /* G: per-record gradient norm bound on the ball */
-	double z;            /* noise multiplier sigma / Delta */
-	double sensitivity;  /* Delta = 2 G / b, replace-one, of a batch mean */
-	double sigma;        /* noise standard deviation per coordinate */
-	double step_size;    /* eta */
-	double radius;       /* R of the l2 ball */
-	size_t batch;        /* b */
-	unsigned long steps; /* T = floor(n / b) */
+	double grad_bound;          /* G: per-record gradient norm bound on the ball */
+	double z;                   /* noise multiplier sigma / Delta */
+	double sensitivity;         /* Delta = 2 G / b, replace-one, of a batch mean */
+	int lattice_k;              /* the noise lattice's step is 2^-k */
+	double sensitivity_lattice; /* Delta + the rounding's 2^-k sqrt(d), rounded up */
+	double sigma;               /* noise scale per coordinate: z Delta_lattice */
+	double step_size;           /* eta */
+	double radius;              /* R of the l2 ball */
+	size_t batch;               /* b */
+	unsigned long steps;        /* T = floor(n / b) */
 };
 
 struct sgd_state {
@@ -90,10 +92,12 @@ struct sgd_state {
 	double grad_bound;   /* G: the clip level */
 	double sigma;
 	double step_size;
-	size_t *order; /* owned: n entries; the first T b are the batches, in order */
-	double *x;     /* owned: current iterate, d */
-	double *avg;   /* owned: mean of x_1..x_t, d */
-	double *g;     /* owned: noisy batch gradient, d */
+	int lattice_k;              /* noise lattice step 2^-k */
+	struct dgauss_params noise; /* N_Z(0, (sigma 2^k)^2), prepared once per run */
+	size_t *order;              /* owned: n entries; the first T b are the batches, in order */
+	double *x;                  /* owned: current iterate, d */
+	double *avg;                /* owned: mean of x_1..x_t, d */
+	double *g;                  /* owned: noisy batch gradient, d */
 #ifdef DPOPT_TESTING
 	const struct alg_testing_hook *hook; /* borrowed from the spec; may be NULL */
 #endif
@@ -243,7 +247,17 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 	s.steps = (unsigned long)(spec->n / s.batch);
 
 	s.sensitivity = 2.0 * s.grad_bound / (double)s.batch;
-	s.sigma = s.z * s.sensitivity;
+	/* Exact discrete Gaussian noise on the lattice 2^-k Z^d (ACCOUNTING.md
+	 * section 6): rounding to the lattice adds at most 2^-k sqrt(d) <= 1e-6
+	 * Delta to the l2 sensitivity, and the noise is calibrated to the
+	 * inflated one. */
+	rc = noise_lattice_step(NOISE_NORM_L2, s.sensitivity, spec->d, &s.lattice_k, e);
+	if (rc == ERR_OK)
+		rc = noise_lattice_sensitivity(NOISE_NORM_L2, s.sensitivity, spec->d, s.lattice_k,
+					       &s.sensitivity_lattice, e);
+	if (rc != ERR_OK)
+		return rc;
+	s.sigma = s.z * s.sensitivity_lattice;
 	if (eta_param == 0.0)
 		s.step_size =
 			s.radius /
@@ -290,6 +304,8 @@ sgd_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	run_plan_use(&p, "steps", (double)s.steps);
 	run_plan_use(&p, "grad_bound", s.grad_bound);
 	run_plan_use(&p, "sensitivity", s.sensitivity);
+	run_plan_use(&p, "sensitivity_lattice", s.sensitivity_lattice);
+	run_plan_use(&p, "lattice_step_log2", -(double)s.lattice_k);
 	run_plan_use(&p, "noise_multiplier", s.z);
 	run_plan_use(&p, "noise_sigma", s.sigma);
 	run_plan_use(&p, "step_size", s.step_size);
@@ -378,6 +394,7 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	s->grad_bound = su.grad_bound;
 	s->sigma = su.sigma;
 	s->step_size = su.step_size;
+	s->lattice_k = su.lattice_k;
 
 	s->order = calloc(n, sizeof(*s->order));
 	s->x = calloc(s->d, sizeof(*s->x));
@@ -406,7 +423,8 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	if (rc != ERR_OK)
 		return rc;
 #endif
-	return ERR_OK;
+	/* After the testing hook, which may scale sigma (mutation twins). */
+	return noise_dgauss_prepare_real(ldexp(s->sigma, s->lattice_k), &s->noise, e);
 }
 
 /* <w, v> and ||v||^2 in one pass over v; four partial sums break the
@@ -505,7 +523,11 @@ sgd_step(void *state, struct err *e)
 	for (size_t j = 0; j < d; j++)
 		s->g[j] /= (double)s->b;
 
-	noise_add_gaussian(s->rng, s->sigma, s->g, d);
+	/* g is a mean of gradients clipped to G: far inside the lattice's
+	 * range, so a refusal here is a bug, reported like any failure. */
+	if (noise_lattice_gaussian_prepared(s->rng, &s->noise, s->lattice_k, s->g, d, NULL) !=
+	    ERR_OK)
+		return err_set(e, ERR_INTERNAL, "the run failed");
 #ifdef DPOPT_TESTING
 	if (s->hook != NULL && s->hook->release != NULL)
 		s->hook->release(s->hook->ctx, s->t, s->g, d);
@@ -553,7 +575,7 @@ sgd_fini(void *state)
 
 const struct alg_ops alg_sgd_one_pass = {
 	.name = "dp_sgd.one_pass",
-	.version = 1,
+	.version = 2, /* 2: exact discrete Gaussian noise on a lattice */
 	.doc = "Projected noisy minibatch SGD over an l2 ball, one pass: a secret random "
 	       "permutation splits the records into floor(n / batch_size) disjoint batches "
 	       "(the remaining n mod batch_size records are not used); each step adds Gaussian "

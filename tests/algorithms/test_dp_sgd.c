@@ -368,13 +368,21 @@ START_TEST(test_plan_numbers)
 	ck_assert(used_value(&p, "steps") == (double)t);
 	ck_assert(used_value(&p, "grad_bound") == g);
 	ck_assert_double_eq_tol(used_value(&p, "sensitivity"), 2.0 * g / b, 1e-17);
-	ck_assert_double_eq_tol(used_value(&p, "noise_sigma"), z * 2.0 * g / b, 1e-15);
+	/* Lattice noise: sigma = z Delta', Delta' = Delta + 2^-k sqrt(d) within
+	 * 1e-6 of Delta (ACCOUNTING.md section 6). */
+	ck_assert(used_value(&p, "sensitivity_lattice") > 2.0 * g / b);
+	ck_assert(used_value(&p, "sensitivity_lattice") <= 2.0 * g / b * (1.0 + 1e-6));
+	ck_assert(exp2(used_value(&p, "lattice_step_log2")) * sqrt((double)D_BIG) <=
+		  1e-6 * 2.0 * g / b);
+	ck_assert_double_eq_tol(used_value(&p, "noise_sigma"),
+				z * used_value(&p, "sensitivity_lattice"), 1e-15);
 	ck_assert(used_value(&p, "noise_multiplier") == z);
-	ck_assert_double_eq_tol(
-		used_value(&p, "step_size"),
-		5.0 / (sqrt(g * g + D_BIG * pow(z * 2.0 * g / b, 2)) * sqrt((double)t)), 1e-15);
+	ck_assert_double_eq_tol(used_value(&p, "step_size"),
+				5.0 / (sqrt(g * g + D_BIG * pow(used_value(&p, "noise_sigma"), 2)) *
+				       sqrt((double)t)),
+				1e-15);
 	ck_assert(used_value(&p, "unused_records") == (double)(N_BIG - t * (size_t)b));
-	ck_assert_uint_eq(p.n_used, 8); /* batch_size .. unused_records */
+	ck_assert_uint_eq(p.n_used, 10); /* batch_size .. unused_records */
 	ck_assert_uint_eq(p.event.n_nodes, 2);
 	ck_assert(p.event.node[0].type == DP_EVENT_PARALLEL);
 	ck_assert(p.event.node[0].relation == DP_REPLACE_ONE);
@@ -396,8 +404,10 @@ START_TEST(test_plan_numbers)
 	ck_assert_uint_eq(p.steps, 100);
 	ck_assert(used_value(&p, "grad_bound") == 7.0);
 	ck_assert_double_eq_tol(used_value(&p, "sensitivity"), 1.4, 1e-15);
-	ck_assert_double_eq_tol(used_value(&p, "noise_sigma"),
-				1.4 * p.event.node[1].noise_multiplier, 1e-14);
+	ck_assert_double_eq_tol(
+		used_value(&p, "noise_sigma"),
+		used_value(&p, "sensitivity_lattice") * p.event.node[1].noise_multiplier, 1e-14);
+	ck_assert(used_value(&p, "sensitivity_lattice") <= 1.4 * (1.0 + 1e-6));
 	ck_assert(used_value(&p, "step_size") == 0.0385);
 	ck_assert(used_value(&p, "unused_records") == 1.0);
 

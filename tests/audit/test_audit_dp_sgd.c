@@ -292,7 +292,11 @@ white_box_audit(const char *name, double scale, uint64_t seed, double *ret_claim
 	g = used_value(&a->w[0].plan, "grad_bound");
 	ck_assert_uint_eq(a->w[0].plan.steps, WB_N / WB_B);
 	ck_assert_double_eq_tol(g, 1.0 + WB_RADIUS, 1e-15);
-	ck_assert_double_eq_tol(sigma, z * 2.0 * g / WB_B, 1e-15);
+	/* sigma = z Delta' with the lattice's Delta' within 1e-6 of 2 G / b:
+	 * the audit's worst case (Delta = 2 G / b) is that of the charge. */
+	ck_assert_double_eq_tol(sigma, z * used_value(&a->w[0].plan, "sensitivity_lattice"), 1e-15);
+	ck_assert(used_value(&a->w[0].plan, "sensitivity_lattice") <=
+		  2.0 * g / WB_B * (1.0 + 1e-6));
 	*ret_claim = claimed(&a->w[0].plan);
 	c = (struct audit_config){ .name = name,
 				   .delta = CLAIM_DELTA,
@@ -439,7 +443,12 @@ START_TEST(test_hook)
 	ck_assert_int_eq(alg_run(a->alg, &w->spec, &w->plan, &w->ds, &r, NULL, NULL, x0, &e),
 			 ERR_INVALID);
 
-	a->hook.noise_scale = 1e-12;
+	/* Lattice noise of scale 0.1 lattice steps (the sampler's floor is
+	 * 2^-4) is nonzero with probability about 2 exp(-50) per draw: the
+	 * release is the canary's exact +-e1/b (on the lattice). */
+	a->hook.noise_scale =
+		0.1 / ldexp(used_value(&w->plan, "noise_sigma"),
+			    -(int)used_value(&w->plan, "lattice_step_log2")); /* 0.1 steps */
 	a->w[1].spec.testing_hook = &a->hook;
 	for (uint64_t seed = 1; seed <= 200; seed++) {
 		double want = (seed & 1) ? -1.0 / WB_B : 1.0 / WB_B;
