@@ -578,13 +578,16 @@ const struct alg_ops alg_sgd_one_pass = {
 	.version = 2, /* 2: exact discrete Gaussian noise on a lattice */
 	.doc = "Projected noisy minibatch SGD over an l2 ball, one pass: a secret random "
 	       "permutation splits the records into floor(n / batch_size) disjoint batches "
-	       "(the remaining n mod batch_size records are not used); each step adds Gaussian "
-	       "noise to the clipped batch-mean gradient and projects; the result is the average "
-	       "iterate.  Noise is calibrated exactly to (epsilon, delta) for one Gaussian "
-	       "mechanism, since each record is used at most once.",
+	       "(the remaining n mod batch_size records are not used); each step adds exact "
+	       "discrete Gaussian noise on a fine lattice to the clipped batch-mean gradient and "
+	       "projects; the result is the average iterate.  Each record is used at most once, "
+	       "so the run costs one Gaussian mechanism: its noise is calibrated to (epsilon, "
+	       "delta) on the exact analytic curve on 'basic' datasets and on the RDP conversion "
+	       "on 'renyi' ones.",
 	.paper = "S. Song, K. Chaudhuri, A. D. Sarwate, Stochastic gradient descent with "
-		 "differentially private updates, GlobalSIP 2013; noise calibrated with "
-		 "B. Balle, Y.-X. Wang, ICML 2018",
+		 "differentially private updates, GlobalSIP 2013; noise: C. Canonne, G. Kamath, "
+		 "T. Steinke, The discrete Gaussian for differential privacy, NeurIPS 2020; "
+		 "calibration: B. Balle, Y.-X. Wang, ICML 2018",
 	.privacy_model = "(epsilon, delta)-DP, replace-one",
 	.objectives = sgd_objectives,
 	.constraints = 1u << CONSTRAINT_L2_BALL,
