@@ -403,12 +403,6 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 		rc = req.alg->plan(&req.spec, &plan, e);
 	if (rc == ERR_OK)
 		rc = check_work(req.alg, &req.spec, lim, &work, &timeout, e);
-	/* The run's own (epsilon, delta) under the dataset's accountant. */
-	if (rc == ERR_OK) {
-		rdp_grid_default(&grid);
-		rc = accountant_epsilon(&plan.event, req.spec.mode, req.spec.delta, &grid, true,
-					&report, e);
-	}
 	if (rc == ERR_OK && req.spec.mode == ACCOUNTING_RENYI) {
 		struct filter f;
 		double rdp[FILTER_MAX_ORDERS];
@@ -454,6 +448,14 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 					  strtod(PQgetvalue(res, 0, 2), NULL));
 			PQclear(res);
 		}
+	}
+	/* The run's own (epsilon, delta) under the dataset's accountant; after
+	 * the filter, which answers an event it cannot charge as submission
+	 * does (409 accounting_mode_unsupported). */
+	if (rc == ERR_OK) {
+		rdp_grid_default(&grid);
+		rc = accountant_epsilon(&plan.event, req.spec.mode, req.spec.delta, &grid, true,
+					&report, e);
 	}
 	if (rc == ERR_OK) {
 		out = json_pack("{s:s, s:b, s:o, s:{s:f, s:f, s:s, s:f}, s:o, s:f, s:I}",

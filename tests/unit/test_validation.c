@@ -13,6 +13,7 @@
 #include "http.h"
 #include "jv.h"
 #include "ledger.h"
+#include "privacy/filter.h"
 #include "run_request.h"
 #include "upload.h"
 
@@ -412,6 +413,29 @@ START_TEST(test_event_join_and_wrap)
 }
 END_TEST
 
+/* A renyi ledger cannot charge an event without a Rényi curve: 409
+ * accounting_mode_unsupported naming the algorithm, never a zero cost. */
+START_TEST(test_renyi_refuses_approx)
+{
+	struct filter f;
+	struct dp_event_tree ev;
+	double rdp[FILTER_MAX_ORDERS];
+	struct err e = { 0 };
+
+	ck_assert_int_eq(filter_init(&f, 1.0, 1e-5, &e), ERR_OK);
+	dp_event_approx(&ev, DP_REPLACE_ONE, 0.5, 1e-7);
+	ck_assert_int_eq(ledger_rdp_on_filter(&f, &ev, rdp, &e), ERR_MODE);
+	ck_assert_str_eq(e.field, "algorithm");
+	ck_assert_str_eq(err_code_name(e.code), "accounting_mode_unsupported");
+	ck_assert_uint_eq(http_status_for(e.code), 409);
+	/* a Gaussian's curve is charged rounded up */
+	dp_event_gaussian(&ev, DP_REPLACE_ONE, 3.0);
+	ck_assert_int_eq(ledger_rdp_on_filter(&f, &ev, rdp, &e), ERR_OK);
+	for (unsigned i = 0; i < f.m; i++)
+		ck_assert(rdp[i] > f.order[i] / 18.0 && rdp[i] <= f.order[i] / 18.0 * (1 + 1e-15));
+}
+END_TEST
+
 static Suite *
 validation_suite(void)
 {
@@ -432,6 +456,7 @@ validation_suite(void)
 	tcase_add_test(tc, test_event_json_roundtrip);
 	tcase_add_test(tc, test_event_json_errors);
 	tcase_add_test(tc, test_event_join_and_wrap);
+	tcase_add_test(tc, test_renyi_refuses_approx);
 	suite_add_tcase(s, tc);
 	return s;
 }
