@@ -125,9 +125,10 @@ config_from_env(struct config *ret, struct err *e)
 	if ((rc = env_uint("DPOPT_MAX_ATTEMPTS", 3, 1, 100, &v, e)) != ERR_OK)
 		return rc;
 	c.max_attempts = (unsigned)v;
-	/* Defaults: 5e10 work units is about 15 minutes at the 5e7 per second
-	 * assumed for one core (dp_sgd.one_pass measured 1.6e8 to 3e8 cells per
-	 * second, bench/bench_dp_sgd), within the 30-minute aim of issue #3. */
+	/* Defaults: 5e10 work units is about 17 minutes at the 5e7 per second
+	 * assumed for one core; dp_sgd.one_pass measured 1.2e8 cells per second
+	 * with lattice noise (bench/bench_dp_sgd, n = 1e6, d = 100), so about
+	 * 7 minutes there; within the 30-minute aim of issue #3. */
 	if ((rc = env_double("DPOPT_MAX_RUN_WORK", 5e10, 1e3, 1e16, &c.max_run_work, e)) !=
 		    ERR_OK ||
 	    (rc = env_double("DPOPT_WORK_RATE", 5e7, 1e3, 1e12, &c.work_rate, e)) != ERR_OK)

@@ -668,18 +668,6 @@ sat64(i128 v)
 	return (int64_t)v;
 }
 
-int64_t
-noise_dlap_sample(struct rng *r, const struct dlap_params *l)
-{
-	struct pool p;
-	int64_t y;
-
-	pool_init(&p, r);
-	y = sat64(dlap_draw(&p, l));
-	pool_wipe(&p);
-	return y;
-}
-
 void
 noise_dlap_fill(struct rng *r, const struct dlap_params *l, int64_t *out, size_t n)
 {
@@ -689,6 +677,15 @@ noise_dlap_fill(struct rng *r, const struct dlap_params *l, int64_t *out, size_t
 	for (size_t i = 0; i < n; i++)
 		out[i] = sat64(dlap_draw(&p, l));
 	pool_wipe(&p);
+}
+
+int64_t
+noise_dlap_sample(struct rng *r, const struct dlap_params *l)
+{
+	int64_t y;
+
+	noise_dlap_fill(r, l, &y, 1);
+	return y;
 }
 
 /* ---------------------------------------------------------------------------
@@ -926,18 +923,6 @@ dgauss_draw(struct pool *p, const struct dgauss_params *g)
 	}
 }
 
-int64_t
-noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
-{
-	struct pool p;
-	int64_t y;
-
-	pool_init(&p, r);
-	y = sat64(dgauss_draw(&p, g));
-	pool_wipe(&p);
-	return y;
-}
-
 void
 noise_dgauss_fill(struct rng *r, const struct dgauss_params *g, int64_t *out, size_t n)
 {
@@ -947,6 +932,15 @@ noise_dgauss_fill(struct rng *r, const struct dgauss_params *g, int64_t *out, si
 	for (size_t i = 0; i < n; i++)
 		out[i] = sat64(dgauss_draw(&p, g));
 	pool_wipe(&p);
+}
+
+int64_t
+noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
+{
+	int64_t y;
+
+	noise_dgauss_fill(r, g, &y, 1);
+	return y;
 }
 
 /* ---------------------------------------------------------------------------

@@ -18,6 +18,8 @@
 #include <time.h>
 
 #include "audit.h"
+#include "privacy/accountant.h"
+#include "privacy/analytic_gaussian.h"
 
 #define CF_MAX_ITER 1000000
 #define CF_EPS      1e-15
@@ -436,4 +438,24 @@ audit_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double
+audit_normal_sf(double x)
+{
+	return 0.5 * erfc(x / sqrt(2.0));
+}
+
+double
+audit_gauss_claim(double epsilon, double delta, double *ret_z)
+{
+	struct dp_event_tree ev;
+	struct accountant_report rep;
+
+	if (ag_calibrate(epsilon, delta, ret_z, NULL) != ERR_OK)
+		return NAN;
+	dp_event_gaussian(&ev, DP_REPLACE_ONE, *ret_z);
+	if (accountant_epsilon(&ev, ACCOUNTING_BASIC, delta, NULL, true, &rep, NULL) != ERR_OK)
+		return NAN;
+	return rep.epsilon;
 }

@@ -146,4 +146,13 @@ void audit_print(FILE *f, const struct audit_config *c, const struct audit_resul
 /* Seconds on the monotonic clock. */
 double audit_now(void);
 
+/* P[N(0, 1) > x], for the power computations of the Gaussian audits. */
+double audit_normal_sf(double x);
+
+/* The claim a Gaussian audit checks: *ret_z = the noise multiplier
+ * calibrated to (epsilon, delta) on the exact curve, and the returned
+ * epsilon is what the accountant (basic mode) reports for {gaussian z} at
+ * delta; NAN when either fails. */
+double audit_gauss_claim(double epsilon, double delta, double *ret_z);
+
 #endif /* TESTS_AUDIT_AUDIT_H */

@@ -246,12 +246,6 @@ sgd_sample(void *ctx, int world, struct rng *r)
 	return a->captured;
 }
 
-static double
-upper_tail(double x)
-{
-	return 0.5 * erfc(x / sqrt(2.0));
-}
-
 /* Run the audit: N runs per world, bound, print. */
 static struct audit_result
 run_audit(struct sgd_audit *a, const struct audit_config *c, size_t runs, uint64_t seed,
@@ -341,8 +335,8 @@ START_TEST(test_white_box_mutated)
 	u = -GRID_U + 2.0 * GRID_U * 45 / (GRID_K - 1); /* grid index 45: 1.125 */
 	sm = 0.5;                                       /* mutated sigma / planned sigma */
 	h = 0.5 * mu * sm;                              /* +-1/b in planned sigmas */
-	miss = audit_miss(WB_RUNS, upper_tail((u - h) / sm), WB_RUNS, upper_tail((u + h) / sm),
-			  ALPHA / (4.0 * GRID_K), CLAIM_DELTA, eps);
+	miss = audit_miss(WB_RUNS, audit_normal_sf((u - h) / sm), WB_RUNS,
+			  audit_normal_sf((u + h) / sm), ALPHA / (4.0 * GRID_K), CLAIM_DELTA, eps);
 	printf("level2/dp_sgd-first-batch-mutated: sigma x 0.5, mu = %.4f, true eps(%.0e) = %.4f; "
 	       "planned test u = %.3f, N = %d: P[mutation missed] <= %.2g\n",
 	       mu, CLAIM_DELTA, eps_true, u, WB_RUNS, miss);
