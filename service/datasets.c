@@ -224,7 +224,7 @@ datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret)
 	snprintf(m.tenant, sizeof(m.tenant), "%s", PQgetvalue(res, row, 1));
 	m.d = (size_t)strtoull(PQgetvalue(res, row, 2), NULL, 10);
 	m.task = strcmp(PQgetvalue(res, row, 3), "binary") == 0 ? TASK_BINARY : TASK_REGRESSION;
-	m.bounds = (struct bounds){ NAN, NAN, NAN };
+	m.bounds = (struct bounds){ NAN, NAN, NAN, NAN, NAN };
 	spec = json_loads(PQgetvalue(res, row, 4), 0, NULL);
 	b = json_object_get(spec, "bounds");
 	if (json_is_number(json_object_get(b, "feature_linf")))

@@ -88,7 +88,11 @@ meta(enum task task, double label)
 {
 	struct dataset_meta m = { .d = 5, .task = task, .n_rows = 4000 };
 
-	m.bounds = (struct bounds){ NAN, 1.0, label };
+	m.bounds = (struct bounds){ .feature_linf = NAN,
+				    .feature_l2 = 1.0,
+				    .label = label,
+				    .label_lo = NAN,
+				    .label_hi = NAN };
 	strcpy(m.id, "00000000-0000-0000-0000-000000000001");
 	strcpy(m.state, "sealed");
 	return m;
@@ -191,7 +195,7 @@ END_TEST
 
 START_TEST(test_clip_rows)
 {
-	struct bounds b = { 0.5, 0.6, 2.0 };
+	struct bounds b = { 0.5, 0.6, 2.0, NAN, NAN };
 	struct err e = { 0 };
 	double x[3] = { 3.0, -0.2385, 0.4 }, y = 7.0, n2 = 0.0;
 
@@ -208,7 +212,7 @@ START_TEST(test_clip_rows)
 	ck_assert_int_eq(upload_clip_row(&b, TASK_BINARY, x, 3, &y, &e), ERR_OK);
 	/* huge values: the l2 rescale must not overflow to NaN */
 	{
-		struct bounds l2only = { NAN, 1.0, NAN };
+		struct bounds l2only = { NAN, 1.0, NAN, NAN, NAN };
 		double big[2] = { 1e200, -3e200 };
 
 		y = 1.0;
@@ -221,7 +225,7 @@ END_TEST
 
 START_TEST(test_clip_rows_random_l2)
 {
-	struct bounds b = { NAN, 0.7331, NAN };
+	struct bounds b = { NAN, 0.7331, NAN, NAN, NAN };
 	struct err e = { 0 };
 	unsigned s = 12345;
 
