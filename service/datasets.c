@@ -15,17 +15,51 @@
 #include "ledger.h"
 #include "pgjson.h"
 
-/* The JSON view of a row of datasets d. */
-#define DATASET_JSON                                                                               \
-	"json_build_object('id', d.id, 'name', d.name, 'schema', d.spec->'schema',"                \
-	" 'bounds', d.spec->'bounds', 'accounting_mode', d.accounting_mode,"                       \
-	" 'state', d.state, 'n_rows', d.n_rows, 'acknowledge_large_delta', d.large_delta_ok,"      \
-	" 'budget', json_build_object("                                                            \
-	"   'epsilon', json_build_object('total', d.budget_epsilon, 'spent', d.spent_epsilon,"     \
-	"                                'remaining', d.budget_epsilon - d.spent_epsilon),"        \
-	"   'delta', json_build_object('total', d.budget_delta, 'spent', d.spent_delta,"           \
-	"                              'remaining', d.budget_delta - d.spent_delta)),"             \
-	" 'created_at', d.created_at, 'sealed_at', d.sealed_at)::text"
+/* The JSON view of a row of datasets d, LEFT JOINed (DATASET_LEDGER) with
+ * the dataset b whose ledger it shares, if any: a shared or public dataset
+ * keeps no budget of its own (db/migrations/0005_public_shared.sql). */
+#define DATASET_LEDGER " LEFT JOIN datasets b ON b.id = d.ledger_of"
+#define LEDGER_COL(c)  "coalesce(b." c ", d." c ")"
+#define DATASET_JSON                                                                                                                                                                                                                          \
+	"json_build_object('id', d.id, 'name', d.name, 'schema', d.spec->'schema',"                                                                                                                                                           \
+	" 'bounds', d.spec->'bounds', 'public', d.public,"                                                                                                                                                                                    \
+	" 'accounting_mode', " LEDGER_COL(                                                                                                                                                                                                    \
+		"accounting_mode") ","                                                                                                                                                                                                        \
+				   " 'budget_shared_with', d.ledger_of,"                                                                                                                                                                      \
+				   " 'state', d.state, 'n_rows', d.n_rows,"                                                                                                                                                                   \
+				   " 'acknowledge_large_delta', " LEDGER_COL(                                                                                                                                                                 \
+					   "large_delta_ok") ","                                                                                                                                                                              \
+							     " 'budget', CASE WHEN d.public THEN "                                                                                                                                            \
+							     "NULL ELSE json_build_object("                                                                                                                                                   \
+							     "   'epsilon', "                                                                                                                                                                 \
+							     "json_build_object('total',"                                                                                                                                                     \
+							     " " LEDGER_COL(                                                                                                                                                                  \
+								     "budget_epsilon") ","                                                                                                                                                    \
+										       "     "                                                                                                                                                \
+										       "'spent',"                                                                                                                                             \
+										       " " LEDGER_COL(                                                                                                                                        \
+											       "s"                                                                                                                                            \
+											       "p"                                                                                                                                            \
+											       "e"                                                                                                                                            \
+											       "n"                                                                                                                                            \
+											       "t"                                                                                                                                            \
+											       "_"                                                                                                                                            \
+											       "e"                                                                                                                                            \
+											       "p"                                                                                                                                            \
+											       "s"                                                                                                                                            \
+											       "i"                                                                                                                                            \
+											       "l"                                                                                                                                            \
+											       "o"                                                                                                                                            \
+											       "n") ","                                                                                                                                       \
+												    "     'remaining', " LEDGER_COL("budget_epsilon") " - " LEDGER_COL(                                                                       \
+													    "spent_epsilon") "),"                                                                                                             \
+															     "   'delta', json_build_object('total', " LEDGER_COL(                                                            \
+																     "budget_delta") ","                                                                                      \
+																		     "     'spent', " LEDGER_COL(                                                             \
+																			     "spent_delta") ","                                                               \
+																					    "     'remaining', " LEDGER_COL("budget_delta") " - " LEDGER_COL( \
+																						    "spent_delta") ")) END,"                                  \
+																								   " 'created_at', d.created_at, 'sealed_at', d.sealed_at)::text"
 
 enum err_code
 datasets_check_delta(const struct dataset_meta *m, double delta, long long n, const char *field,
@@ -63,21 +97,32 @@ struct dataset_create {
 	const char *task;
 	double linf, l2, label; /* NAN when undeclared */
 	double epsilon, delta;
-	const char *mode;
+	const char *mode; /* NULL for public and shared-ledger datasets */
 	bool large_delta_ok;
+	bool is_public;    /* "public": true: no budget, evaluation only */
+	const char *share; /* "share_budget_with": the dataset whose ledger it uses */
 };
 
 static enum err_code
 parse_create(const json_t *doc, unsigned max_features, struct dataset_create *ret, struct err *e)
 {
-	static const char *const top[] = { "name",   "schema",          "bounds",
-					   "budget", "accounting_mode", "acknowledge_large_delta",
+	static const char *const top[] = { "name",
+					   "schema",
+					   "bounds",
+					   "budget",
+					   "accounting_mode",
+					   "acknowledge_large_delta",
+					   "public",
+					   "share_budget_with",
 					   NULL };
+	/* Keys that only a dataset with its own ledger may have. */
+	static const char *const own_ledger_keys[] = { "budget", "accounting_mode",
+						       "acknowledge_large_delta", NULL };
 	static const char *const schema_keys[] = { "features", "task", NULL };
 	static const char *const bounds_keys[] = { "feature_linf", "feature_l2", "label", NULL };
 	static const char *const budget_keys[] = { "epsilon", "delta", NULL };
 	struct dataset_create c = { .linf = NAN, .l2 = NAN, .label = NAN };
-	json_t *schema, *bounds, *budget, *ack;
+	json_t *schema, *bounds, *budget, *ack, *pub;
 	bool has_linf, has_l2;
 	enum err_code rc;
 
@@ -105,6 +150,28 @@ parse_create(const json_t *doc, unsigned max_features, struct dataset_create *re
 		return err_set_field(e, ERR_INVALID, "bounds.feature_l2",
 				     "declare at least one feature bound: 'bounds.feature_l2' or "
 				     "'bounds.feature_linf'");
+	pub = json_object_get(doc, "public");
+	if (pub != NULL && !json_is_boolean(pub))
+		return err_set_field(e, ERR_INVALID, "public", "'public' must be a boolean");
+	c.is_public = json_is_true(pub);
+	if ((rc = jv_string(doc, "", "share_budget_with", false, 64, &c.share, e)) != ERR_OK)
+		return rc;
+	if (c.share != NULL && !is_uuid(c.share))
+		return err_set_field(e, ERR_INVALID, "share_budget_with",
+				     "'share_budget_with' must be the id of one of your datasets");
+	if (c.is_public && c.share != NULL)
+		return err_set_field(e, ERR_INVALID, "share_budget_with",
+				     "a public dataset has no budget to share");
+	if (c.is_public || c.share != NULL) {
+		/* The budget is none (public) or another dataset's ledger. */
+		for (const char *const *k = own_ledger_keys; *k != NULL; k++)
+			if (json_object_get(doc, *k) != NULL)
+				return err_set_field(
+					e, ERR_INVALID, *k, "'%s' is not allowed with %s", *k,
+					c.is_public ? "\"public\": true" : "'share_budget_with'");
+		*ret = c;
+		return ERR_OK;
+	}
 	if ((rc = jv_object(doc, "", "budget", true, &budget, e)) != ERR_OK ||
 	    (rc = jv_only_keys(budget, "budget", budget_keys, e)) != ERR_OK ||
 	    (rc = jv_number(budget, "budget", "epsilon", true, 0, true, 1e6, &c.epsilon, NULL,
@@ -140,7 +207,7 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 	json_t *doc = NULL, *spec = NULL, *bounds;
 	char features[24], eps[32], delta[32], *spec_text = NULL;
 	char orders[LEDGER_ARRAY_TEXT], caps[LEDGER_ARRAY_TEXT], spent[LEDGER_ARRAY_TEXT];
-	const char *values[7], *ov = NULL, *cv = NULL, *sv = NULL;
+	const char *ov = NULL, *cv = NULL, *sv = NULL;
 	struct filter f;
 	PGresult *res;
 	enum err_code rc;
@@ -150,7 +217,7 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 		rc = parse_create(doc, max_features, &c, e);
 	/* A renyi ledger fixes its filter grid and caps now, from the budget
 	 * (algorithms/privacy/filter.h says how). */
-	if (rc == ERR_OK && strcmp(c.mode, "renyi") == 0) {
+	if (rc == ERR_OK && c.mode != NULL && strcmp(c.mode, "renyi") == 0) {
 		rc = filter_init(&f, c.epsilon, c.delta, e);
 		if (rc == ERR_OK) {
 			ledger_array_text(f.order, f.m, orders);
@@ -178,29 +245,39 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 		goto out;
 	}
 	snprintf(features, sizeof(features), "%lld", c.features);
-	db_double_text(c.epsilon, eps);
-	db_double_text(c.delta, delta);
-	values[0] = tenant;
-	values[1] = c.name;
-	values[2] = spec_text;
-	values[3] = features;
-	values[4] = c.task;
-	values[5] = c.mode;
-	values[6] = eps;
+	if (c.mode != NULL) {
+		db_double_text(c.epsilon, eps);
+		db_double_text(c.delta, delta);
+	}
+	/* A shared ledger is resolved to its root in the INSERT itself (the
+	 * root is never public and has its own budget: no chains). */
 	res = db_exec(db,
-		      "WITH d AS (INSERT INTO datasets (tenant_id, name, spec, n_features, task,"
-		      " accounting_mode, budget_epsilon, budget_delta, large_delta_ok,"
-		      " filter_orders, filter_caps, spent_rdp)"
-		      " VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7::numeric, $8::numeric, $9,"
-		      " $10::float8[], $11::float8[], $12::float8[])"
-		      " RETURNING *) SELECT " DATASET_JSON ", d.id FROM d",
-		      12,
-		      (const char *const[]){ values[0], values[1], values[2], values[3], values[4],
-					     values[5], values[6], delta,
-					     c.large_delta_ok ? "t" : "f", ov, cv, sv },
+		      "WITH r AS (SELECT coalesce(ledger_of, id) AS root FROM datasets"
+		      " WHERE id = $14::uuid AND tenant_id = $1 AND NOT public),"
+		      " d AS (INSERT INTO datasets (tenant_id, name, spec, n_features, task,"
+		      " accounting_mode, budget_epsilon, budget_delta, spent_epsilon, spent_delta,"
+		      " large_delta_ok, filter_orders, filter_caps, spent_rdp, public, ledger_of)"
+		      " SELECT $1, $2, $3::jsonb, $4, $5, $6, $7::numeric, $8::numeric,"
+		      " CASE WHEN $6::text IS NULL THEN NULL ELSE 0 END,"
+		      " CASE WHEN $6::text IS NULL THEN NULL ELSE 0 END,"
+		      " $9, $10::float8[], $11::float8[], $12::float8[], $13, (SELECT root FROM r)"
+		      " WHERE $14::uuid IS NULL OR EXISTS (SELECT 1 FROM r)"
+		      " RETURNING *) SELECT " DATASET_JSON ", d.id FROM d" DATASET_LEDGER,
+		      14,
+		      (const char *const[]){ tenant, c.name, spec_text, features, c.task, c.mode,
+					     c.mode != NULL ? eps : NULL,
+					     c.mode != NULL ? delta : NULL,
+					     c.large_delta_ok ? "t" : "f", ov, cv, sv,
+					     c.is_public ? "t" : "f", c.share },
 		      PGRES_TUPLES_OK, e);
 	if (res == NULL) {
 		rc = e->code;
+		goto out;
+	}
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		rc = err_set_field(e, ERR_INVALID, "share_budget_with",
+				   "no dataset '%s' of yours has a budget to share", c.share);
 		goto out;
 	}
 	rc = pgjson_one(res, "dataset not created", ret_view, e);
@@ -239,6 +316,8 @@ datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret)
 	snprintf(m.mode, sizeof(m.mode), "%s", PQgetvalue(res, row, 7));
 	m.large_delta_ok = strcmp(PQgetvalue(res, row, 8), "t") == 0;
 	m.budget_delta = strtod(PQgetvalue(res, row, 9), NULL);
+	snprintf(m.ledger_id, sizeof(m.ledger_id), "%s", PQgetvalue(res, row, 10));
+	m.is_public = strcmp(PQgetvalue(res, row, 11), "t") == 0;
 	*ret = m;
 }
 
@@ -251,17 +330,18 @@ datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_u
 
 	if (!is_uuid(id))
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
-	res = db_exec(db,
-		      for_update ? "SELECT id, tenant_id, n_features, task, spec::text, state,"
-				   " coalesce(n_rows, 0), accounting_mode, large_delta_ok,"
-				   " budget_delta FROM datasets"
-				   " WHERE id = $1 AND tenant_id = $2 AND state <> 'deleted'"
-				   " FOR NO KEY UPDATE" /* not blocked by an upload: upload.c */
-				 : "SELECT id, tenant_id, n_features, task, spec::text, state,"
-				   " coalesce(n_rows, 0), accounting_mode, large_delta_ok,"
-				   " budget_delta FROM datasets"
-				   " WHERE id = $1 AND tenant_id = $2 AND state <> 'deleted'",
-		      2, values, PGRES_TUPLES_OK, e);
+		/* The ledger columns come from the dataset that owns the ledger (r):
+		 * itself, or the one it shares.  FOR NO KEY UPDATE locks both rows:
+		 * the ledger row is the lock that serialises charges; it is not
+		 * blocked by an upload (upload.c). */
+#define META_SELECT                                                                                \
+	"SELECT d.id, d.tenant_id, d.n_features, d.task, d.spec::text, d.state,"                   \
+	" coalesce(d.n_rows, 0), r.accounting_mode, r.large_delta_ok, r.budget_delta, r.id,"       \
+	" d.public FROM datasets d JOIN datasets r ON r.id = coalesce(d.ledger_of, d.id)"          \
+	" WHERE d.id = $1 AND d.tenant_id = $2 AND d.state <> 'deleted'"
+	res = db_exec(db, for_update ? META_SELECT " FOR NO KEY UPDATE" : META_SELECT, 2, values,
+		      PGRES_TUPLES_OK, e);
+#undef META_SELECT
 	if (res == NULL)
 		return e->code;
 	if (PQntuples(res) != 1) {
@@ -283,7 +363,7 @@ datasets_view(struct db_conn *db, const char *tenant, const char *id, char **ret
 	if (!is_uuid(id))
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
 	res = db_exec(db,
-		      "SELECT " DATASET_JSON " FROM datasets d"
+		      "SELECT " DATASET_JSON " FROM datasets d" DATASET_LEDGER
 		      " WHERE d.id = $1 AND d.tenant_id = $2 AND d.state <> 'deleted'",
 		      2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
@@ -306,7 +386,7 @@ datasets_list(struct db_conn *db, const char *tenant, const char *cursor, long l
 		return err_set_field(e, ERR_INVALID, "cursor", "'cursor' is not a valid cursor");
 	snprintf(lim, sizeof(lim), "%lld", limit + 1);
 	res = db_exec(db,
-		      "SELECT " DATASET_JSON ", d.id FROM datasets d"
+		      "SELECT " DATASET_JSON ", d.id FROM datasets d" DATASET_LEDGER
 		      " WHERE d.tenant_id = $1 AND d.state <> 'deleted' AND ($2::uuid IS NULL OR"
 		      " (d.created_at, d.id) > (SELECT c.created_at, c.id FROM datasets c"
 		      "  WHERE c.id = $2::uuid AND c.tenant_id = $1))"
@@ -392,34 +472,50 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 	if (rc != ERR_OK)
 		return rc;
 	rc = datasets_meta(db, tenant, id, true, &m, e);
+	if (rc == ERR_OK && m.is_public)
+		rc = err_set_field(e, ERR_CONFLICT, "budget", "a public dataset has no budget");
+	else if (rc == ERR_OK && strcmp(m.ledger_id, m.id) != 0)
+		rc = err_set_field(
+			e, ERR_CONFLICT, "budget",
+			"this dataset shares the budget of dataset '%s': change it there",
+			m.ledger_id);
 	/* A renyi ledger keeps its grid; the caps follow the new budget. */
 	if (rc == ERR_OK && strcmp(m.mode, "renyi") == 0)
 		rc = renyi_caps_for(db, id, epsilon, dlt, caps, e);
 	if (rc == ERR_OK) {
 		/* The row is locked: the spent checks and the write are atomic. */
-		res = db_exec(
-			db,
-			"WITH d AS (UPDATE datasets SET budget_epsilon = $3::numeric,"
-			" budget_delta = $4::numeric,"
-			" filter_caps = coalesce($5::float8[], filter_caps)"
-			" WHERE id = $1 AND tenant_id = $2"
-			" AND state <> 'deleted' AND spent_epsilon <= $3::numeric"
-			" AND spent_delta <= $4::numeric AND (state <> 'sealed' OR large_delta_ok"
-			" OR $4::numeric * n_rows < 1) RETURNING *)"
-			" SELECT " DATASET_JSON " FROM d",
-			5,
-			(const char *const[]){ id, tenant, eps, delta,
-					       caps[0] != '\0' ? caps : NULL },
-			PGRES_TUPLES_OK, e);
+		res = db_exec(db,
+			      "WITH d AS (UPDATE datasets SET budget_epsilon = $3::numeric,"
+			      " budget_delta = $4::numeric,"
+			      " filter_caps = coalesce($5::float8[], filter_caps)"
+			      " WHERE id = $1 AND tenant_id = $2"
+			      " AND state <> 'deleted' AND spent_epsilon <= $3::numeric"
+			      " AND spent_delta <= $4::numeric AND (large_delta_ok OR $4::numeric *"
+			      " coalesce(greatest(n_rows, (SELECT max(c.n_rows) FROM datasets c"
+			      " WHERE c.ledger_of = $1)), 0) < 1) RETURNING *)"
+			      " SELECT " DATASET_JSON " FROM d" DATASET_LEDGER,
+			      5,
+			      (const char *const[]){ id, tenant, eps, delta,
+						     caps[0] != '\0' ? caps : NULL },
+			      PGRES_TUPLES_OK, e);
 		rc = res != NULL ? ERR_OK : e->code;
 	}
 	if (rc == ERR_OK && PQntuples(res) != 1) {
 		PQclear(res);
 		res = NULL;
-		/* A sealed dataset's n is known: the new delta must pass the
-		 * seal's sanity check (in the UPDATE's WHERE clause above). */
-		if (strcmp(m.state, "sealed") == 0)
-			rc = datasets_check_delta(&m, dlt, m.n_rows, "budget.delta", e);
+		/* The sealed datasets on this ledger have known n: the new
+		 * delta must pass the seal's sanity check for the largest (in
+		 * the UPDATE's WHERE clause above). */
+		res = db_exec(db,
+			      "SELECT coalesce(max(n_rows), 0) FROM datasets"
+			      " WHERE id = $1 OR ledger_of = $1",
+			      1, (const char *const[]){ id }, PGRES_TUPLES_OK, e);
+		rc = res != NULL ? ERR_OK : e->code;
+		if (rc == ERR_OK)
+			rc = datasets_check_delta(&m, dlt, atoll(PQgetvalue(res, 0, 0)),
+						  "budget.delta", e);
+		PQclear(res);
+		res = NULL;
 		if (rc == ERR_OK)
 			rc = err_set_field(e, ERR_CONFLICT, "budget",
 					   "the new budget is below what is already spent");
@@ -458,11 +554,10 @@ datasets_delete(struct db_conn *db, const char *tenant, const char *id, struct e
 			db,
 			"WITH c AS (UPDATE runs SET state = 'cancelled',"
 			" refunded = (attempts = 0), finished_at = now()"
-			" WHERE dataset_id = $1 AND state = 'queued' RETURNING id, dataset_id, "
-			"charge_rdp,"
+			" WHERE dataset_id = $1 AND state = 'queued' RETURNING id, charge_rdp,"
 			" charge_epsilon, charge_delta, attempts, plan->'event' AS ev),"
 			" l AS (INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon,"
-			" delta, event, rdp) SELECT dataset_id, id, 'refund', charge_epsilon,"
+			" delta, event, rdp) SELECT $2, id, 'refund', charge_epsilon,"
 			" charge_delta, ev, charge_rdp FROM c WHERE attempts = 0"
 			" RETURNING epsilon, delta)"
 			" UPDATE datasets SET spent_epsilon = CASE accounting_mode WHEN 'basic'"
@@ -470,9 +565,16 @@ datasets_delete(struct db_conn *db, const char *tenant, const char *id, struct e
 			" ELSE spent_epsilon END,"
 			" spent_delta = CASE accounting_mode WHEN 'basic'"
 			" THEN spent_delta - (SELECT coalesce(sum(delta), 0) FROM l)"
-			" ELSE spent_delta END,"
-			" state = 'deleted', deleted_at = now() WHERE id = $1",
-			1, values, PGRES_COMMAND_OK, e);
+			" ELSE spent_delta END WHERE id = $2",
+			2, (const char *const[]){ id, m.ledger_id }, PGRES_COMMAND_OK, e);
+		rc = res != NULL ? ERR_OK : e->code;
+		PQclear(res);
+	}
+	if (rc == ERR_OK) {
+		res = db_exec(db,
+			      "UPDATE datasets SET state = 'deleted', deleted_at = now()"
+			      " WHERE id = $1",
+			      1, values, PGRES_COMMAND_OK, e);
 		rc = res != NULL ? ERR_OK : e->code;
 		PQclear(res);
 	}
@@ -485,8 +587,8 @@ datasets_delete(struct db_conn *db, const char *tenant, const char *id, struct e
 		PQclear(res);
 	}
 	/* A renyi ledger recomputes its spent vector from what stands. */
-	if (rc == ERR_OK && strcmp(m.mode, "renyi") == 0)
-		rc = ledger_recompute_renyi(db, id, e);
+	if (rc == ERR_OK && !m.is_public && strcmp(m.mode, "renyi") == 0)
+		rc = ledger_recompute_renyi(db, m.ledger_id, e);
 	if (rc == ERR_OK) {
 		res = db_exec(db, "DELETE FROM dataset_chunks WHERE dataset_id = $1", 1, values,
 			      PGRES_COMMAND_OK, e);

@@ -29,6 +29,11 @@ struct dataset_meta {
 	char mode[16];        /* accounting mode: basic */
 	bool large_delta_ok;  /* the owner acknowledged budget.delta >= 1/n */
 	double budget_delta;  /* the budget's delta (public) */
+	/* The ledger that pays for runs on this dataset: its own id, or the
+	 * dataset whose budget it shares ("share_budget_with").  mode,
+	 * large_delta_ok and budget_delta above are that ledger's. */
+	char ledger_id[37];
+	bool is_public; /* no budget: evaluation only, never charged */
 };
 
 /* Parse and validate a POST /v1/datasets body and insert the dataset;

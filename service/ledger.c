@@ -161,7 +161,9 @@ ledger_refund(struct db_conn *db, const char *run_id, struct err *e)
 	char dataset_id[37], mode[16];
 	PGresult *res;
 
-	/* Only a queued, unrefunded run that no worker ever claimed
+	/* The refund goes to the ledger that was charged: the run's dataset's
+	 * own, or the one it shares (datasets.ledger_of).
+	 * Only a queued, unrefunded run that no worker ever claimed
 	 * (attempts = 0): once claimed, a run keeps its charge even if it went
 	 * back to the queue (ACCOUNTING.md section 4). */
 	res = db_exec(
@@ -171,8 +173,9 @@ ledger_refund(struct db_conn *db, const char *run_id, struct err *e)
 		" RETURNING id, dataset_id, charge_epsilon, charge_delta, charge_rdp,"
 		" plan->'event' AS ev),"
 		" l AS (INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon, delta,"
-		" event, rdp) SELECT dataset_id, id, 'refund', charge_epsilon, charge_delta, ev,"
-		" charge_rdp FROM r RETURNING dataset_id, epsilon, delta),"
+		" event, rdp) SELECT coalesce(x.ledger_of, x.id), r.id, 'refund', charge_epsilon,"
+		" charge_delta, ev, charge_rdp FROM r JOIN datasets x ON x.id = r.dataset_id"
+		" RETURNING dataset_id, epsilon, delta),"
 		" b AS (UPDATE datasets d SET spent_epsilon = d.spent_epsilon - l.epsilon,"
 		" spent_delta = d.spent_delta - l.delta FROM l WHERE d.id = l.dataset_id"
 		" AND d.accounting_mode = 'basic')"
@@ -369,10 +372,10 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 	    struct err *e)
 {
 	const char *values[2] = { dataset_id, tenant };
-	char *base = NULL, *extra = NULL, *out;
+	char *base = NULL, *extra = NULL, *out, ledger_id[37];
 	json_t *fj = NULL;
 	PGresult *res;
-	bool renyi;
+	bool renyi, is_public;
 	double be, bd;
 	enum err_code rc;
 
@@ -381,7 +384,8 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 	/* Exact decimals and the entries come from PostgreSQL as text. */
 	res = db_exec(
 		db,
-		"SELECT json_build_object('dataset_id', d.id, 'accounting_mode',"
+		"SELECT json_build_object('dataset_id', x.id, 'ledger_dataset_id', d.id,"
+		" 'accounting_mode',"
 		" d.accounting_mode, 'budget', json_build_object('epsilon', d.budget_epsilon,"
 		" 'delta', d.budget_delta),"
 		" 'spent', json_build_object('epsilon', d.spent_epsilon, 'delta',"
@@ -389,11 +393,14 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 		" 'remaining', json_build_object('epsilon', d.budget_epsilon - d.spent_epsilon,"
 		" 'delta', d.budget_delta - d.spent_delta),"
 		" 'entries', coalesce((SELECT json_agg(json_build_object('run_id', l.run_id,"
+		" 'dataset_id', r.dataset_id,"
 		" 'kind', l.kind, 'epsilon', l.epsilon, 'delta', l.delta, 'rdp', l.rdp,"
 		" 'event', l.event, 'created_at', l.created_at) ORDER BY l.id)"
-		" FROM ledger_entries l WHERE l.dataset_id = d.id), '[]'::json))::text,"
-		" d.accounting_mode = 'renyi', d.budget_epsilon, d.budget_delta"
-		" FROM datasets d WHERE d.id = $1 AND d.tenant_id = $2 AND d.state <> 'deleted'",
+		" FROM ledger_entries l LEFT JOIN runs r ON r.id = l.run_id"
+		" WHERE l.dataset_id = d.id), '[]'::json))::text,"
+		" d.accounting_mode = 'renyi', d.budget_epsilon, d.budget_delta, d.id, x.public"
+		" FROM datasets x JOIN datasets d ON d.id = coalesce(x.ledger_of, x.id)"
+		" WHERE x.id = $1 AND x.tenant_id = $2 AND x.state <> 'deleted'",
 		2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;
@@ -405,7 +412,14 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 	renyi = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
 	be = strtod(PQgetvalue(res, 0, 2), NULL);
 	bd = strtod(PQgetvalue(res, 0, 3), NULL);
+	snprintf(ledger_id, sizeof(ledger_id), "%s", PQgetvalue(res, 0, 4));
+	is_public = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
 	PQclear(res);
+	if (is_public) {
+		free(base);
+		return err_set_field(e, ERR_CONFLICT, "dataset",
+				     "dataset '%s' is public: it has no budget", dataset_id);
+	}
 	if (!renyi) {
 		*ret = base;
 		return ERR_OK;
@@ -413,7 +427,7 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 	{
 		struct filter f;
 
-		rc = ledger_load_filter(db, dataset_id, &f, e);
+		rc = ledger_load_filter(db, ledger_id, &f, e);
 		if (rc == ERR_OK) {
 			fj = ledger_filter_json(&f, be, bd);
 			extra = fj != NULL ? json_dumps(fj, JSON_COMPACT) : NULL;

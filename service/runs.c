@@ -125,6 +125,21 @@ check_work(const struct alg_ops *alg, const struct run_spec *spec, const struct 
 	return ERR_OK;
 }
 
+/* A run needs sealed rows and a budget to pay with: a public dataset has
+ * none (it serves as eval_dataset_id only). */
+static enum err_code
+runs_check_dataset(const struct dataset_meta *meta, struct err *e)
+{
+	if (meta->is_public)
+		return err_set(e, ERR_CONFLICT,
+			       "dataset '%s' is public: it has no budget and serves only as "
+			       "'eval_dataset_id' of runs on private datasets",
+			       meta->id);
+	if (strcmp(meta->state, "sealed") != 0)
+		return err_set(e, ERR_CONFLICT, "dataset '%s' has no data yet", meta->id);
+	return ERR_OK;
+}
+
 static enum err_code
 insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *meta,
 	   const struct run_request *req, const struct run_plan *plan, double work,
@@ -156,17 +171,17 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 		struct filter f;
 		double rdp[FILTER_MAX_ORDERS];
 
-		rc = ledger_load_filter(db, meta->id, &f, e);
+		rc = ledger_load_filter(db, meta->ledger_id, &f, e);
 		if (rc == ERR_OK)
 			rc = ledger_rdp_on_filter(&f, &plan->event, rdp, e);
 		if (rc == ERR_OK)
-			rc = ledger_charge_renyi(db, meta->id, meta->budget_delta, rdp, e);
+			rc = ledger_charge_renyi(db, meta->ledger_id, meta->budget_delta, rdp, e);
 		if (rc == ERR_OK) {
 			ledger_array_text(rdp, f.m, rdp_text);
 			rdp_value = rdp_text;
 		}
 	} else {
-		rc = ledger_charge(db, meta->id, eps, delta, e);
+		rc = ledger_charge(db, meta->ledger_id, eps, delta, e);
 	}
 	if (rc != ERR_OK)
 		goto out;
@@ -194,7 +209,8 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 	}
 	snprintf(ret_id, 37, "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
-	rc = ledger_append(db, meta->id, ret_id, "charge", eps, delta, event_text, rdp_value, e);
+	rc = ledger_append(db, meta->ledger_id, ret_id, "charge", eps, delta, event_text, rdp_value,
+			   e);
 out:
 	free(request_text);
 	free(plan_text);
@@ -235,8 +251,7 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 	if (rc == ERR_OK && idem_key != NULL)
 		rc = find_idempotent(db, tenant, idem_key, hash, run_id, &found, e);
 	if (rc == ERR_OK && !found) {
-		if (strcmp(meta.state, "sealed") != 0)
-			rc = err_set(e, ERR_CONFLICT, "dataset '%s' has no data yet", meta.id);
+		rc = runs_check_dataset(&meta, e);
 		if (rc == ERR_OK)
 			rc = run_request_parse(doc, &meta, &req, e);
 		if (rc == ERR_OK)
@@ -393,8 +408,8 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 	rc = jv_parse_object(body, len, &doc, e);
 	if (rc == ERR_OK)
 		rc = datasets_meta(db, tenant, dataset_id, false, &meta, e);
-	if (rc == ERR_OK && strcmp(meta.state, "sealed") != 0)
-		rc = err_set(e, ERR_CONFLICT, "dataset '%s' has no data yet", meta.id);
+	if (rc == ERR_OK)
+		rc = runs_check_dataset(&meta, e);
 	if (rc == ERR_OK)
 		rc = run_request_parse(doc, &meta, &req, e);
 	if (rc == ERR_OK)
@@ -408,7 +423,7 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 		double rdp[FILTER_MAX_ORDERS];
 		int idx = -1;
 
-		rc = ledger_load_filter(db, meta.id, &f, e);
+		rc = ledger_load_filter(db, meta.ledger_id, &f, e);
 		if (rc == ERR_OK)
 			rc = ledger_rdp_on_filter(&f, &plan.event, rdp, e);
 		if (rc == ERR_OK)
@@ -425,7 +440,7 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 		}
 	} else if (rc == ERR_OK) {
 		char eps[32], delta[32];
-		const char *values[3] = { meta.id, eps, delta };
+		const char *values[3] = { meta.ledger_id, eps, delta };
 		PGresult *res;
 
 		rc = ledger_charge_text(plan.charge_epsilon, plan.charge_delta, eps, delta, e);

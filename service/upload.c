@@ -254,6 +254,20 @@ upload_chunk(struct server *srv, struct request *rq, const char *data, size_t le
  * taken and released inside this one callback, so it never waits on a
  * request parked on this thread.
  */
+/*
+ * Budget laundering (ACCOUNTING.md section 8): the same rows under a second
+ * budget would give the same people a second privacy budget.  Among this
+ * tenant's datasets (deleted ones included: their ledgers live on), a
+ * match is refused when
+ *   - this dataset is private and the match is private with another
+ *     ledger: the owner may create the dataset with "share_budget_with"
+ *     naming the match, so that both pay from one ledger;
+ *   - this dataset is public and the match is private: publishing rows
+ *     that are some ledger's private data is refused.
+ * A private upload of a public dataset's rows is allowed (they were
+ * declared public), and so are public duplicates.  Other tenants' data is
+ * never compared: a match there would reveal their data.
+ */
 static enum err_code
 refuse_duplicate(struct upload *u, const char *tenant, const char *hash, struct err *e)
 {
@@ -261,22 +275,34 @@ refuse_duplicate(struct upload *u, const char *tenant, const char *hash, struct 
 	PGresult *res;
 	enum err_code rc = ERR_OK;
 
+	/* Serialises seals of equal rows in the tenant until COMMIT. */
 	res = db_exec(u->db, "SELECT pg_advisory_xact_lock(hashtext($1 || '/' || $2))", 2, values,
 		      PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;
 	PQclear(res);
 	res = db_exec(u->db,
-		      "SELECT id FROM datasets WHERE tenant_id = $1 AND content_hash = decode($2,"
-		      " 'hex') AND state <> 'deleted' AND id <> $3 ORDER BY created_at LIMIT 1",
+		      "SELECT o.id, coalesce(o.ledger_of, o.id), me.public,"
+		      " coalesce(me.ledger_of, me.id)"
+		      " FROM datasets o, datasets me WHERE me.id = $3 AND o.tenant_id = $1"
+		      " AND o.content_hash = decode($2, 'hex') AND o.id <> $3 AND NOT o.public"
+		      " AND (me.public OR coalesce(o.ledger_of, o.id) <>"
+		      " coalesce(me.ledger_of, me.id))"
+		      " ORDER BY o.created_at LIMIT 1",
 		      3, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;
-	if (PQntuples(res) == 1)
+	if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 2), "t") == 0)
 		rc = err_set_field(e, ERR_CONFLICT, "data",
-				   "these rows are already dataset '%s' of this tenant: the same "
-				   "data under a second budget is refused (budget laundering)",
+				   "these rows are the private dataset '%s' of this tenant: "
+				   "publishing them as a public dataset is refused",
 				   PQgetvalue(res, 0, 0));
+	else if (PQntuples(res) == 1)
+		rc = err_set_field(e, ERR_CONFLICT, "data",
+				   "these rows are already dataset '%s' (budget laundering); "
+				   "create the dataset with \"share_budget_with\": \"%s\" to "
+				   "share its ledger",
+				   PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1));
 	PQclear(res);
 	return rc;
 }
@@ -298,13 +324,18 @@ upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct 
 		return rc;
 	content_hash_hex(&u->hash, hash);
 	snprintf(rows, sizeof(rows), "%lld", u->rows);
-	/* n becomes public at the seal: the budget's delta must be below 1/n
-	 * unless acknowledged (ACCOUNTING.md section 4), checked in the same
-	 * statement so that a concurrent PATCH cannot slip in between. */
+	/* n becomes public at the seal: the delta of the budget that pays
+	 * (this dataset's or the shared one's) must be below 1/n unless
+	 * acknowledged (ACCOUNTING.md section 4), checked in the same statement
+	 * so that a concurrent PATCH cannot slip in between (FOR SHARE holds a
+	 * shared ledger's row until COMMIT; PATCH locks it before it reads the
+	 * largest n on the ledger).  A public dataset has no budget. */
 	res = db_exec(u->db,
-		      "UPDATE datasets SET state = 'sealed', n_rows = $2, sealed_at = now(),"
-		      " content_hash = decode($3, 'hex') WHERE id = $1 AND state = 'created'"
-		      " AND (large_delta_ok OR budget_delta * $2::numeric < 1)",
+		      "UPDATE datasets d SET state = 'sealed', n_rows = $2, sealed_at = now(),"
+		      " content_hash = decode($3, 'hex') WHERE d.id = $1 AND d.state = 'created'"
+		      " AND (d.public OR EXISTS (SELECT 1 FROM datasets r"
+		      " WHERE r.id = coalesce(d.ledger_of, d.id)"
+		      " AND (r.large_delta_ok OR r.budget_delta * $2::numeric < 1) FOR SHARE))",
 		      3, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
 		return e->code;

@@ -183,13 +183,167 @@ START_TEST(test_same_rows_refused)
 	h_key_create(db, "globex", "owner", other, sizeof(other));
 	h_dataset_create(&srv, other, DS_BODY("1e-4", ""), c);
 	h_upload(&srv, other, c, rev);
-	/* Deleting the first lets the rows be sealed again. */
+	/* Deleting the first does not free the rows: its ledger lives on,
+	 * and a fresh budget for the same people would launder it. */
 	snprintf(path, sizeof(path), "/v1/datasets/%s", a);
 	json_decref(h_json(&srv, "DELETE", path, owner, NULL, 204));
-	h_upload(&srv, owner, b, rev);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/data", b);
+	h_expect_error(&srv, "PUT", path, owner, "text/csv", rev, used, NULL, 409, "conflict",
+		       "data", "share_budget_with");
 	free(rev);
 	free(lines);
 	free(csv);
+}
+END_TEST
+
+#define SHARED_BODY(extra)                                                                         \
+	"{\"name\": \"shared\", \"schema\": {\"features\": 5, \"task\": \"binary\"},"              \
+	" \"bounds\": {\"feature_l2\": 1}" extra "}"
+
+/* A duplicate linked to the existing ledger: both datasets pay from one
+ * budget, the budget is changed only on the ledger's own dataset, and the
+ * budget view of either shows the one ledger. */
+START_TEST(test_shared_ledger)
+{
+	char a[40], s[40], x[40], body[512], path[160], out[256];
+	char *csv = h_csv(H_N, H_D, true, 31);
+	json_t *j;
+
+	h_dataset_create(&srv, owner,
+			 "{\"name\": \"root\", \"schema\": {\"features\": 5, \"task\": \"binary\"},"
+			 " \"bounds\": {\"feature_l2\": 1}, \"budget\": {\"epsilon\": 0.3,"
+			 " \"delta\": 1e-4}, \"accounting_mode\": \"basic\"}",
+			 a);
+	h_upload(&srv, owner, a, csv);
+	/* Refusals name their field and create nothing. */
+	snprintf(body, sizeof(body),
+		 SHARED_BODY(", \"share_budget_with\": \"%s\", \"budget\": {\"epsilon\": 1,"
+			     " \"delta\": 1e-5}"),
+		 a);
+	h_expect_error(&srv, "POST", "/v1/datasets", owner, "application/json", body, strlen(body),
+		       NULL, 400, "invalid_request", "budget", NULL);
+	snprintf(body, sizeof(body),
+		 SHARED_BODY(", \"share_budget_with\": \"%s\", \"accounting_mode\": \"renyi\""), a);
+	h_expect_error(&srv, "POST", "/v1/datasets", owner, "application/json", body, strlen(body),
+		       NULL, 400, "invalid_request", "accounting_mode", NULL);
+	snprintf(body, sizeof(body),
+		 SHARED_BODY(", \"share_budget_with\": \"00000000-0000-0000-0000-000000000000\""));
+	h_expect_error(&srv, "POST", "/v1/datasets", owner, "application/json", body, strlen(body),
+		       NULL, 400, "invalid_request", "share_budget_with", NULL);
+	snprintf(body, sizeof(body), SHARED_BODY(", \"share_budget_with\": \"not-a-uuid\""));
+	h_expect_error(&srv, "POST", "/v1/datasets", owner, "application/json", body, strlen(body),
+		       NULL, 400, "invalid_request", "share_budget_with", NULL);
+	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM datasets WHERE name = 'shared'"), 0);
+
+	snprintf(body, sizeof(body), SHARED_BODY(", \"share_budget_with\": \"%s\""), a);
+	h_dataset_create(&srv, owner, body, s);
+	h_upload(&srv, owner, s, csv); /* the same rows: allowed on the same ledger */
+	/* A dataset sharing s's budget shares a's: no chains. */
+	snprintf(body, sizeof(body), SHARED_BODY(", \"share_budget_with\": \"%s\""), s);
+	h_dataset_create(&srv, owner, body, x);
+	h_sql(db, out, sizeof(out), "SELECT ledger_of FROM datasets WHERE id = '%s'", x);
+	ck_assert_str_eq(out, a);
+
+	snprintf(path, sizeof(path), "/v1/datasets/%s", s);
+	j = h_json(&srv, "GET", path, owner, NULL, 200);
+	ck_assert_str_eq(json_string_value(h_get(j, "budget_shared_with")), a);
+	ck_assert_str_eq(json_string_value(h_get(j, "accounting_mode")), "basic");
+	ck_assert_double_eq(json_number_value(h_get(j, "budget.epsilon.total")), 0.3);
+	json_decref(j);
+
+	/* 0.3 pays for three runs of 0.1, wherever they are submitted. */
+	json_decref(h_run_create(&srv, owner, a, H_RUN_BODY, NULL));
+	json_decref(h_run_create(&srv, owner, s, H_RUN_BODY, NULL));
+	json_decref(h_run_create(&srv, owner, s, H_RUN_BODY, NULL));
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", s);
+	h_expect_error(&srv, "POST", path, owner, "application/json", H_RUN_BODY,
+		       strlen(H_RUN_BODY), NULL, 409, "budget_exceeded", "privacy", NULL);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", a);
+	h_expect_error(&srv, "POST", path, owner, "application/json", H_RUN_BODY,
+		       strlen(H_RUN_BODY), NULL, 409, "budget_exceeded", "privacy", NULL);
+	h_ledger_check(db, a, out, sizeof(out)); /* spent = the sum of the entries */
+	ck_assert_str_eq(out, "0.3");
+	ck_assert_int_eq(h_sql_ll(db,
+				  "SELECT count(*) FROM ledger_entries WHERE dataset_id = '%s'"
+				  " AND kind = 'charge'",
+				  a),
+			 3);
+
+	snprintf(path, sizeof(path), "/v1/datasets/%s/budget", s);
+	j = h_json(&srv, "GET", path, owner, NULL, 200);
+	ck_assert_str_eq(json_string_value(h_get(j, "ledger_dataset_id")), a);
+	ck_assert_int_eq(json_array_size(h_get(j, "entries")), 3);
+	json_decref(j);
+
+	/* The budget is changed on the ledger's own dataset only. */
+	snprintf(path, sizeof(path), "/v1/datasets/%s", s);
+	h_expect_error(&srv, "PATCH", path, owner, "application/json",
+		       "{\"budget\": {\"epsilon\": 5, \"delta\": 1e-4}}",
+		       strlen("{\"budget\": {\"epsilon\": 5, \"delta\": 1e-4}}"), NULL, 409,
+		       "conflict", "budget", a);
+	snprintf(path, sizeof(path), "/v1/datasets/%s", a);
+	json_decref(h_json(&srv, "PATCH", path, owner,
+			   "{\"budget\": {\"epsilon\": 0.4, \"delta\": 1e-4}}", 200));
+	json_decref(h_run_create(&srv, owner, s, H_RUN_BODY, NULL));
+	h_ledger_check(db, a, out, sizeof(out));
+	ck_assert_str_eq(out, "0.4");
+	free(csv);
+}
+END_TEST
+
+#define PUBLIC_BODY(extra)                                                                         \
+	"{\"name\": \"public\", \"schema\": {\"features\": 5, \"task\": \"binary\"},"              \
+	" \"bounds\": {\"feature_l2\": 1}, \"public\": true" extra "}"
+
+/* A public dataset has no budget and no runs, and cannot publish rows
+ * that are one of the tenant's private datasets. */
+START_TEST(test_public_dataset)
+{
+	char a[40], p[40], q[40], path[160];
+	char *private_rows = h_csv(H_N, H_D, true, 41), *public_rows = h_csv(H_N, H_D, true, 42);
+	const char *patch = "{\"budget\": {\"epsilon\": 5, \"delta\": 1e-4}}";
+	json_t *j;
+
+	h_dataset_create(&srv, owner, DS_BODY("1e-4", ""), a);
+	h_upload(&srv, owner, a, private_rows);
+	h_expect_error(&srv, "POST", "/v1/datasets", owner, "application/json",
+		       PUBLIC_BODY(", \"budget\": {\"epsilon\": 1, \"delta\": 0}"),
+		       strlen(PUBLIC_BODY(", \"budget\": {\"epsilon\": 1, \"delta\": 0}")), NULL,
+		       400, "invalid_request", "budget", NULL);
+	h_expect_error(&srv, "POST", "/v1/datasets", owner, "application/json",
+		       DS_BODY("1e-4", ", \"public\": 1"),
+		       strlen(DS_BODY("1e-4", ", \"public\": 1")), NULL, 400, "invalid_request",
+		       "public", NULL);
+	h_dataset_create(&srv, owner, PUBLIC_BODY(""), p);
+	snprintf(path, sizeof(path), "/v1/datasets/%s", p);
+	j = h_json(&srv, "GET", path, owner, NULL, 200);
+	ck_assert(json_is_true(h_get(j, "public")));
+	ck_assert(json_is_null(h_get(j, "budget")));
+	json_decref(j);
+	/* The private dataset's rows cannot become public... */
+	snprintf(path, sizeof(path), "/v1/datasets/%s/data", p);
+	h_expect_error(&srv, "PUT", path, owner, "text/csv", private_rows, strlen(private_rows),
+		       NULL, 409, "conflict", "data", a);
+	/* ...other rows can, and may be uploaded privately as well. */
+	h_upload(&srv, owner, p, public_rows);
+	h_dataset_create(&srv, owner, DS_BODY("1e-4", ""), q);
+	h_upload(&srv, owner, q, public_rows);
+	/* No runs, no budget, no PATCH. */
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", p);
+	h_expect_error(&srv, "POST", path, owner, "application/json", H_RUN_BODY,
+		       strlen(H_RUN_BODY), NULL, 409, "conflict", NULL, "public");
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", p);
+	h_expect_error(&srv, "POST", path, owner, "application/json", H_RUN_BODY,
+		       strlen(H_RUN_BODY), NULL, 409, "conflict", NULL, "public");
+	snprintf(path, sizeof(path), "/v1/datasets/%s/budget", p);
+	h_expect_error(&srv, "GET", path, owner, NULL, NULL, 0, NULL, 409, "conflict", "dataset",
+		       "public");
+	snprintf(path, sizeof(path), "/v1/datasets/%s", p);
+	h_expect_error(&srv, "PATCH", path, owner, "application/json", patch, strlen(patch), NULL,
+		       409, "conflict", "budget", "public");
+	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM runs WHERE dataset_id = '%s'", p), 0);
+	free(private_rows);
+	free(public_rows);
 }
 END_TEST
 
@@ -209,6 +363,8 @@ main(void)
 	tcase_add_test(tc, test_run_delta_checked_against_n);
 	tcase_add_test(tc, test_work_limit);
 	tcase_add_test(tc, test_same_rows_refused);
+	tcase_add_test(tc, test_shared_ledger);
+	tcase_add_test(tc, test_public_dataset);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
