@@ -289,6 +289,52 @@ START_TEST(test_concurrent_submissions)
 }
 END_TEST
 
+/* A dataset sharing a renyi ledger: submissions on either dataset fill
+ * the one filter, which admits exactly what it admits on one dataset, and
+ * the stored spent vector is the sum over the runs of both. */
+START_TEST(test_shared_filter)
+{
+	char one[40], a[40], sh[40], body[512], path[2][128], out[64];
+	char *csv = h_csv(H_N, H_D, true, 5);
+	int single, total = 0;
+
+	renyi_dataset(one);
+	single = fill(one);
+	h_dataset_create(&srv, owner, RENYI_DS, a);
+	h_upload(&srv, owner, a, csv);
+	snprintf(body, sizeof(body),
+		 "{\"name\": \"shared\", \"schema\": {\"features\": 5, \"task\": \"binary\"},"
+		 " \"bounds\": {\"feature_l2\": 1}, \"share_budget_with\": \"%s\"}",
+		 a);
+	h_dataset_create(&srv, owner, body, sh);
+	h_upload(&srv, owner, sh, csv);
+	snprintf(path[0], sizeof(path[0]), "/v1/datasets/%s/runs", a);
+	snprintf(path[1], sizeof(path[1]), "/v1/datasets/%s/runs", sh);
+	for (;;) {
+		struct h_resp r;
+
+		h_http(&srv, "POST", path[total % 2], owner, "application/json", H_RUN_BODY,
+		       strlen(H_RUN_BODY), NULL, &r);
+		if (r.status == 409) {
+			h_resp_clear(&r);
+			break;
+		}
+		ck_assert_msg(r.status == 202, "status %ld: %s", r.status, h_short(r.body));
+		h_resp_clear(&r);
+		ck_assert_int_lt(++total, 1000);
+	}
+	ck_assert_int_eq(total, single);
+	ck_assert_int_gt(total, 2);
+	h_sql(db, out, sizeof(out),
+	      "SELECT bool_and(abs(d.spent_rdp[i] - (SELECT sum(r.charge_rdp[i]) FROM runs r"
+	      " WHERE r.dataset_id IN ('%s', '%s') AND NOT r.refunded)) <= 1e-12 * d.spent_rdp[i])"
+	      "::text FROM datasets d, generate_subscripts(d.filter_orders, 1) i WHERE d.id = '%s'",
+	      a, sh, a);
+	ck_assert_str_eq(out, "true");
+	free(csv);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -305,6 +351,7 @@ main(void)
 	tcase_add_test(tc, test_estimate_and_budget_view);
 	tcase_add_test(tc, test_estimate_basic);
 	tcase_add_test(tc, test_patch_budget);
+	tcase_add_test(tc, test_shared_filter);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
