@@ -133,6 +133,18 @@ config_from_env(struct config *ret, struct err *e)
 		    ERR_OK ||
 	    (rc = env_double("DPOPT_WORK_RATE", 5e7, 1e3, 1e12, &c.work_rate, e)) != ERR_OK)
 		return rc;
+	/* Loaded datasets shared by the workers (service/dataset_cache.h):
+	 * 1 GiB by default; an unused one is freed after 10 minutes. */
+	{
+		double bytes;
+
+		if ((rc = env_double("DPOPT_DATASET_CACHE_BYTES", 1073741824.0, 0.0, 1e15, &bytes,
+				     e)) != ERR_OK ||
+		    (rc = env_double("DPOPT_DATASET_CACHE_IDLE_SECONDS", 600.0, 0.0, 1e7,
+				     &c.dataset_cache_idle, e)) != ERR_OK)
+			return rc;
+		c.dataset_cache_bytes = (uint64_t)bytes;
+	}
 	if ((rc = env_uint("DPOPT_TEST_STEP_DELAY_MS", 0, 0, 60000, &v, e)) != ERR_OK)
 		return rc;
 #ifdef DPOPT_TESTING

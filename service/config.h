@@ -14,22 +14,24 @@
 #include "err.h"
 
 struct config {
-	char listen_host[64];        /* DPOPT_LISTEN host part */
-	unsigned listen_port;        /* DPOPT_LISTEN port part */
-	char database_url[1024];     /* DPOPT_DATABASE_URL (libpq conninfo or URI) */
-	unsigned workers;            /* DPOPT_WORKERS: run-executing threads */
-	unsigned http_threads;       /* DPOPT_HTTP_THREADS: libmicrohttpd thread pool */
-	unsigned db_pool;            /* DPOPT_DB_POOL: connections for HTTP threads */
-	size_t max_body_bytes;       /* DPOPT_MAX_BODY_BYTES: JSON request bodies */
-	uint64_t max_upload_bytes;   /* DPOPT_MAX_UPLOAD_BYTES: streamed dataset uploads */
-	unsigned max_features;       /* DPOPT_MAX_FEATURES */
-	unsigned lease_seconds;      /* DPOPT_LEASE_SECONDS: a claimed run's lease */
-	unsigned max_attempts;       /* DPOPT_MAX_ATTEMPTS: re-queues after lost leases */
-	double max_run_work;         /* DPOPT_MAX_RUN_WORK: admission limit on a run's work */
-	double work_rate;            /* DPOPT_WORK_RATE: work units per second, for timeouts */
-	char instance_id[96];        /* DPOPT_INSTANCE_ID: names this process in leases */
-	char log_level[16];          /* DPOPT_LOG_LEVEL */
-	unsigned test_step_delay_ms; /* DPOPT_TEST_STEP_DELAY_MS: testing builds only */
+	char listen_host[64];         /* DPOPT_LISTEN host part */
+	unsigned listen_port;         /* DPOPT_LISTEN port part */
+	char database_url[1024];      /* DPOPT_DATABASE_URL (libpq conninfo or URI) */
+	unsigned workers;             /* DPOPT_WORKERS: run-executing threads */
+	unsigned http_threads;        /* DPOPT_HTTP_THREADS: libmicrohttpd thread pool */
+	unsigned db_pool;             /* DPOPT_DB_POOL: connections for HTTP threads */
+	size_t max_body_bytes;        /* DPOPT_MAX_BODY_BYTES: JSON request bodies */
+	uint64_t max_upload_bytes;    /* DPOPT_MAX_UPLOAD_BYTES: streamed dataset uploads */
+	unsigned max_features;        /* DPOPT_MAX_FEATURES */
+	unsigned lease_seconds;       /* DPOPT_LEASE_SECONDS: a claimed run's lease */
+	unsigned max_attempts;        /* DPOPT_MAX_ATTEMPTS: re-queues after lost leases */
+	double max_run_work;          /* DPOPT_MAX_RUN_WORK: admission limit on a run's work */
+	double work_rate;             /* DPOPT_WORK_RATE: work units per second, for timeouts */
+	uint64_t dataset_cache_bytes; /* DPOPT_DATASET_CACHE_BYTES: loaded datasets kept */
+	double dataset_cache_idle;    /* DPOPT_DATASET_CACHE_IDLE_SECONDS */
+	char instance_id[96];         /* DPOPT_INSTANCE_ID: names this process in leases */
+	char log_level[16];           /* DPOPT_LOG_LEVEL */
+	unsigned test_step_delay_ms;  /* DPOPT_TEST_STEP_DELAY_MS: testing builds only */
 };
 
 /* Fill *ret from the environment (getenv).  ERR_INVALID naming the variable

@@ -89,6 +89,7 @@ dataset_load(struct db_conn *db, const char *dataset_id, size_t n, size_t d,
 		return rc;
 	}
 	ds.view = (struct dataset){ .n = n, .d = d, .x = ds.x, .y = ds.y };
+	ds.bytes = (cells + n) * sizeof(double);
 	*ret = ds;
 	return ERR_OK;
 }

@@ -13,6 +13,7 @@ struct loaded_dataset {
 	struct dataset view; /* borrows x and y below */
 	double *x;           /* owned: n * d, row-major */
 	double *y;           /* owned: n */
+	size_t bytes;        /* memory held, for the cache's accounting */
 };
 
 /* Load every chunk of dataset_id, which must hold exactly n rows of d

@@ -18,6 +18,7 @@
 #include "auth.h"
 #include "cli_privacy.h"
 #include "config.h"
+#include "dataset_cache.h"
 #include "db.h"
 #include "http.h"
 #include "log.h"
@@ -106,7 +107,9 @@ serve(struct server *srv)
 	db_close(db);
 	srv->pool = db_pool_new(srv->cfg.database_url, srv->cfg.db_pool, &e);
 	srv->metrics = metrics_new(router_count());
-	if (srv->pool == NULL || srv->metrics == NULL)
+	srv->datasets = dataset_cache_new((size_t)srv->cfg.dataset_cache_bytes,
+					  srv->cfg.dataset_cache_idle, worker_load_dataset, NULL);
+	if (srv->pool == NULL || srv->metrics == NULL || srv->datasets == NULL)
 		die(&e);
 	workers = workers_start(srv, &e);
 	if (workers == NULL)
@@ -125,6 +128,7 @@ serve(struct server *srv)
 	workers_join(workers); /* each finishes its step and re-queues its run */
 	db_pool_free(srv->pool);
 	metrics_free(srv->metrics);
+	dataset_cache_free(srv->datasets);
 	log_msg(LOG_INFO, "main", "stopped");
 	return 0;
 }

@@ -13,10 +13,11 @@
 
 struct server {
 	struct config cfg;
-	struct db_pool *pool;    /* owned: connections for HTTP threads */
-	struct metrics *metrics; /* owned */
-	atomic_bool stopping;    /* set on SIGTERM; workers finish their step and leave */
-	void *mhd;               /* owned: struct MHD_Daemon (opaque outside http.c) */
+	struct db_pool *pool;           /* owned: connections for HTTP threads */
+	struct metrics *metrics;        /* owned */
+	struct dataset_cache *datasets; /* owned: loaded datasets shared by the workers */
+	atomic_bool stopping;           /* set on SIGTERM; workers finish their step and leave */
+	void *mhd;                      /* owned: struct MHD_Daemon (opaque outside http.c) */
 };
 
 #endif /* SERVICE_SERVER_H */

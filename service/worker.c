@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dataset_cache.h"
 #include "dataset_load.h"
 #include "datasets.h"
 #include "log.h"
@@ -190,6 +191,15 @@ result_json(const struct run_request *req, const struct run_plan *plan, const do
 	return r;
 }
 
+enum err_code
+worker_load_dataset(void *ctx, struct db_conn *db, const char *id, const void *arg,
+		    struct loaded_dataset *ret, struct err *e)
+{
+	const struct dataset_meta *meta = arg;
+
+	return dataset_load(db, id, (size_t)meta->n_rows, meta->d, ret, e);
+}
+
 /* Final state of a run this worker holds. */
 static void
 settle(struct worker *w, const char *run_id, const char *state, const char *error_code,
@@ -221,7 +231,7 @@ execute(struct worker *w, PGresult *claim)
 	struct dataset_meta meta;
 	struct run_request req = { 0 };
 	struct run_plan plan;
-	struct loaded_dataset ds = { 0 };
+	const struct loaded_dataset *ds = NULL;
 	struct run_ctx ctx = { .w = w, .run_id = run_id };
 	struct rng *rng = NULL;
 	struct timespec t0, t1;
@@ -255,7 +265,7 @@ execute(struct worker *w, PGresult *claim)
 	if (rc == ERR_OK && plan.steps != steps_total)
 		rc = err_set(&e, ERR_INTERNAL, "plan changed since admission");
 	if (rc == ERR_OK)
-		rc = dataset_load(w->db, dataset_id, req.spec.n, req.spec.d, &ds, &e);
+		rc = dataset_cache_get(w->srv->datasets, w->db, dataset_id, &meta, &ds, &e);
 	if (rc == ERR_OK) {
 		renew(&ctx, 0); /* loading a large dataset may take a while of the lease */
 		clock_gettime(CLOCK_MONOTONIC, &ctx.last_renew);
@@ -271,7 +281,7 @@ execute(struct worker *w, PGresult *claim)
 			rc = e.code;
 	}
 	if (rc == ERR_OK)
-		rc = alg_run(req.alg, &req.spec, &plan, &ds.view, rng, on_progress, &ctx, x, &e);
+		rc = alg_run(req.alg, &req.spec, &plan, &ds->view, rng, on_progress, &ctx, x, &e);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
 	if (rc == ERR_OK) {
@@ -307,7 +317,7 @@ execute(struct worker *w, PGresult *claim)
 	json_decref(result);
 	free(x);
 	rng_free(rng);
-	loaded_dataset_clear(&ds);
+	dataset_cache_put(w->srv->datasets, ds);
 	run_request_clear(&req);
 	json_decref(doc);
 }

@@ -15,6 +15,7 @@
 #ifndef SERVICE_WORKER_H
 #define SERVICE_WORKER_H
 
+#include "dataset_load.h"
 #include "err.h"
 #include "server.h"
 
@@ -29,6 +30,11 @@ void workers_join(struct workers *w);
 
 /* Re-queue (or fail, past the attempt limit) runs whose lease expired.
  * Exposed for `dpoptd` start-up and the tests. */
+/* The dataset cache's loader (dataset_cache.h): arg is the dataset's
+ * struct dataset_meta. */
+enum err_code worker_load_dataset(void *ctx, struct db_conn *db, const char *id, const void *arg,
+				  struct loaded_dataset *ret, struct err *e);
+
 enum err_code worker_requeue_expired(struct db_conn *db, unsigned max_attempts, unsigned *ret_count,
 				     struct err *e);
 
