@@ -1,0 +1,99 @@
+/*
+ * rows.h - one row of a dataset from parsed text to the stored record and
+ * back into memory: validation and clipping to the declared schema, the
+ * packed record format of dataset_chunks, and the in-memory builder.
+ *
+ * The upload path (upload.c) and the offline solver (solve.c) both go
+ * text parser -> rows_check_tail -> rows_clip_* -> record, so a row means
+ * the same thing through the API and on the command line.
+ *
+ * A row is its features (dense: d values; sparse: nnz (column, value)
+ * pairs, columns strictly increasing, values non-zero) and its tail: the
+ * categorical indices, then the group, then the label (data.h's column
+ * order), as doubles.  Records are little-endian:
+ *
+ *	dense   d float64 features, tail float64s
+ *	sparse  uint32 nnz, nnz uint32 columns, nnz float64 values, tail float64s
+ *
+ * Clipping order: every coordinate to bounds.feature_linf and its block's
+ * linf, each block to its l2 bound, then the row to bounds.feature_l2.
+ * Scaling down never breaks a bound already met, so every declared bound
+ * holds afterwards (checked by the tests with one ulp of slack removed:
+ * see clip_l2 in rows.c).
+ */
+#ifndef SERVICE_ROWS_H
+#define SERVICE_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "data.h"
+#include "err.h"
+
+/* Values after the features: categorical indices, group, label. */
+size_t rows_tail_len(const struct data_schema *s);
+
+/* Check the tail in place: categorical cells and the group must be
+ * integers in range, a binary label +-1, a class index in 0 .. K - 1; a
+ * regression label is clipped into [label_lo, label_hi].  ERR_INVALID with
+ * field "data" and a message naming line and (1-based) column, where the
+ * tail's first value is column first_col. */
+enum err_code rows_check_tail(const struct data_schema *s, double *tail, unsigned long line,
+			      size_t first_col, struct err *e);
+
+/* Clip a dense row (s->d values) / the non-zeros of a sparse one. */
+void rows_clip_dense(const struct data_schema *s, double *x);
+void rows_clip_sparse(const struct data_schema *s, const uint32_t *col, double *val, size_t nnz);
+
+/* Record sizes and encoders (p must have the size). */
+size_t rows_dense_bytes(const struct data_schema *s);
+size_t rows_sparse_bytes(const struct data_schema *s, size_t nnz);
+void rows_put_dense(const struct data_schema *s, unsigned char *p, const double *x,
+		    const double *tail);
+void rows_put_sparse(const struct data_schema *s, unsigned char *p, const uint32_t *col,
+		     const double *val, size_t nnz, const double *tail);
+
+/*
+ * A dataset in memory, built row by row (owned arrays; view borrows them).
+ * Growth is amortised; rows_builder_finish() trims and fills the view.
+ */
+struct rows_builder {
+	struct data_schema schema;
+	enum data_layout layout;
+	size_t n, cap;       /* rows so far, rows allocated */
+	size_t nnz, nnz_cap; /* CSR entries so far, allocated */
+	double *x;           /* dense: cap * d */
+	size_t *row_ptr;     /* CSR: cap + 1 */
+	uint32_t *col;       /* CSR */
+	double *val;         /* CSR */
+	double *y;           /* labels, NULL when unlabeled */
+	uint32_t *group;     /* NULL without a group column */
+	uint32_t *cat;       /* cap * n_categorical, NULL without */
+};
+
+/* Start an empty dataset; n_hint and nnz_hint (0: unknown) size the first
+ * allocation. */
+enum err_code rows_builder_init(struct rows_builder *b, const struct data_schema *s,
+				enum data_layout layout, size_t n_hint, size_t nnz_hint,
+				struct err *e);
+
+/* Append one checked, clipped row. */
+enum err_code rows_builder_add_dense(struct rows_builder *b, const double *x, const double *tail,
+				     struct err *e);
+enum err_code rows_builder_add_sparse(struct rows_builder *b, const uint32_t *col,
+				      const double *val, size_t nnz, const double *tail,
+				      struct err *e);
+
+/* Decode `rows` packed records (p, len bytes) and append them; ERR_INTERNAL
+ * when the bytes are not exactly such records or break the schema (the
+ * store is inconsistent: fail closed). */
+enum err_code rows_builder_add_records(struct rows_builder *b, const unsigned char *p, size_t len,
+				       size_t rows, struct err *e);
+
+/* The view of what was built (n rows) and the bytes held. */
+void rows_builder_view(const struct rows_builder *b, struct dataset *ret, size_t *ret_bytes);
+
+/* Free everything; accepts a zeroed or half-built builder. */
+void rows_builder_clear(struct rows_builder *b);
+
+#endif /* SERVICE_ROWS_H */
