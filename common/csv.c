@@ -2,27 +2,30 @@
  * csv.c - the streaming numeric CSV parser declared in csv.h.  Bytes are
  * copied into one line buffer (max_line_bytes + 1: room for a CR before
  * the LF, or for the NUL that ends the last cell), lines are found with
- * memchr, cells are split with memchr and converted in place with strtod.
- * Nothing is allocated after csv_parser_init().
+ * memchr, cells are split with memchr and converted in place
+ * (decimal_parse).  Nothing is allocated after csv_parser_init() and
+ * csv_parser_set_labels().
  */
-#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "csv.h"
+#include "decimal.h"
 #include "util.h"
 
-/* At most this many bytes of a cell are quoted back in an error message,
- * and at most CSV_QUOTE_CHARS characters once escaped: the message (160
- * bytes) must keep its closing quote even for the longest line number. */
-#define CSV_QUOTE_BYTES 32
-#define CSV_QUOTE_CHARS 64
-
 static const unsigned char csv_bom[3] = { 0xef, 0xbb, 0xbf };
+
+/* The labels of one label column (csv_parser_set_labels), copied. */
+struct csv_label_col {
+	size_t count;   /* labels; cells may also be indices 0 .. count - 1 */
+	char **label;   /* owned: count NUL-terminated copies, in index order */
+	size_t *len;    /* owned: their lengths */
+	size_t *sorted; /* owned: indices ordered by label bytes, for bsearch */
+};
 
 enum cell_status {
 	CELL_OK,
@@ -31,18 +34,14 @@ enum cell_status {
 	CELL_NOT_NUMBER,  /* anything else that strtod does not consume entirely */
 	CELL_NOT_FINITE,  /* nan, inf, infinity in any case */
 	CELL_NOT_DECIMAL, /* a hexadecimal float or integer */
+	CELL_NOT_LABEL,   /* label column: neither a label nor a number */
+	CELL_BAD_INDEX,   /* label column: a number that is not an index 0 .. count - 1 */
 };
 
 static bool
 is_blank(char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-static bool
-is_digit(char c)
-{
-	return (unsigned char)(c - '0') < 10;
 }
 
 /* Mark p failed with code, at line and column (0 if none); returns code. */
@@ -56,51 +55,82 @@ fail(struct csv_parser *p, enum err_code code, unsigned long line, unsigned long
 	return code;
 }
 
-/* Write a quotable form of s[0..n) into out (CSV_QUOTE_CHARS + 4 bytes):
- * at most CSV_QUOTE_BYTES bytes, quotes and backslashes escaped, other
- * non-printable bytes as \xNN, and "..." if cut short. */
-static void
-quote_cell(char *out, const char *s, size_t n)
+/* Compare a[0..an) with b[0..bn) as byte strings. */
+static int
+bytes_cmp(const char *a, size_t an, const char *b, size_t bn)
 {
-	static const char hex[] = "0123456789abcdef";
+	int c = memcmp(a, b, an < bn ? an : bn);
+
+	if (c != 0)
+		return c;
+	return an < bn ? -1 : an > bn ? 1 : 0;
+}
+
+/* The index of the label s[0..n) in lc, or -1. */
+static long
+label_find(const struct csv_label_col *lc, const char *s, size_t n)
+{
+	size_t lo = 0, hi = lc->count;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		size_t k = lc->sorted[mid];
+		int c = bytes_cmp(s, n, lc->label[k], lc->len[k]);
+
+		if (c == 0)
+			return (long)k;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+/* Write "Allowed in column C: "a", "b", ..., or an index 0 to K-1." as the
+ * error's detail, cut short to fit. */
+static void
+label_detail(const struct csv_label_col *lc, unsigned long col, struct err *e)
+{
+	char list[200];
 	size_t o = 0;
-	size_t i;
 
-	for (i = 0; i < n && i < CSV_QUOTE_BYTES; i++) {
-		unsigned char c = (unsigned char)s[i];
-		bool plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-		size_t need = plain ? 1 : (c == '"' || c == '\\') ? 2 : 4;
+	list[0] = '\0';
+	for (size_t i = 0; i < lc->count; i++) {
+		char q[DECIMAL_QUOTE_SIZE];
+		int n;
 
-		if (o + need > CSV_QUOTE_CHARS)
+		decimal_quote(q, lc->label[i], lc->len[i]);
+		n = snprintf(list + o, sizeof(list) - o, "%s\"%s\"", i == 0 ? "" : ", ", q);
+		if (n < 0 || (size_t)n >= sizeof(list) - o - 8) {
+			list[o] = '\0';
+			snprintf(list + o, sizeof(list) - o, ", ...");
 			break;
-		if (plain) {
-			out[o++] = (char)c;
-		} else if (need == 2) {
-			out[o++] = '\\';
-			out[o++] = (char)c;
-		} else {
-			out[o++] = '\\';
-			out[o++] = 'x';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 0xf];
 		}
+		o += (size_t)n;
 	}
-	if (i < n) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	out[o] = '\0';
+	err_detail(e, "Allowed in column %lu: %s, or an index 0 to %zu.", col, list, lc->count - 1);
 }
 
 static enum err_code
 cell_error(struct csv_parser *p, unsigned long line, unsigned long col, enum cell_status st,
 	   const char *s, size_t n, struct err *e)
 {
-	char q[CSV_QUOTE_CHARS + 4];
+	const struct csv_label_col *lc = p->label_cols != NULL ? p->label_cols[col - 1] : NULL;
+	char q[DECIMAL_QUOTE_SIZE];
 	const char *what = "not a number";
 
 	fail(p, ERR_INVALID, line, col);
 	switch (st) { /* no default: -Wswitch flags a new status left out */
+	case CELL_NOT_LABEL:
+	case CELL_BAD_INDEX:
+		decimal_quote(q, s, n);
+		err_set_field(e, ERR_INVALID, "data",
+			      "line %lu, column %lu: not one of the %zu labels nor an index 0 to "
+			      "%zu: \"%s\"",
+			      line, col, lc->count, lc->count - 1, q);
+		label_detail(lc, col, e);
+		return ERR_INVALID;
 	case CELL_EMPTY:
 		return err_set_field(e, ERR_INVALID, "data", "line %lu, column %lu: empty cell",
 				     line, col);
@@ -117,7 +147,7 @@ cell_error(struct csv_parser *p, unsigned long line, unsigned long col, enum cel
 	case CELL_NOT_NUMBER:
 		break;
 	}
-	quote_cell(q, s, n);
+	decimal_quote(q, s, n);
 	return err_set_field(e, ERR_INVALID, "data", "line %lu, column %lu: %s: \"%s\"", line, col,
 			     what, q);
 }
@@ -132,67 +162,79 @@ too_long(struct csv_parser *p, struct err *e)
 			     p->max_line_bytes);
 }
 
-/* True for a NUL-terminated s (after an optional sign) that strtod would
- * read as a NaN or an infinity. */
-static bool
-is_nonfinite_word(const char *s)
+/* Trim the cell s[0..end): blanks, then one pair of surrounding double
+ * quotes and blanks inside them. */
+static void
+trim_cell(char **s, char **end)
 {
-	size_t n;
+	char *a = *s, *b = *end;
 
-	if (strcasecmp(s, "inf") == 0 || strcasecmp(s, "infinity") == 0 ||
-	    strcasecmp(s, "nan") == 0)
-		return true;
-	n = strlen(s);
-	return n >= 5 && strncasecmp(s, "nan(", 4) == 0 && s[n - 1] == ')';
+	while (a < b && is_blank(*a))
+		a++;
+	while (b > a && is_blank(b[-1]))
+		b--;
+	if (b - a >= 2 && *a == '"' && b[-1] == '"') {
+		a++;
+		b--;
+		while (a < b && is_blank(*a))
+			a++;
+		while (b > a && is_blank(b[-1]))
+			b--;
+	}
+	*s = a;
+	*end = b;
 }
 
-/* Convert the cell s[0..end).  Blanks and one pair of surrounding double
- * quotes (and blanks inside them) are dropped first; *qs and *qn get what is
- * left, for an error message.  May write a NUL at the trimmed end, which
- * is at most end itself. */
+/* Convert the cell s[0..end) of a column with labels lc (NULL for a plain
+ * numeric column).  *qs and *qn get the trimmed text, for an error
+ * message.  May write a NUL at the trimmed end, which is at most end. */
 static enum cell_status
-parse_cell(char *s, char *end, double *out, const char **qs, size_t *qn)
+parse_cell(const struct csv_label_col *lc, char *s, char *end, double *out, const char **qs,
+	   size_t *qn)
 {
-	const char *d;
-	char *stop;
-	double v;
+	enum decimal_status st;
+	double v = 0.0;
+	long k;
 
-	while (s < end && is_blank(*s))
-		s++;
-	while (end > s && is_blank(end[-1]))
-		end--;
-	if (end - s >= 2 && *s == '"' && end[-1] == '"') {
-		s++;
-		end--;
-		while (s < end && is_blank(*s))
-			s++;
-		while (end > s && is_blank(end[-1]))
-			end--;
-	}
+	trim_cell(&s, &end);
 	*qs = s;
 	*qn = (size_t)(end - s);
 	if (s == end)
 		return CELL_EMPTY;
-	*end = '\0';
-
-	/* strtod would also skip leading white space and read hex, NaN and
-	 * Inf: only a digit or a point may follow the sign. */
-	d = s;
-	if (*d == '+' || *d == '-')
-		d++;
-	if (!is_digit(*d) && *d != '.')
-		return is_nonfinite_word(d) ? CELL_NOT_FINITE : CELL_NOT_NUMBER;
-	if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
-		return CELL_NOT_DECIMAL;
-
-	errno = 0;
-	v = strtod(s, &stop);
-	if (stop != end) /* also catches a NUL byte inside the cell */
-		return CELL_NOT_NUMBER;
-	if (errno == ERANGE && isinf(v)) /* overflow to +-HUGE_VAL */
+	if (lc != NULL) {
+		/* A label wins over an index that reads the same. */
+		k = label_find(lc, s, (size_t)(end - s));
+		if (k >= 0) {
+			*out = (double)k;
+			return CELL_OK;
+		}
+		st = decimal_parse(s, end, &v);
+		if (st == DECIMAL_RANGE)
+			return CELL_BAD_INDEX;
+		if (st != DECIMAL_OK)
+			return CELL_NOT_LABEL;
+		if (!(v >= 0.0 && v < (double)lc->count && v == floor(v)))
+			return CELL_BAD_INDEX;
+		*out = v + 0.0; /* -0 is index 0 */
+		return CELL_OK;
+	}
+	st = decimal_parse(s, end, &v);
+	switch (st) { /* no default: -Wswitch flags a new status left out */
+	case DECIMAL_OK:
+		*out = v;
+		return CELL_OK;
+	case DECIMAL_RANGE:
 		return CELL_RANGE;
-	*out = v; /* an underflow to zero or a subnormal is accepted */
-	return CELL_OK;
+	case DECIMAL_EMPTY:
+		return CELL_EMPTY;
+	case DECIMAL_NOT_NUMBER:
+		return CELL_NOT_NUMBER;
+	case DECIMAL_NOT_FINITE:
+		return CELL_NOT_FINITE;
+	case DECIMAL_NOT_DECIMAL:
+		return CELL_NOT_DECIMAL;
+	}
+	return CELL_NOT_NUMBER;
 }
 
 static enum err_code
@@ -237,9 +279,12 @@ parse_line(struct csv_parser *p, char *s, size_t len, unsigned long line, struct
 			more = true;
 			break;
 		}
-		st = parse_cell(pos, cend, &p->cells[col], &qs, &qn);
+		st = parse_cell(p->label_cols != NULL ? p->label_cols[col] : NULL, pos, cend,
+				&p->cells[col], &qs, &qn);
 		col++;
-		if (st == CELL_OK || st == CELL_RANGE)
+		/* Evidence of a data row (see csv.h): a number anywhere, or a
+		 * declared label in a label column. */
+		if (st == CELL_OK || st == CELL_RANGE || st == CELL_BAD_INDEX)
 			numeric++;
 		if (st != CELL_OK && bad_col == 0) {
 			if (!first)
@@ -447,10 +492,128 @@ csv_parser_finish(struct csv_parser *p, struct err *e)
 	return ERR_OK;
 }
 
+static void
+label_col_free(struct csv_label_col *lc)
+{
+	if (lc == NULL)
+		return;
+	for (size_t i = 0; lc->label != NULL && i < lc->count; i++)
+		free(lc->label[i]);
+	free(lc->label);
+	free(lc->len);
+	free(lc->sorted);
+	free(lc);
+}
+
+/* True when some cell, after trimming and unquoting, can spell s. */
+static bool
+is_spellable(const char *s, size_t n)
+{
+	if (n == 0 || is_blank(s[0]) || is_blank(s[n - 1]))
+		return false;
+	return memchr(s, ',', n) == NULL && memchr(s, '"', n) == NULL &&
+	       memchr(s, '\r', n) == NULL && memchr(s, '\n', n) == NULL;
+}
+
+/* Order lc->sorted by label bytes; false on a duplicate.  A Shell sort:
+ * qsort() has no context argument to reach the labels through. */
+static bool
+sort_labels(struct csv_label_col *lc)
+{
+	for (size_t i = 0; i < lc->count; i++)
+		lc->sorted[i] = i;
+	for (size_t gap = lc->count / 2; gap > 0; gap /= 2) {
+		for (size_t i = gap; i < lc->count; i++) {
+			size_t k = lc->sorted[i];
+			size_t j = i;
+
+			while (j >= gap && bytes_cmp(lc->label[lc->sorted[j - gap]],
+						     lc->len[lc->sorted[j - gap]], lc->label[k],
+						     lc->len[k]) > 0) {
+				lc->sorted[j] = lc->sorted[j - gap];
+				j -= gap;
+			}
+			lc->sorted[j] = k;
+		}
+	}
+	for (size_t i = 1; i < lc->count; i++) {
+		size_t a = lc->sorted[i - 1], b = lc->sorted[i];
+
+		if (bytes_cmp(lc->label[a], lc->len[a], lc->label[b], lc->len[b]) == 0)
+			return false;
+	}
+	return true;
+}
+
+enum err_code
+csv_parser_set_labels(struct csv_parser *p, size_t col, const char *const *labels, size_t count,
+		      struct err *e)
+{
+	struct csv_label_col *lc;
+	enum err_code rc = ERR_OK;
+
+	if (p->started || p->bom_seen > 0 || p->failed)
+		return err_set(e, ERR_INVALID, "csv labels must be set before the first chunk");
+	if (col >= p->ncols)
+		return err_set(e, ERR_INVALID, "csv label column %zu is not below %zu", col,
+			       p->ncols);
+	if (count == 0 || count > LONG_MAX)
+		return err_set(e, ERR_INVALID, "csv label column %zu needs at least one label",
+			       col);
+	if (p->label_cols == NULL) {
+		p->label_cols = calloc(p->ncols, sizeof(*p->label_cols));
+		if (p->label_cols == NULL)
+			return err_set(e, ERR_NOMEM, "out of memory for csv labels");
+	}
+	lc = calloc(1, sizeof(*lc));
+	if (lc == NULL)
+		return err_set(e, ERR_NOMEM, "out of memory for csv labels");
+	lc->count = count;
+	lc->label = calloc(count, sizeof(*lc->label));
+	lc->len = calloc(count, sizeof(*lc->len));
+	lc->sorted = calloc(count, sizeof(*lc->sorted));
+	if (lc->label == NULL || lc->len == NULL || lc->sorted == NULL) {
+		rc = err_set(e, ERR_NOMEM, "out of memory for csv labels");
+		goto out_free;
+	}
+	for (size_t i = 0; i < count; i++) {
+		size_t n = strlen(labels[i]);
+
+		if (!is_spellable(labels[i], n)) {
+			rc = err_set(e, ERR_INVALID,
+				     "csv label %zu of column %zu is empty, has blanks at an end "
+				     "or holds a comma, a quote or a line break",
+				     i, col);
+			goto out_free;
+		}
+		lc->label[i] = malloc(n + 1);
+		if (lc->label[i] == NULL) {
+			rc = err_set(e, ERR_NOMEM, "out of memory for csv labels");
+			goto out_free;
+		}
+		memcpy(lc->label[i], labels[i], n + 1);
+		lc->len[i] = n;
+	}
+	if (!sort_labels(lc)) {
+		rc = err_set(e, ERR_INVALID, "csv label column %zu has a duplicate label", col);
+		goto out_free;
+	}
+	label_col_free(p->label_cols[col]);
+	p->label_cols[col] = lc;
+	return ERR_OK;
+
+out_free:
+	label_col_free(lc);
+	return rc;
+}
+
 void
 csv_parser_clear(struct csv_parser *p)
 {
 	free(p->line);
 	free(p->cells);
+	for (size_t i = 0; p->label_cols != NULL && i < p->ncols; i++)
+		label_col_free(p->label_cols[i]);
+	free(p->label_cols);
 	memset(p, 0, sizeof(*p));
 }

@@ -15,6 +15,22 @@
  * wrong number of cells, a cell that is not a finite decimal number (NaN
  * and Inf included), an empty line before the end, a line over
  * max_line_bytes, an empty body or a body with a header only.
+ *
+ * Label columns (csv_parser_set_labels): a cell of such a column is one of
+ * the column's labels (exact match after the trimming and unquoting every
+ * cell gets) or an integer index 0 .. count - 1 written as a decimal
+ * number ("2", "2.0"); the row callback gets the index as a double.  A
+ * cell that equals a label is that label, even when it also reads as an
+ * index.  Anything else is refused, naming line and column, with the
+ * allowed labels in the detail.
+ *
+ * The header rule, with label columns: the first line is a header when
+ * none of its cells is a number and none of its label-column cells is a
+ * declared label.  A valid data row always has a number or a label, so it
+ * is never taken for a header (no row is silently dropped); a header whose
+ * names all happen to be declared labels of their label columns, with no
+ * numeric column beside them, is read as data, so do not name a label
+ * column after one of its own labels.
  */
 #ifndef COMMON_CSV_H
 #define COMMON_CSV_H
@@ -23,6 +39,8 @@
 #include <stddef.h>
 
 #include "err.h"
+
+struct csv_label_col; /* private to csv.c */
 
 /* Called once per data row; cells has ncols entries, line is 1-based in
  * the body.  Returning an error stops the parser with that error. */
@@ -33,19 +51,20 @@ struct csv_parser {
 	size_t ncols;          /* cells every row must have */
 	size_t max_line_bytes; /* longest accepted line, terminator excluded */
 	csv_row_fn on_row;
-	void *ctx;                /* borrowed: passed to on_row */
-	char *line;               /* owned: the line being assembled */
-	size_t len;               /* bytes in line */
-	double *cells;            /* owned: ncols parsed cells */
-	unsigned long lineno;     /* lines completed so far */
-	unsigned long rows;       /* data rows delivered */
-	unsigned bom_seen;        /* bytes of a leading BOM matched so far */
-	bool started;             /* past the BOM check */
-	bool header_checked;      /* first line has been classified */
-	bool pending_blank;       /* an empty line was seen; an error unless at the end */
-	bool failed;              /* sticky: a call returned an error */
-	unsigned long err_line;   /* 1-based line of the error, 0 if none */
-	unsigned long err_column; /* 1-based column (cell) of the error, 0 if none */
+	void *ctx;                         /* borrowed: passed to on_row */
+	char *line;                        /* owned: the line being assembled */
+	size_t len;                        /* bytes in line */
+	double *cells;                     /* owned: ncols parsed cells */
+	struct csv_label_col **label_cols; /* owned: ncols entries (NULL: numeric), or NULL */
+	unsigned long lineno;              /* lines completed so far */
+	unsigned long rows;                /* data rows delivered */
+	unsigned bom_seen;                 /* bytes of a leading BOM matched so far */
+	bool started;                      /* past the BOM check */
+	bool header_checked;               /* first line has been classified */
+	bool pending_blank;                /* an empty line was seen; an error unless at the end */
+	bool failed;                       /* sticky: a call returned an error */
+	unsigned long err_line;            /* 1-based line of the error, 0 if none */
+	unsigned long err_column;          /* 1-based column (cell) of the error, 0 if none */
 	/* private to csv.c */
 	unsigned long blank_line; /* first line of the pending run of empty lines */
 	enum err_code fail_code;  /* the first error, returned again once failed */
@@ -54,6 +73,15 @@ struct csv_parser {
 /* Set up p.  ERR_NOMEM, or ERR_INVALID for ncols == 0. */
 enum err_code csv_parser_init(struct csv_parser *p, size_t ncols, size_t max_line_bytes,
 			      csv_row_fn on_row, void *ctx, struct err *e);
+
+/* Make the 0-based column col a label column with count labels (copied:
+ * labels may be freed after the call); replaces labels set before for
+ * col.  Call after init and before the first chunk.  ERR_INVALID when col
+ * >= ncols, count == 0, a label is duplicated or could never match a cell
+ * (empty, blanks at an end, a comma, a double quote, CR or LF), or feeding
+ * has started; ERR_NOMEM.  On failure the column is left as it was. */
+enum err_code csv_parser_set_labels(struct csv_parser *p, size_t col, const char *const *labels,
+				    size_t count, struct err *e);
 
 /* Feed the next chunk (any size, may split lines, cells or the BOM). */
 enum err_code csv_parser_feed(struct csv_parser *p, const char *buf, size_t len, struct err *e);

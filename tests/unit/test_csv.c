@@ -729,6 +729,186 @@ START_TEST(test_init_clear)
 }
 END_TEST
 
+static const char *const animals[] = { "cat", "dog", "fish" };
+
+/* As parse_with(), in chunks of step bytes (0: all at once), with column
+ * col a label column of animals, and column 0 one of no/yes if with_yesno. */
+static void
+parse_labels(struct result *r, const char *body, size_t ncols, size_t col, bool with_yesno,
+	     size_t step)
+{
+	static const char *const yesno[] = { "no", "yes" };
+	struct csv_parser p;
+	size_t len = strlen(body), off = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->ncols = ncols;
+	ck_assert_int_eq(csv_parser_init(&p, ncols, 1024, collect, r, &r->e), ERR_OK);
+	ck_assert_int_eq(csv_parser_set_labels(&p, col, animals, 3, &r->e), ERR_OK);
+	if (with_yesno)
+		ck_assert_int_eq(csv_parser_set_labels(&p, 0, yesno, 2, &r->e), ERR_OK);
+	r->rc = ERR_OK;
+	while (r->rc == ERR_OK && off < len) {
+		size_t n = step == 0 || step > len - off ? len - off : step;
+
+		r->rc = csv_parser_feed(&p, body + off, n, &r->e);
+		off += n;
+	}
+	if (r->rc != ERR_OK)
+		r->feed_failed = true;
+	else
+		r->rc = csv_parser_finish(&p, &r->e);
+	r->err_line = p.err_line;
+	r->err_column = p.err_column;
+	csv_parser_clear(&p);
+}
+
+START_TEST(test_labels)
+{
+	struct result r;
+
+	parse_labels(&r, "0.2385,cat\n-1.5,\" dog \"\n7,fish\n8,2\n9,0.0\n10,1e0\n", 2, 1, false,
+		     0);
+	ck_assert_int_eq(r.rc, ERR_OK);
+	ck_assert_uint_eq(r.nrows, 6);
+	ck_assert_double_eq(r.vals[0][0], 0.2385);
+	ck_assert_double_eq(r.vals[0][1], 0.0);
+	ck_assert_double_eq(r.vals[1][1], 1.0);
+	ck_assert_double_eq(r.vals[2][1], 2.0);
+	ck_assert_double_eq(r.vals[3][1], 2.0);
+	ck_assert_double_eq(r.vals[4][1], 0.0);
+	ck_assert_double_eq(r.vals[5][1], 1.0);
+	ck_assert(!signbit(r.vals[4][1]));
+
+	/* -0 is index 0, with a positive sign */
+	parse_labels(&r, "1,-0\n", 2, 1, false, 0);
+	ck_assert_int_eq(r.rc, ERR_OK);
+	ck_assert(!signbit(r.vals[0][1]));
+
+	/* two label columns, and a header */
+	parse_labels(&r, "answer,x,animal\nyes,0.5,dog\nno,-0.25,0\n", 3, 2, true, 0);
+	ck_assert_int_eq(r.rc, ERR_OK);
+	ck_assert_uint_eq(r.nrows, 2);
+	ck_assert_uint_eq(r.lines[0], 2);
+	ck_assert_double_eq(r.vals[0][0], 1.0);
+	ck_assert_double_eq(r.vals[0][2], 1.0);
+	ck_assert_double_eq(r.vals[1][0], 0.0);
+	ck_assert_double_eq(r.vals[1][2], 0.0);
+
+	/* the numeric columns are unchanged */
+	parse_labels(&r, "1,cat\ndog,cat\n", 2, 1, false, 0);
+	assert_refused(&r, 2, 1);
+	ck_assert_msg_has(&r, "not a number: \"dog\"");
+}
+END_TEST
+
+START_TEST(test_labels_refused)
+{
+	static const char *const bad[] = { "bird", "3",       "-1",  "1.5", "1e999",
+					   "Cat",  "cat dog", "nan", "0x1" };
+	struct result r;
+	char body[64];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(body, sizeof(body), "1,cat\n2,%s\n", bad[i]);
+		parse_labels(&r, body, 2, 1, false, 0);
+		assert_refused(&r, 2, 2);
+		ck_assert_msg_has(&r, "not one of the 3 labels nor an index 0 to 2");
+		ck_assert_msg(strstr(r.e.detail, "\"cat\", \"dog\", \"fish\"") != NULL,
+			      "detail \"%s\"", r.e.detail);
+		ck_assert_msg(strstr(r.e.detail, "column 2") != NULL, "detail \"%s\"", r.e.detail);
+	}
+	parse_labels(&r, "1,cat\n2,\"\"\n", 2, 1, false, 0);
+	assert_refused(&r, 2, 2);
+	ck_assert_msg_has(&r, "empty cell");
+}
+END_TEST
+
+START_TEST(test_labels_header_rule)
+{
+	struct result r;
+
+	/* a first line of labels only is data, not a header */
+	parse_labels(&r, "dog\ncat\n", 1, 0, false, 0);
+	ck_assert_int_eq(r.rc, ERR_OK);
+	ck_assert_uint_eq(r.nrows, 2);
+	ck_assert_uint_eq(r.lines[0], 1);
+	ck_assert_double_eq(r.vals[0][0], 1.0);
+
+	/* an index in the first line is a number: data */
+	parse_labels(&r, "2\ncat\n", 1, 0, false, 0);
+	ck_assert_int_eq(r.rc, ERR_OK);
+	ck_assert_uint_eq(r.nrows, 2);
+
+	/* a name that is no label: header */
+	parse_labels(&r, "animal\ncat\n", 1, 0, false, 0);
+	ck_assert_int_eq(r.rc, ERR_OK);
+	ck_assert_uint_eq(r.nrows, 1);
+	ck_assert_uint_eq(r.lines[0], 2);
+
+	/* a first line with a label beside names is a data row, refused */
+	parse_labels(&r, "x,cat\n1,dog\n", 2, 1, false, 0);
+	assert_refused(&r, 1, 1);
+	ck_assert_msg_has(&r, "not a number: \"x\"");
+
+	/* a bad index in the first line is a number: refused as data */
+	parse_labels(&r, "1,7\n1,dog\n", 2, 1, false, 0);
+	assert_refused(&r, 1, 2);
+
+	/* a header with a numeric-looking name in a label column is no header */
+	parse_labels(&r, "x,y\n1,dog\n", 2, 1, false, 0);
+	ck_assert_int_eq(r.rc, ERR_OK);
+	ck_assert_uint_eq(r.nrows, 1);
+}
+END_TEST
+
+START_TEST(test_labels_every_chunking)
+{
+	static const char body[] = "\xEF\xBB\xBF"
+				   "animal,x\r\n\"fish\",0.25\r\ndog,-1\r\n1,2\r\n";
+	struct result whole, r;
+
+	parse_labels(&whole, body, 2, 0, false, 0);
+	ck_assert_int_eq(whole.rc, ERR_OK);
+	ck_assert_uint_eq(whole.nrows, 3);
+	ck_assert_double_eq(whole.vals[0][0], 2.0);
+	for (size_t step = 1; step <= strlen(body); step++) {
+		parse_labels(&r, body, 2, 0, false, step);
+		assert_same_rows(&whole, &r);
+	}
+}
+END_TEST
+
+START_TEST(test_set_labels_refused)
+{
+	static const char *const dup[] = { "a", "b", "a" };
+	static const char *const empty[] = { "a", "" };
+	static const char *const comma[] = { "a,b" };
+	static const char *const quote[] = { "\"a\"" };
+	static const char *const blank[] = { " a" };
+	static const char *const nl[] = { "a\nb" };
+	static const char *const ok[] = { "a", "b" };
+	struct csv_parser p;
+	struct err e;
+
+	ck_assert_int_eq(csv_parser_init(&p, 2, 64, NULL, NULL, &e), ERR_OK);
+	ck_assert_int_eq(csv_parser_set_labels(&p, 2, ok, 2, &e), ERR_INVALID);
+	ck_assert_int_eq(csv_parser_set_labels(&p, 0, ok, 0, &e), ERR_INVALID);
+	ck_assert_int_eq(csv_parser_set_labels(&p, 0, dup, 3, &e), ERR_INVALID);
+	ck_assert_msg(strstr(e.msg, "duplicate") != NULL, "%s", e.msg);
+	ck_assert_int_eq(csv_parser_set_labels(&p, 0, empty, 2, &e), ERR_INVALID);
+	ck_assert_int_eq(csv_parser_set_labels(&p, 0, comma, 1, &e), ERR_INVALID);
+	ck_assert_int_eq(csv_parser_set_labels(&p, 0, quote, 1, &e), ERR_INVALID);
+	ck_assert_int_eq(csv_parser_set_labels(&p, 0, blank, 1, &e), ERR_INVALID);
+	ck_assert_int_eq(csv_parser_set_labels(&p, 0, nl, 1, &e), ERR_INVALID);
+	ck_assert_int_eq(csv_parser_set_labels(&p, 0, ok, 2, &e), ERR_OK);
+	ck_assert_int_eq(csv_parser_set_labels(&p, 0, ok, 2, &e), ERR_OK); /* replaces */
+	ck_assert_int_eq(csv_parser_feed(&p, "a,", 2, &e), ERR_OK);
+	ck_assert_int_eq(csv_parser_set_labels(&p, 1, ok, 2, &e), ERR_INVALID);
+	csv_parser_clear(&p);
+}
+END_TEST
+
 static Suite *
 csv_suite(void)
 {
@@ -758,6 +938,11 @@ csv_suite(void)
 	tcase_add_test(tc, test_sticky);
 	tcase_add_test(tc, test_message_bounded);
 	tcase_add_test(tc, test_init_clear);
+	tcase_add_test(tc, test_labels);
+	tcase_add_test(tc, test_labels_refused);
+	tcase_add_test(tc, test_labels_header_rule);
+	tcase_add_test(tc, test_labels_every_chunking);
+	tcase_add_test(tc, test_set_labels_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
