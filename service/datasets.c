@@ -14,6 +14,7 @@
 #include "jv.h"
 #include "ledger.h"
 #include "pgjson.h"
+#include "schema.h"
 
 /* The JSON view of a row of datasets d, LEFT JOINed (DATASET_LEDGER) with
  * the dataset b whose ledger it shares, if any: a shared or public dataset
@@ -93,9 +94,8 @@ is_uuid(const char *s)
 /* Validated POST /v1/datasets body, normalised. */
 struct dataset_create {
 	const char *name;
-	long long features;
-	const char *task;
-	double linf, l2, label; /* NAN when undeclared */
+	struct data_schema schema; /* schema and bounds (schema.h) */
+	struct schema_extra extra; /* owned: categorical labels, format */
 	double epsilon, delta;
 	const char *mode; /* NULL for public and shared-ledger datasets */
 	bool large_delta_ok;
@@ -118,38 +118,22 @@ parse_create(const json_t *doc, unsigned max_features, struct dataset_create *re
 	/* Keys that only a dataset with its own ledger may have. */
 	static const char *const own_ledger_keys[] = { "budget", "accounting_mode",
 						       "acknowledge_large_delta", NULL };
-	static const char *const schema_keys[] = { "features", "task", NULL };
-	static const char *const bounds_keys[] = { "feature_linf", "feature_l2", "label", NULL };
 	static const char *const budget_keys[] = { "epsilon", "delta", NULL };
-	struct dataset_create c = { .linf = NAN, .l2 = NAN, .label = NAN };
-	json_t *schema, *bounds, *budget, *ack, *pub;
-	bool has_linf, has_l2;
+	struct dataset_create c = { 0 };
+	json_t *budget, *ack, *pub;
 	enum err_code rc;
 
 	if ((rc = jv_only_keys(doc, "", top, e)) != ERR_OK ||
 	    (rc = jv_string(doc, "", "name", true, 200, &c.name, e)) != ERR_OK ||
-	    (rc = jv_object(doc, "", "schema", true, &schema, e)) != ERR_OK ||
-	    (rc = jv_only_keys(schema, "schema", schema_keys, e)) != ERR_OK ||
-	    (rc = jv_integer(schema, "schema", "features", true, 1, max_features, &c.features, NULL,
-			     e)) != ERR_OK ||
-	    (rc = jv_string(schema, "schema", "task", true, 32, &c.task, e)) != ERR_OK)
+	    (rc = schema_parse_extra(json_object_get(doc, "schema"), json_object_get(doc, "bounds"),
+				     &c.schema, &c.extra, e)) != ERR_OK)
 		return rc;
-	if (strcmp(c.task, "binary") != 0 && strcmp(c.task, "regression") != 0)
-		return err_set_field(e, ERR_INVALID, "schema.task",
-				     "'schema.task' must be 'binary' or 'regression'");
-	if ((rc = jv_object(doc, "", "bounds", true, &bounds, e)) != ERR_OK ||
-	    (rc = jv_only_keys(bounds, "bounds", bounds_keys, e)) != ERR_OK ||
-	    (rc = jv_number(bounds, "bounds", "feature_linf", false, 0, true, 1e12, &c.linf,
-			    &has_linf, e)) != ERR_OK ||
-	    (rc = jv_number(bounds, "bounds", "feature_l2", false, 0, true, 1e12, &c.l2, &has_l2,
-			    e)) != ERR_OK ||
-	    (rc = jv_number(bounds, "bounds", "label", false, 0, true, 1e12, &c.label, NULL, e)) !=
-		    ERR_OK)
-		return rc;
-	if (!has_linf && !has_l2)
-		return err_set_field(e, ERR_INVALID, "bounds.feature_l2",
-				     "declare at least one feature bound: 'bounds.feature_l2' or "
-				     "'bounds.feature_linf'");
+	*ret = c; /* ret owns the labels from here on */
+	if (c.schema.d > max_features)
+		return err_set_field(e, ERR_INVALID, "schema.features",
+				     "'schema.features' is above this service's limit of %u "
+				     "(DPOPT_MAX_FEATURES)",
+				     max_features);
 	pub = json_object_get(doc, "public");
 	if (pub != NULL && !json_is_boolean(pub))
 		return err_set_field(e, ERR_INVALID, "public", "'public' must be a boolean");
@@ -204,7 +188,7 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 		size_t len, char **ret_view, char ret_id[37], struct err *e)
 {
 	struct dataset_create c = { 0 };
-	json_t *doc = NULL, *spec = NULL, *bounds;
+	json_t *doc = NULL, *spec = NULL;
 	char features[24], eps[32], delta[32], *spec_text = NULL;
 	char orders[LEDGER_ARRAY_TEXT], caps[LEDGER_ARRAY_TEXT], spent[LEDGER_ARRAY_TEXT];
 	const char *ov = NULL, *cv = NULL, *sv = NULL;
@@ -230,21 +214,15 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 	}
 	if (rc != ERR_OK)
 		goto out;
-	bounds = json_object();
-	if (bounds != NULL && !isnan(c.linf))
-		json_object_set_new(bounds, "feature_linf", json_real(c.linf));
-	if (bounds != NULL && !isnan(c.l2))
-		json_object_set_new(bounds, "feature_l2", json_real(c.l2));
-	if (bounds != NULL && !isnan(c.label))
-		json_object_set_new(bounds, "label", json_real(c.label));
-	spec = json_pack("{s:{s:I, s:s}, s:o*}", "schema", "features", (json_int_t)c.features,
-			 "task", c.task, "bounds", bounds);
-	spec_text = spec != NULL ? json_dumps(spec, JSON_COMPACT) : NULL;
+	spec = json_pack("{s:o*, s:o*}", "schema", schema_to_json_extra(&c.schema, &c.extra),
+			 "bounds", schema_bounds_to_json(&c.schema.bounds));
+	spec_text =
+		spec != NULL && json_object_size(spec) == 2 ? json_dumps(spec, JSON_COMPACT) : NULL;
 	if (spec_text == NULL) {
 		rc = err_set(e, ERR_NOMEM, "cannot build the dataset spec");
 		goto out;
 	}
-	snprintf(features, sizeof(features), "%lld", c.features);
+	snprintf(features, sizeof(features), "%zu", c.schema.d);
 	if (c.mode != NULL) {
 		db_double_text(c.epsilon, eps);
 		db_double_text(c.delta, delta);
@@ -264,11 +242,11 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 		      " WHERE $14::uuid IS NULL OR EXISTS (SELECT 1 FROM r)"
 		      " RETURNING *) SELECT " DATASET_JSON ", d.id FROM d" DATASET_LEDGER,
 		      14,
-		      (const char *const[]){ tenant, c.name, spec_text, features, c.task, c.mode,
-					     c.mode != NULL ? eps : NULL,
-					     c.mode != NULL ? delta : NULL,
-					     c.large_delta_ok ? "t" : "f", ov, cv, sv,
-					     c.is_public ? "t" : "f", c.share },
+		      (const char *const[]){
+			      tenant, c.name, spec_text, features, schema_task_name(c.schema.task),
+			      c.mode, c.mode != NULL ? eps : NULL, c.mode != NULL ? delta : NULL,
+			      c.large_delta_ok ? "t" : "f", ov, cv, sv, c.is_public ? "t" : "f",
+			      c.share },
 		      PGRES_TUPLES_OK, e);
 	if (res == NULL) {
 		rc = e->code;
@@ -288,29 +266,31 @@ out:
 	free(spec_text);
 	json_decref(spec);
 	json_decref(doc);
+	schema_extra_clear(&c.extra);
 	return rc;
 }
 
-void
-datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret)
+enum err_code
+datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret, struct err *e)
 {
 	struct dataset_meta m = { 0 };
-	json_t *spec, *b;
+	json_t *spec;
+	enum err_code rc;
 
 	snprintf(m.id, sizeof(m.id), "%s", PQgetvalue(res, row, 0));
 	snprintf(m.tenant, sizeof(m.tenant), "%s", PQgetvalue(res, row, 1));
-	m.d = (size_t)strtoull(PQgetvalue(res, row, 2), NULL, 10);
-	m.task = strcmp(PQgetvalue(res, row, 3), "binary") == 0 ? TASK_BINARY : TASK_REGRESSION;
-	m.bounds = (struct bounds){ NAN, NAN, NAN, NAN, NAN };
+	/* The stored spec went through schema_parse() at creation; parsing
+	 * it again gives the same schema, or the store is inconsistent. */
 	spec = json_loads(PQgetvalue(res, row, 4), 0, NULL);
-	b = json_object_get(spec, "bounds");
-	if (json_is_number(json_object_get(b, "feature_linf")))
-		m.bounds.feature_linf = json_number_value(json_object_get(b, "feature_linf"));
-	if (json_is_number(json_object_get(b, "feature_l2")))
-		m.bounds.feature_l2 = json_number_value(json_object_get(b, "feature_l2"));
-	if (json_is_number(json_object_get(b, "label")))
-		m.bounds.label = json_number_value(json_object_get(b, "label"));
+	rc = schema_parse(json_object_get(spec, "schema"), json_object_get(spec, "bounds"),
+			  &m.schema, e);
 	json_decref(spec);
+	if (rc != ERR_OK)
+		return err_set(e, ERR_INTERNAL, "dataset '%s' has an unreadable stored schema",
+			       m.id);
+	m.d = m.schema.d;
+	m.task = m.schema.task;
+	m.bounds = m.schema.bounds;
 	snprintf(m.state, sizeof(m.state), "%s", PQgetvalue(res, row, 5));
 	m.n_rows = atoll(PQgetvalue(res, row, 6));
 	snprintf(m.mode, sizeof(m.mode), "%s", PQgetvalue(res, row, 7));
@@ -318,7 +298,10 @@ datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret)
 	m.budget_delta = strtod(PQgetvalue(res, row, 9), NULL);
 	snprintf(m.ledger_id, sizeof(m.ledger_id), "%s", PQgetvalue(res, row, 10));
 	m.is_public = strcmp(PQgetvalue(res, row, 11), "t") == 0;
+	m.layout = strcmp(PQgetvalue(res, row, 12), "csr") == 0 ? DATA_CSR : DATA_DENSE;
+	m.nnz = atoll(PQgetvalue(res, row, 13));
 	*ret = m;
+	return ERR_OK;
 }
 
 enum err_code
@@ -327,6 +310,7 @@ datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_u
 {
 	const char *values[2] = { id, tenant };
 	PGresult *res;
+	enum err_code rc;
 
 	if (!is_uuid(id))
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
@@ -337,7 +321,8 @@ datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_u
 #define META_SELECT                                                                                \
 	"SELECT d.id, d.tenant_id, d.n_features, d.task, d.spec::text, d.state,"                   \
 	" coalesce(d.n_rows, 0), r.accounting_mode, r.large_delta_ok, r.budget_delta, r.id,"       \
-	" d.public FROM datasets d JOIN datasets r ON r.id = coalesce(d.ledger_of, d.id)"          \
+	" d.public, d.layout, coalesce(d.nnz, 0)"                                                  \
+	" FROM datasets d JOIN datasets r ON r.id = coalesce(d.ledger_of, d.id)"                   \
 	" WHERE d.id = $1 AND d.tenant_id = $2 AND d.state <> 'deleted'"
 	res = db_exec(db, for_update ? META_SELECT " FOR NO KEY UPDATE" : META_SELECT, 2, values,
 		      PGRES_TUPLES_OK, e);
@@ -348,9 +333,9 @@ datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_u
 		PQclear(res);
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
 	}
-	datasets_meta_from_row(res, 0, ret);
+	rc = datasets_meta_from_row(res, 0, ret, e);
 	PQclear(res);
-	return ERR_OK;
+	return rc;
 }
 
 enum err_code

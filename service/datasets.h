@@ -33,7 +33,10 @@ struct dataset_meta {
 	 * dataset whose budget it shares ("share_budget_with").  mode,
 	 * large_delta_ok and budget_delta above are that ledger's. */
 	char ledger_id[37];
-	bool is_public; /* no budget: evaluation only, never charged */
+	bool is_public;            /* no budget: evaluation only, never charged */
+	struct data_schema schema; /* the full public schema (d, task, bounds repeat it) */
+	enum data_layout layout;   /* of the stored rows: CSV dense, LIBSVM CSR */
+	long long nnz;             /* stored non-zeros (CSR), 0 before the seal */
 };
 
 /* Parse and validate a POST /v1/datasets body and insert the dataset;
@@ -67,7 +70,8 @@ enum err_code datasets_delete(struct db_conn *db, const char *tenant, const char
 
 /* Fill meta from a row of (id, tenant_id, n_features, task, spec, state,
  * n_rows, accounting_mode, large_delta_ok, budget_delta). */
-void datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret);
+enum err_code datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret,
+				     struct err *e);
 
 /* ACCOUNTING.md section 4: unless acknowledged, a delta (the budget's at
  * seal time, a run's at submission) must stay below 1/n; ERR_NUMERIC (422)

@@ -170,15 +170,36 @@ send_error(struct server *srv, struct MHD_Connection *conn, struct request *rq, 
 	return send_reply(srv, conn, rq, &r);
 }
 
-/* True when the request's Content-Type is want (parameters ignored). */
-static bool
-content_type_is(struct request *rq, const char *want)
+bool
+http_content_type_is(const struct request *rq, const char *want)
 {
 	const char *ct = http_header(rq, MHD_HTTP_HEADER_CONTENT_TYPE);
 	size_t n = strlen(want);
 
 	return ct != NULL && strncasecmp(ct, want, n) == 0 &&
 	       (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+/* True when the Content-Type is one of list ("a/b, c/d"). */
+static bool
+content_type_in(const struct request *rq, const char *list)
+{
+	char one[64];
+
+	while (*list != '\0') {
+		size_t n = strcspn(list, ",");
+
+		if (n < sizeof(one)) {
+			memcpy(one, list, n);
+			one[n] = '\0';
+			if (http_content_type_is(rq, one))
+				return true;
+		}
+		list += n;
+		while (*list == ',' || *list == ' ')
+			list++;
+	}
+	return false;
 }
 
 /* Everything decided after the headers: route, auth, content type,
@@ -211,13 +232,14 @@ request_begin(struct server *srv, struct request *rq, const char *method, const 
 	    strtoull(len_hdr, NULL, 10) > srv->cfg.max_body_bytes)
 		return err_set(e, ERR_TOO_LARGE, "request body larger than %zu bytes",
 			       srv->cfg.max_body_bytes);
-	if ((rq->route->flags & ROUTE_JSON_BODY) && !content_type_is(rq, "application/json"))
+	if ((rq->route->flags & ROUTE_JSON_BODY) && !http_content_type_is(rq, "application/json"))
 		return err_set_field(e, ERR_MEDIA_TYPE, "Content-Type",
 				     "Content-Type must be application/json");
 	if (rq->route->stream != NULL) {
-		if (!content_type_is(rq, rq->route->content_type))
+		if (!content_type_in(rq, rq->route->content_type))
 			return err_set_field(e, ERR_MEDIA_TYPE, "Content-Type",
-					     "Content-Type must be %s", rq->route->content_type);
+					     "Content-Type must be one of: %s",
+					     rq->route->content_type);
 		if (len_hdr != NULL && strtoull(len_hdr, NULL, 10) > srv->cfg.max_upload_bytes)
 			return err_set(e, ERR_TOO_LARGE, "upload larger than %llu bytes",
 				       (unsigned long long)srv->cfg.max_upload_bytes);

@@ -91,7 +91,7 @@ struct route {
 	handler_fn handler;
 	const struct stream_ops *stream; /* non-NULL: streaming body */
 	unsigned flags;
-	const char *content_type; /* required type of a streamed body */
+	const char *content_type; /* accepted types of a streamed body, ", "-separated */
 };
 
 /* router.c: the route table. */
@@ -109,6 +109,9 @@ void http_stop(struct server *srv);
 
 /* Request accessors for handlers (NULL when absent). */
 const char *http_header(const struct request *rq, const char *name);
+
+/* True when the request's Content-Type is want (parameters ignored). */
+bool http_content_type_is(const struct request *rq, const char *want);
 const char *http_query(const struct request *rq, const char *name);
 
 /* The HTTP status for an error code: the one place this mapping lives. */

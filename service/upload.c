@@ -1,13 +1,19 @@
 /*
- * upload.c - the streamed CSV upload.
+ * upload.c - the streamed upload of a dataset's rows: CSV (text/csv, dense)
+ * or LIBSVM (text/x-libsvm, sparse).
  *
- * The body is parsed as it arrives (common/csv.c), each row clipped to the
- * dataset's declared bounds, packed into chunks of about 4 MiB and written
- * to dataset_chunks inside one transaction that holds the dataset's row
- * lock.  Any malformed row aborts the transaction: the dataset stays
- * unsealed and nothing is kept.  At the end the dataset is sealed with its
- * row count, which becomes public.  The body is never held in memory:
- * at most one line and one chunk are.
+ * The body is parsed as it arrives (common/csv.c, common/libsvm.c), each
+ * row checked and clipped to the dataset's declared schema (service/rows.h),
+ * packed into chunks of about 4 MiB and written to dataset_chunks inside
+ * one transaction.  Any malformed row aborts the transaction: the dataset
+ * stays unsealed and nothing is kept.  At the end the dataset is sealed
+ * with its row count (and layout and non-zero count), which become public.
+ * The body is never held in memory: at most one line and one chunk are.
+ *
+ * The content hash (budget laundering, content_hash.h) is taken over each
+ * clipped row in one canonical form whatever the encoding: its non-zeros
+ * as (column, value) pairs, then its tail.  So the same rows sent as CSV
+ * and as LIBSVM, in any order, hash alike.
  */
 #include <math.h>
 #include <stdint.h>
@@ -15,9 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csv.h"
 #include "content_hash.h"
+#include "csv.h"
 #include "datasets.h"
+#include "libsvm.h"
+#include "rows.h"
+#include "schema.h"
 #include "upload.h"
 
 #define CHUNK_BYTES       (4u << 20)
@@ -25,15 +34,23 @@
 
 struct upload {
 	struct dataset_meta meta;
+	struct data_schema *s;     /* borrowed: &meta.schema */
+	struct schema_extra extra; /* owned: categorical labels */
+	bool sparse;               /* LIBSVM body */
 	struct csv_parser csv;
+	struct libsvm_parser svm;
 	bool in_tx;           /* BEGIN sent, not yet ended */
-	unsigned char *chunk; /* owned: packed rows, little-endian float64 */
-	size_t chunk_rows;    /* rows in chunk */
-	size_t rows_per_chunk;
-	size_t row_bytes;
+	unsigned char *chunk; /* owned: packed records (rows.h) */
+	size_t chunk_len;     /* bytes used */
+	size_t chunk_cap;     /* bytes allocated: CHUNK_BYTES or one largest record */
+	size_t chunk_rows;    /* records in chunk */
 	long chunk_no;
 	long long rows;
-	double *row;        /* owned: d + 1 scratch for clipping */
+	long long nnz;      /* non-zeros stored (sparse) */
+	double *row;        /* owned: d + tail scratch */
+	uint32_t *col;      /* owned: d scratch (sparse, and dense non-zeros for the hash) */
+	double *nzval;      /* owned: d scratch, a dense row's non-zeros */
+	double *canon;      /* owned: 1 + 2 d + tail, the row's canonical form */
 	struct db_conn *db; /* borrowed from the request */
 	uint64_t bytes;     /* body bytes so far */
 	uint64_t max_bytes;
@@ -44,57 +61,10 @@ enum err_code
 upload_clip_row(const struct bounds *b, enum task task, double *x, size_t d, double *y,
 		struct err *e)
 {
-	double norm2 = 0.0;
+	struct data_schema s = { .d = d, .task = task, .bounds = *b };
 
-	if (!isnan(b->feature_linf))
-		for (size_t j = 0; j < d; j++)
-			x[j] = fmax(-b->feature_linf, fmin(b->feature_linf, x[j]));
-	if (!isnan(b->feature_l2)) {
-		for (size_t j = 0; j < d; j++)
-			norm2 += x[j] * x[j];
-		if (!isfinite(norm2)) {
-			/* Overflow in the square: rescale by the largest entry first. */
-			double m = 0.0;
-
-			for (size_t j = 0; j < d; j++)
-				m = fmax(m, fabs(x[j]));
-			norm2 = 0.0;
-			for (size_t j = 0; j < d; j++)
-				norm2 += (x[j] / m) * (x[j] / m);
-			norm2 = m * m * norm2; /* may be inf: then the scale below is 0 */
-		}
-		if (norm2 > b->feature_l2 * b->feature_l2) {
-			double s = b->feature_l2 / sqrt(norm2);
-
-			for (size_t j = 0; j < d; j++)
-				x[j] *= s;
-			/* Rounding may leave the norm a hair above the bound: shrink
-			 * once more by one part in 2^50 so the bound holds exactly. */
-			norm2 = 0.0;
-			for (size_t j = 0; j < d; j++)
-				norm2 += x[j] * x[j];
-			if (sqrt(norm2) > b->feature_l2)
-				for (size_t j = 0; j < d; j++)
-					x[j] *= 1.0 - 0x1p-50;
-		}
-	}
-	if (task == TASK_BINARY) {
-		if (*y != 1.0 && *y != -1.0)
-			return err_set(e, ERR_INVALID, "the label must be -1 or 1");
-	} else if (!isnan(b->label)) {
-		*y = fmax(-b->label, fmin(b->label, *y));
-	}
-	return ERR_OK;
-}
-
-static void
-put_le64(unsigned char *p, double v)
-{
-	uint64_t u;
-
-	memcpy(&u, &v, 8);
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(u >> (8 * i));
+	rows_clip_dense(&s, x);
+	return rows_check_tail(&s, y, 0, d + 1, e);
 }
 
 static enum err_code
@@ -112,7 +82,7 @@ flush_chunk(struct upload *u, struct err *e)
 	snprintf(id_text, sizeof(id_text), "%s", u->meta.id);
 	snprintf(no, sizeof(no), "%ld", u->chunk_no);
 	snprintf(rows, sizeof(rows), "%zu", u->chunk_rows);
-	lengths[3] = (int)(u->chunk_rows * u->row_bytes);
+	lengths[3] = (int)u->chunk_len;
 	res = PQexecParams(u->db->pg,
 			   "INSERT INTO dataset_chunks (dataset_id, chunk_no, n_rows, data)"
 			   " VALUES ($1, $2, $3, $4)",
@@ -122,35 +92,122 @@ flush_chunk(struct upload *u, struct err *e)
 	if (rc == ERR_OK) {
 		u->chunk_no++;
 		u->chunk_rows = 0;
+		u->chunk_len = 0;
 	}
 	return rc;
 }
 
+/* Hash one clipped row in its canonical form: nnz, the (column, value)
+ * pairs of its non-zeros, then the tail. */
 static enum err_code
-on_row(void *ctx, const double *cells, size_t ncols, unsigned long line, struct err *e)
+hash_row(struct upload *u, const uint32_t *col, const double *val, size_t nnz, const double *tail,
+	 struct err *e)
+{
+	size_t t = rows_tail_len(u->s), k = 0;
+
+	u->canon[k++] = (double)nnz;
+	for (size_t j = 0; j < nnz; j++) {
+		u->canon[k++] = (double)col[j];
+		u->canon[k++] = val[j];
+	}
+	for (size_t j = 0; j < t; j++)
+		u->canon[k++] = tail[j];
+	return content_hash_add(&u->hash, u->canon, k, e);
+}
+
+/* Room for a record of len bytes, flushing the chunk first if needed. */
+static enum err_code
+reserve(struct upload *u, size_t len, struct err *e)
+{
+	if (u->chunk_len + len <= u->chunk_cap)
+		return ERR_OK;
+	return flush_chunk(u, e);
+}
+
+static enum err_code
+stored(struct upload *u)
+{
+	u->chunk_rows++;
+	u->rows++;
+	return ERR_OK;
+}
+
+static enum err_code
+on_csv_row(void *ctx, const double *cells, size_t ncols, unsigned long line, struct err *e)
 {
 	struct upload *u = ctx;
-	size_t d = u->meta.d;
-	unsigned char *p;
+	size_t d = u->s->d, nnz = 0, len = rows_dense_bytes(u->s);
+	double *tail = u->row + d;
 	enum err_code rc;
 
 	memcpy(u->row, cells, ncols * sizeof(double));
-	rc = upload_clip_row(&u->meta.bounds, u->meta.task, u->row, d, &u->row[d], e);
-	if (rc != ERR_OK)
-		return err_set_field(e, ERR_INVALID, "data",
-				     "line %lu, column %zu: the label must be -1 or 1", line,
-				     d + 1);
-	rc = content_hash_add(&u->hash, u->row, d + 1, e);
+	rc = rows_check_tail(u->s, tail, line, d + 1, e);
 	if (rc != ERR_OK)
 		return rc;
-	p = u->chunk + u->chunk_rows * u->row_bytes;
-	for (size_t j = 0; j <= d; j++)
-		put_le64(p + 8 * j, u->row[j]);
-	u->chunk_rows++;
-	u->rows++;
-	if (u->chunk_rows == u->rows_per_chunk)
-		return flush_chunk(u, e);
-	return ERR_OK;
+	rows_clip_dense(u->s, u->row);
+	for (size_t j = 0; j < d; j++) {
+		if (u->row[j] == 0.0) {
+			u->row[j] = 0.0; /* -0 is stored as +0, as the sparse form would */
+			continue;
+		}
+		u->col[nnz] = (uint32_t)j;
+		u->nzval[nnz++] = u->row[j];
+	}
+	rc = hash_row(u, u->col, u->nzval, nnz, tail, e);
+	if (rc == ERR_OK)
+		rc = reserve(u, len, e);
+	if (rc != ERR_OK)
+		return rc;
+	rows_put_dense(u->s, u->chunk + u->chunk_len, u->row, tail);
+	u->chunk_len += len;
+	return stored(u);
+}
+
+static enum err_code
+on_svm_row(void *ctx, const struct libsvm_row *r, struct err *e)
+{
+	struct upload *u = ctx;
+	size_t t = rows_tail_len(u->s), nnz = 0, len;
+	double *val = u->row, tail[2];
+	enum err_code rc;
+
+	if (u->s->n_groups > 0 && !r->has_group)
+		return err_set_field(e, ERR_INVALID, "data",
+				     "line %lu: 'qid:<group>' is required: the schema has a group "
+				     "column",
+				     r->line);
+	if (u->s->n_groups == 0 && r->has_group)
+		return err_set_field(e, ERR_INVALID, "data",
+				     "line %lu: 'qid' given but the schema has no group column",
+				     r->line);
+	t = 0;
+	if (u->s->n_groups > 0)
+		tail[t++] = (double)r->group;
+	if (u->s->task != TASK_UNLABELED)
+		tail[t++] = r->label;
+	rc = rows_check_tail(u->s, tail, r->line, 1, e);
+	if (rc != ERR_OK)
+		return rc;
+	memcpy(val, r->val, r->nnz * sizeof(double));
+	memcpy(u->col, r->col, r->nnz * sizeof(uint32_t));
+	rows_clip_sparse(u->s, u->col, val, r->nnz);
+	/* Scaling may underflow a tiny value to zero: a stored value is never
+	 * zero (rows.h), so drop it here, as the dense path does. */
+	for (size_t j = 0; j < r->nnz; j++)
+		if (val[j] != 0.0) {
+			u->col[nnz] = u->col[j];
+			val[nnz++] = val[j];
+		}
+	rc = hash_row(u, u->col, val, nnz, tail, e);
+	len = rows_sparse_bytes(u->s, nnz);
+	if (rc == ERR_OK)
+		rc = reserve(u, len, e);
+	if (rc != ERR_OK)
+		return rc;
+	rows_put_sparse(u->s, u->chunk + u->chunk_len, u->col, val, nnz, tail);
+	u->chunk_len += len;
+	u->nnz += (long long)nnz;
+	return stored(u);
 }
 
 /* One upload per dataset at a time: a transaction-scoped advisory lock,
@@ -182,21 +239,53 @@ upload_free(struct upload *u)
 	if (u->in_tx)
 		(void)db_command(u->db, "ROLLBACK", NULL);
 	csv_parser_clear(&u->csv);
+	libsvm_parser_clear(&u->svm);
+	schema_extra_clear(&u->extra);
 	free(u->chunk);
 	free(u->row);
+	free(u->col);
+	free(u->nzval);
+	free(u->canon);
 	free(u);
+}
+
+/* The categorical labels of the stored schema (not in dataset_meta). */
+static enum err_code
+load_labels(struct upload *u, struct err *e)
+{
+	const char *values[1] = { u->meta.id };
+	struct data_schema s;
+	PGresult *res;
+	json_t *spec;
+	enum err_code rc;
+
+	res = db_exec(u->db, "SELECT spec::text FROM datasets WHERE id = $1", 1, values,
+		      PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	spec = PQntuples(res) == 1 ? json_loads(PQgetvalue(res, 0, 0), 0, NULL) : NULL;
+	PQclear(res);
+	rc = schema_parse_extra(json_object_get(spec, "schema"), json_object_get(spec, "bounds"),
+				&s, &u->extra, e);
+	json_decref(spec);
+	if (rc != ERR_OK)
+		return err_set(e, ERR_INTERNAL, "dataset '%s' has an unreadable stored schema",
+			       u->meta.id);
+	return ERR_OK;
 }
 
 static enum err_code
 upload_begin(struct server *srv, struct request *rq, struct err *e)
 {
 	struct upload *u = calloc(1, sizeof(*u));
+	size_t d, t, cells, max_record;
 	enum err_code rc;
 
 	if (u == NULL)
 		return err_set(e, ERR_NOMEM, "cannot start the upload");
 	rq->upload = u;
 	u->db = rq->db;
+	u->sparse = http_content_type_is(rq, "text/x-libsvm");
 	content_hash_init(&u->hash);
 	u->max_bytes = srv->cfg.max_upload_bytes;
 	rc = db_command(u->db, "BEGIN", e);
@@ -215,22 +304,43 @@ upload_begin(struct server *srv, struct request *rq, struct err *e)
 		rc = upload_try_lock(u->db, u->meta.id, e);
 	if (rc == ERR_OK)
 		rc = datasets_meta(u->db, rq->auth.tenant, rq->path_id, false, &u->meta, e);
+	if (rc == ERR_OK)
+		rc = load_labels(u, e);
 	if (rc != ERR_OK)
 		return rc;
 	if (strcmp(u->meta.state, "created") != 0)
 		return err_set(e, ERR_CONFLICT,
 			       "dataset '%s' is sealed: its data cannot be replaced", u->meta.id);
-	u->row_bytes = (u->meta.d + 1) * sizeof(double);
-	u->rows_per_chunk = CHUNK_BYTES / u->row_bytes;
-	if (u->rows_per_chunk == 0)
-		u->rows_per_chunk = 1;
-	u->chunk = malloc(u->rows_per_chunk * u->row_bytes);
-	u->row = calloc(u->meta.d + 1, sizeof(double));
-	if (u->chunk == NULL || u->row == NULL)
+	u->s = &u->meta.schema;
+	d = u->s->d;
+	t = rows_tail_len(u->s);
+	if (u->sparse && u->s->n_categorical > 0)
+		return err_set_field(e, ERR_MEDIA_TYPE, "Content-Type",
+				     "a dataset with categorical attributes is uploaded as "
+				     "text/csv: LIBSVM lines have no categorical cells");
+	cells = d + t;
+	max_record = u->sparse ? rows_sparse_bytes(u->s, d) : rows_dense_bytes(u->s);
+	u->chunk_cap = max_record > CHUNK_BYTES ? max_record : CHUNK_BYTES;
+	u->chunk = malloc(u->chunk_cap);
+	u->row = calloc(cells + 1, sizeof(double));
+	u->col = calloc(d + 1, sizeof(uint32_t));
+	u->nzval = calloc(d + 1, sizeof(double));
+	u->canon = calloc(1 + 2 * d + t, sizeof(double));
+	if (u->chunk == NULL || u->row == NULL || u->col == NULL || u->nzval == NULL ||
+	    u->canon == NULL)
 		return err_set(e, ERR_NOMEM, "cannot allocate upload buffers");
-	/* A line holds d + 1 numbers; 64 bytes each is far more than any
-	 * decimal double needs, plus slack for blanks and quotes. */
-	return csv_parser_init(&u->csv, u->meta.d + 1, (u->meta.d + 1) * 64 + 256, on_row, u, e);
+	/* A cell or an index:value pair needs far less than 64 bytes in any
+	 * decimal spelling; plus slack for blanks, quotes and a comment. */
+	if (u->sparse)
+		return libsvm_parser_init(&u->svm, d, u->s->task != TASK_UNLABELED,
+					  (d + 2) * 64 + 1024, on_svm_row, u, e);
+	rc = csv_parser_init(&u->csv, cells, cells * 64 + 256, on_csv_row, u, e);
+	for (size_t c = 0; rc == ERR_OK && c < u->s->n_categorical; c++)
+		if (u->extra.labels[c].count > 0)
+			rc = csv_parser_set_labels(&u->csv, d + c,
+						   (const char *const *)u->extra.labels[c].label,
+						   u->extra.labels[c].count, e);
+	return rc;
 }
 
 static enum err_code
@@ -242,18 +352,11 @@ upload_chunk(struct server *srv, struct request *rq, const char *data, size_t le
 	if (u->bytes > u->max_bytes)
 		return err_set(e, ERR_TOO_LARGE, "upload larger than %llu bytes",
 			       (unsigned long long)u->max_bytes);
+	if (u->sparse)
+		return libsvm_parser_feed(&u->svm, data, len, e);
 	return csv_parser_feed(&u->csv, data, len, e);
 }
 
-/*
- * Budget laundering (ACCOUNTING.md section 8): the same rows sealed again
- * by the same tenant would get a fresh budget.  Refused, naming the
- * dataset that holds them (the tenant's own).  Other tenants' data is
- * never compared: a match there would reveal their data.  The advisory
- * lock on (tenant, hash) makes two concurrent identical seals meet; it is
- * taken and released inside this one callback, so it never waits on a
- * request parked on this thread.
- */
 /*
  * Budget laundering (ACCOUNTING.md section 8): the same rows under a second
  * budget would give the same people a second privacy budget.  Among this
@@ -311,19 +414,20 @@ static enum err_code
 upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct err *e)
 {
 	struct upload *u = rq->upload;
-	char rows[24], hash[65];
-	const char *values[3] = { u->meta.id, rows, hash };
+	char rows[24], hash[65], nnz[24];
+	const char *values[5] = { u->meta.id, rows, hash, u->sparse ? "csr" : "dense", nnz };
 	PGresult *res;
 	bool sealed;
 	enum err_code rc;
 
-	rc = csv_parser_finish(&u->csv, e);
+	rc = u->sparse ? libsvm_parser_finish(&u->svm, e) : csv_parser_finish(&u->csv, e);
 	if (rc == ERR_OK)
 		rc = flush_chunk(u, e);
 	if (rc != ERR_OK)
 		return rc;
 	content_hash_hex(&u->hash, hash);
 	snprintf(rows, sizeof(rows), "%lld", u->rows);
+	snprintf(nnz, sizeof(nnz), "%lld", u->nnz);
 	/* n becomes public at the seal: the delta of the budget that pays
 	 * (this dataset's or the shared one's) must be below 1/n unless
 	 * acknowledged (ACCOUNTING.md section 4), checked in the same statement
@@ -332,11 +436,13 @@ upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct 
 	 * largest n on the ledger).  A public dataset has no budget. */
 	res = db_exec(u->db,
 		      "UPDATE datasets d SET state = 'sealed', n_rows = $2, sealed_at = now(),"
-		      " content_hash = decode($3, 'hex') WHERE d.id = $1 AND d.state = 'created'"
+		      " content_hash = decode($3, 'hex'), layout = $4,"
+		      " nnz = CASE $4 WHEN 'csr' THEN $5::bigint END"
+		      " WHERE d.id = $1 AND d.state = 'created'"
 		      " AND (d.public OR EXISTS (SELECT 1 FROM datasets r"
 		      " WHERE r.id = coalesce(d.ledger_of, d.id)"
 		      " AND (r.large_delta_ok OR r.budget_delta * $2::numeric < 1) FOR SHARE))",
-		      3, values, PGRES_COMMAND_OK, e);
+		      5, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
 		return e->code;
 	sealed = PQcmdTuples(res)[0] == '1';
@@ -376,7 +482,7 @@ upload_abort(struct server *srv, struct request *rq)
 	rq->upload = NULL;
 }
 
-const struct stream_ops upload_csv_ops = {
+const struct stream_ops upload_ops = {
 	.begin = upload_begin,
 	.chunk = upload_chunk,
 	.finish = upload_finish,

@@ -12,7 +12,7 @@
 #include "err.h"
 #include "http.h"
 
-extern const struct stream_ops upload_csv_ops;
+extern const struct stream_ops upload_ops;
 
 /* Clip one row in place: coordinates to [-linf, linf], then the row to l2
  * norm <= feature_l2, then the label to [-label, label] for regression;

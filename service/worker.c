@@ -197,7 +197,8 @@ worker_load_dataset(void *ctx, struct db_conn *db, const char *id, const void *a
 {
 	const struct dataset_meta *meta = arg;
 
-	return dataset_load(db, id, (size_t)meta->n_rows, meta->d, ret, e);
+	return dataset_load(db, id, &meta->schema, meta->layout, (size_t)meta->n_rows,
+			    (size_t)meta->nnz, ret, e);
 }
 
 /* Final state of a run this worker holds. */

@@ -497,8 +497,15 @@ START_TEST(test_bad_dataset_requests)
 		    "\"binary\"}, " DS_OK_BOUNDS ", " DS_OK_BUDGET "}",
 		    400, "invalid_request", "schema.features", NULL);
 	bad_dataset("{\"name\": \"x\", \"schema\": {\"features\": 5, \"task\": "
-		    "\"multiclass\"}, " DS_OK_BOUNDS ", " DS_OK_BUDGET "}",
+		    "\"ranking\"}, " DS_OK_BOUNDS ", " DS_OK_BUDGET "}",
 		    400, "invalid_request", "schema.task", "schema.task");
+	bad_dataset("{\"name\": \"x\", \"schema\": {\"features\": 5, \"task\": "
+		    "\"multiclass\"}, " DS_OK_BOUNDS ", " DS_OK_BUDGET "}",
+		    400, "invalid_request", "schema.classes", "schema.classes");
+	/* Regression labels need a declared bound: clipping enforces it. */
+	bad_dataset("{\"name\": \"x\", \"schema\": {\"features\": 5, \"task\": "
+		    "\"regression\"}, " DS_OK_BOUNDS ", " DS_OK_BUDGET "}",
+		    400, "invalid_request", "bounds.label", "bounds.label");
 	bad_dataset("{\"name\": \"x\", " DS_OK_SCHEMA ", \"bounds\": {}, " DS_OK_BUDGET "}", 400,
 		    "invalid_request", "bounds.feature_l2", "feature bound");
 	bad_dataset("{\"name\": \"x\", " DS_OK_SCHEMA ", \"bounds\": {\"label\": 1}, " DS_OK_BUDGET
@@ -627,11 +634,10 @@ START_TEST(test_bad_run_requests)
 	const char *const long_key_hdr[] = { long_key, NULL };
 
 	h_dataset_sealed(&srv, owner, "1", ds);
-	/* Regression without a label bound: least squares cannot be bounded. */
 	h_dataset_create(
 		&srv, owner,
 		"{\"name\": \"reg\", \"schema\": {\"features\": 5, \"task\": \"regression\"},"
-		" \"bounds\": {\"feature_l2\": 1}, \"budget\": {\"epsilon\": 1,"
+		" \"bounds\": {\"feature_l2\": 1, \"label\": 1}, \"budget\": {\"epsilon\": 1,"
 		" \"delta\": 1e-4}}",
 		reg);
 	h_upload(&srv, owner, reg, csv);
@@ -681,10 +687,6 @@ START_TEST(test_bad_run_requests)
 		"{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\":"
 		" \"hinge\"}, " RUN_X ", " RUN_PRIV "}",
 		400, "invalid_request", "objective.name", "hinge");
-	bad_run(reg,
-		"{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\":"
-		" \"least_squares\"}, " RUN_X ", " RUN_PRIV "}",
-		400, "invalid_request", "bounds.label", "bounds.label");
 	bad_run(reg, H_RUN_BODY, 400, "invalid_request", "objective.name", NULL);
 	bad_run(unsealed, H_RUN_BODY, 409, "conflict", NULL, "no data");
 	bad_run("00000000-0000-4000-8000-000000000000", H_RUN_BODY, 404, "not_found", NULL, NULL);

@@ -5,6 +5,7 @@
  * never freed, failed loads not cached, idle entries dropped.
  */
 #include <check.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -38,12 +39,16 @@ fake_load(void *ctx, struct db_conn *db, const char *id, const void *arg,
 		sleep_ms(delay);
 	if (atomic_exchange(&fail_next, false))
 		return err_set(e, ERR_DB, "load failed");
-	*ret = (struct loaded_dataset){ 0 };
-	ret->x = calloc(1, sizeof(double));
-	ret->y = calloc(1, sizeof(double));
-	ck_assert(ret->x != NULL && ret->y != NULL);
-	ret->y[0] = (double)id[0];
-	ret->view = (struct dataset){ .n = 1, .d = 1, .x = ret->x, .y = ret->y };
+	{
+		struct data_schema s = { .d = 1, .task = TASK_REGRESSION };
+		double x = 0.5, y = (double)id[0];
+
+		s.bounds = (struct bounds){ NAN, 1.0, 1e9, -1e9, 1e9 };
+		*ret = (struct loaded_dataset){ 0 };
+		ck_assert_int_eq(rows_builder_init(&ret->rows, &s, DATA_DENSE, 1, 0, e), ERR_OK);
+		ck_assert_int_eq(rows_builder_add_dense(&ret->rows, &x, &y, e), ERR_OK);
+		rows_builder_view(&ret->rows, &ret->view, NULL);
+	}
 	ret->bytes = ENTRY_BYTES;
 	return ERR_OK;
 }
