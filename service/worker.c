@@ -178,7 +178,7 @@ result_json(const struct run_request *req, const struct run_plan *plan, const do
 	json_t *plan_json = run_plan_json(plan, req->spec.mode);
 	json_t *r;
 
-	for (size_t i = 0; xs != NULL && i < req->spec.d; i++)
+	for (size_t i = 0; xs != NULL && i < req->spec.dim; i++)
 		json_array_append_new(xs, json_real(x[i]));
 	r = json_pack("{s:o, s:{s:O, s:O, s:O}, s:O, s:I, s:f}", "x", xs, "privacy", "event",
 		      json_object_get(plan_json, "event"), "charged",
@@ -255,7 +255,7 @@ execute(struct worker *w, PGresult *claim)
 	if (rc == ERR_OK && plan.steps != steps_total)
 		rc = err_set(&e, ERR_INTERNAL, "plan changed since admission");
 	if (rc == ERR_OK)
-		rc = dataset_load(w->db, dataset_id, req.spec.n, req.spec.d, &ds, &e);
+		rc = dataset_load(w->db, dataset_id, req.spec.n, req.spec.schema.d, &ds, &e);
 	if (rc == ERR_OK) {
 		renew(&ctx, 0); /* loading a large dataset may take a while of the lease */
 		clock_gettime(CLOCK_MONOTONIC, &ctx.last_renew);
@@ -263,7 +263,7 @@ execute(struct worker *w, PGresult *claim)
 			rc = err_set(&e, ERR_CANCELLED, "stopped before the first step");
 	}
 	if (rc == ERR_OK) {
-		x = calloc(req.spec.d, sizeof(double));
+		x = calloc(req.spec.dim, sizeof(double));
 		rng = rng_openssl_new(&e);
 		if (x == NULL)
 			rc = err_set(&e, ERR_NOMEM, "cannot allocate the output");
