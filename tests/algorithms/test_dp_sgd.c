@@ -353,6 +353,147 @@ START_TEST(test_least_squares_utility)
 }
 END_TEST
 
+/*
+ * hinge on the logistic test's data: the private output must classify
+ * about as well as the non-private logistic optimum (the planted model's
+ * labels are noisy, so both sit near 0.64); 0.03 below it at most, for
+ * every seed.
+ */
+START_TEST(test_hinge_utility)
+{
+	struct problem *p = calloc(1, sizeof(*p));
+	struct run_spec s;
+	struct objective lg;
+	struct objective_params op;
+	double w[D_BIG], ref;
+
+	ck_assert_ptr_nonnull(p);
+	problem_init(p, TASK_BINARY, N_BIG, D_BIG, 0x10615);
+	solve_reference(p, TASK_BINARY);
+	spec_init(&s, "hinge", TASK_BINARY, 5.0, N_BIG, D_BIG);
+	objective_params_default(&op);
+	ck_assert_int_eq(objective_init(&lg, objective_find("logistic"), &op, &s.schema, NULL),
+			 ERR_OK);
+	ref = objective_accuracy(&lg, &p->ds, p->w_star);
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		double acc;
+
+		(void)private_loss(&s, p, 300 + seed, w);
+		acc = objective_accuracy(&s.objective, &p->ds, w);
+		printf("hinge seed %llu: accuracy %.4f (non-private logistic %.4f)\n",
+		       (unsigned long long)seed, acc, ref);
+		ck_assert_msg(acc >= ref - 0.03, "hinge: accuracy %.4f vs %.4f", acc, ref);
+	}
+	problem_clear(p);
+	free(p);
+}
+END_TEST
+
+/*
+ * multiclass_logistic with an intercept and a small ridge, K = 3, d = 10,
+ * n = 10^5: labels drawn from the softmax of a planted W (columns of norm
+ * 3) and bias.  The private output must classify within 0.05 of the
+ * planted model itself (0.55) and have a mean loss (regularizer included)
+ * below log 3 - 0.05 (w = 0 has log 3; the seeds gave 0.97-0.99).
+ */
+START_TEST(test_multiclass_utility)
+{
+	enum { MN = 100000, MD = 10 };
+	double *x = calloc((size_t)MN * MD, sizeof(double)), *y = calloc(MN, sizeof(double));
+	double wt[(MD + 1) * MC_K], w[(MD + 1) * MC_K], acc_true, acc, loss;
+	struct dataset ds = { .n = MN, .d = MD, .x = x, .y = y, .n_classes = MC_K };
+	struct objective_params op;
+	struct run_spec s;
+	struct rng r;
+
+	ck_assert(x != NULL && y != NULL);
+	rng_splitmix_init(&r, 0x3c1a55);
+	for (size_t j = 0; j < (MD + 1) * MC_K; j++)
+		wt[j] = std_normal(&r) * (j < MD * MC_K ? 3.0 / sqrt((double)MD) : 0.3);
+	for (size_t i = 0; i < MN; i++) {
+		double *row = x + i * MD, n2 = 0.0, sk[MC_K], m = -INFINITY, sum = 0.0, u;
+		size_t k;
+
+		for (size_t j = 0; j < MD; j++) {
+			row[j] = std_normal(&r) / sqrt((double)MD);
+			n2 += row[j] * row[j];
+		}
+		for (size_t j = 0; n2 > 1.0 && j < MD; j++)
+			row[j] /= sqrt(n2);
+		for (k = 0; k < MC_K; k++) {
+			sk[k] = wt[MD * MC_K + k];
+			for (size_t j = 0; j < MD; j++)
+				sk[k] += row[j] * wt[j * MC_K + k];
+			m = fmax(m, sk[k]);
+		}
+		for (k = 0; k < MC_K; k++)
+			sum += (sk[k] = exp(sk[k] - m));
+		u = rng_uniform(&r) * sum;
+		for (k = 0; k + 1 < MC_K && u >= sk[k]; k++)
+			u -= sk[k];
+		y[i] = (double)k;
+	}
+	spec_init(&s, "multiclass_logistic", TASK_MULTICLASS, 5.0, MN, MD);
+	objective_params_default(&op);
+	op.intercept = true;
+	op.ridge = 1e-3;
+	ck_assert_int_eq(run_spec_set_objective(&s, objective_find("multiclass_logistic"), &op,
+						NULL),
+			 ERR_OK);
+	ck_assert_uint_eq(s.dim, (MD + 1) * MC_K);
+	acc_true = objective_accuracy(&s.objective, &ds, wt);
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct run_plan plan;
+		struct err e = { 0 };
+
+		ck_assert_msg(sgd()->plan(&s, &plan, &e) == ERR_OK, "plan: %s", e.msg);
+		rng_splitmix_init(&r, 700 + seed);
+		ck_assert_msg(alg_run(sgd(), &s, &plan, &ds, &r, NULL, NULL, w, &e) == ERR_OK,
+			      "run: %s", e.msg);
+		acc = objective_accuracy(&s.objective, &ds, w);
+		loss = objective_mean_loss(&s.objective, &ds, w);
+		printf("multiclass seed %llu: accuracy %.4f (planted %.4f), loss %.4f (log 3 = "
+		       "%.4f)\n",
+		       (unsigned long long)seed, acc, acc_true, loss, log(3.0));
+		ck_assert_msg(acc >= acc_true - 0.05, "multiclass: accuracy %.4f", acc);
+		ck_assert_msg(loss <= log(3.0) - 0.05, "multiclass: loss %.4f", loss);
+	}
+	free(x);
+	free(y);
+}
+END_TEST
+
+/*
+ * The regularizer's gradient is applied: with ridge mu = 50 the minimiser
+ * of F has norm <= G / mu = 0.02, and the output (noise included) must be
+ * far inside the ball; without the ridge the same run ends near the
+ * logistic optimum (norm about 3).
+ */
+START_TEST(test_ridge_is_applied)
+{
+	struct problem *p = calloc(1, sizeof(*p));
+	struct objective_params op;
+	struct run_spec s;
+	double w[D_BIG];
+
+	ck_assert_ptr_nonnull(p);
+	problem_init(p, TASK_BINARY, N_BIG, D_BIG, 0x10615);
+	spec_init(&s, "logistic", TASK_BINARY, 5.0, N_BIG, D_BIG);
+	(void)private_loss(&s, p, 5, w);
+	printf("ridge 0: ||w|| = %.4f\n", norm2(w, D_BIG));
+	ck_assert(norm2(w, D_BIG) > 1.0);
+	objective_params_default(&op);
+	op.ridge = 50.0;
+	ck_assert_int_eq(run_spec_set_objective(&s, objective_find("logistic"), &op, NULL),
+			 ERR_OK);
+	(void)private_loss(&s, p, 5, w);
+	printf("ridge 50: ||w|| = %.4f\n", norm2(w, D_BIG));
+	ck_assert_msg(norm2(w, D_BIG) < 0.3, "ridge not applied: ||w|| = %.4f", norm2(w, D_BIG));
+	problem_clear(p);
+	free(p);
+}
+END_TEST
+
 START_TEST(test_plan_numbers)
 {
 	struct run_spec s;
@@ -687,6 +828,9 @@ dp_sgd_suite(void)
 	tcase_add_test(tu, test_logistic_utility);
 	tcase_add_test(tu, test_least_squares_utility);
 	tcase_add_test(tu, test_noise_is_there);
+	tcase_add_test(tu, test_hinge_utility);
+	tcase_add_test(tu, test_multiclass_utility);
+	tcase_add_test(tu, test_ridge_is_applied);
 	suite_add_tcase(s, tu);
 
 	tcase_set_timeout(tp, 300);
