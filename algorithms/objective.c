@@ -104,8 +104,9 @@ check_prior(const double *pi, size_t n, size_t want, const char *field, const ch
 	double sum = 0.0;
 
 	if (n != want)
-		return err_set_field(e, ERR_INVALID, field, "'%s' must have %zu entries (%s), not %zu",
-				     field, want, what, n);
+		return err_set_field(e, ERR_INVALID, field,
+				     "'%s' must have %zu entries (%s), not %zu", field, want, what,
+				     n);
 	for (size_t k = 0; k < n; k++) {
 		if (!isfinite(pi[k]) || pi[k] <= 0.0)
 			return err_set_field(e, ERR_INVALID, field,
@@ -199,8 +200,8 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 		if (!accepts(ops, OBJ_P_CLASS_PRIOR))
 			return refuse_param(ops, OBJ_P_CLASS_PRIOR, e);
 		if (s->task == TASK_BINARY)
-			rc = check_prior(p->class_prior, p->n_class_prior, 2, "objective.class_prior",
-					 "for labels -1, +1", e);
+			rc = check_prior(p->class_prior, p->n_class_prior, 2,
+					 "objective.class_prior", "for labels -1, +1", e);
 		else if (s->task == TASK_MULTICLASS)
 			rc = check_prior(p->class_prior, p->n_class_prior, s->n_classes,
 					 "objective.class_prior", "one per class", e);
@@ -433,8 +434,8 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
 /* The one-margin pass: per row one dot product and one axpy over the same
  * bytes, so the row is read from memory once. */
 static void
-batch_grad_margin(const struct objective *o, const struct dataset *ds, const size_t *idx,
-		  size_t m, const double *restrict w, double clip, double *restrict g)
+batch_grad_margin(const struct objective *o, const struct dataset *ds, const size_t *idx, size_t m,
+		  const double *restrict w, double clip, double *restrict g)
 {
 	const size_t d = o->d;
 	const bool icpt = o->p.intercept, clipped = isfinite(clip);
@@ -472,8 +473,8 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 
 /* The multi-output pass: K margins, K residuals, a rank-1 update. */
 static void
-batch_grad_multi(const struct objective *o, const struct dataset *ds, const size_t *idx,
-		 size_t m, const double *restrict w, double clip, double *restrict g)
+batch_grad_multi(const struct objective *o, const struct dataset *ds, const size_t *idx, size_t m,
+		 const double *restrict w, double clip, double *restrict g)
 {
 	const size_t K = o->n_out, d = o->d;
 	const bool icpt = o->p.intercept, clipped = isfinite(clip);

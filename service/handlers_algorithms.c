@@ -36,11 +36,10 @@ objective_json(const char *name, const struct objective_ops *o)
 			json_array_append_new(tasks, json_string(task_names[t]));
 	for (int p = 0; o != NULL && p < OBJ_P__COUNT; p++)
 		if (o->params & (1u << p))
-			json_array_append_new(params, json_string(objective_param_name(
-							      (enum objective_param)p)));
-	return json_pack("{s:s, s:s, s:o, s:o, s:b}", "name", name, "doc",
-			 o != NULL ? o->doc : "", "tasks", tasks, "params", params, "smooth",
-			 o != NULL && o->smooth);
+			json_array_append_new(
+				params, json_string(objective_param_name((enum objective_param)p)));
+	return json_pack("{s:s, s:s, s:o, s:o, s:b}", "name", name, "doc", o != NULL ? o->doc : "",
+			 "tasks", tasks, "params", params, "smooth", o != NULL && o->smooth);
 }
 
 static json_t *

@@ -74,8 +74,7 @@ parse_constraint(const json_t *obj, const char *prefix, const struct alg_ops *al
 
 /* An optional array of 1..max finite numbers at objective.<key>. */
 static enum err_code
-parse_prior(const json_t *obj, const char *key, size_t max, double *v, size_t *ret_n,
-	    struct err *e)
+parse_prior(const json_t *obj, const char *key, size_t max, double *v, size_t *ret_n, struct err *e)
 {
 	json_t *a = json_object_get(obj, key), *x;
 	char path[64];
@@ -119,9 +118,10 @@ static enum err_code
 parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_schema *schema,
 		struct objective *ret, json_t **ret_norm, struct err *e)
 {
-	static const char *const keys[] = { "name",        "intercept",   "ridge",
-					    "l1",          "huber_delta", "class_prior",
-					    "group_proportions", "params",      NULL };
+	static const char *const keys[] = {
+		"name",        "intercept",         "ridge",  "l1", "huber_delta",
+		"class_prior", "group_proportions", "params", NULL
+	};
 	static const char *const no_keys[] = { NULL };
 	struct objective_params p;
 	const struct objective_ops *ops;
@@ -151,8 +151,8 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 		    ERR_OK ||
 	    (rc = jv_number(obj, "objective", "huber_delta", false, 0, true, 1e9, &p.huber_delta,
 			    NULL, e)) != ERR_OK ||
-	    (rc = parse_prior(obj, "class_prior", DATA_MAX_CLASSES, p.class_prior,
-			      &p.n_class_prior, e)) != ERR_OK ||
+	    (rc = parse_prior(obj, "class_prior", DATA_MAX_CLASSES, p.class_prior, &p.n_class_prior,
+			      e)) != ERR_OK ||
 	    (rc = parse_prior(obj, "group_proportions", DATA_MAX_GROUPS, p.group_proportions,
 			      &p.n_group_proportions, e)) != ERR_OK)
 		return rc;
@@ -165,7 +165,8 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 	if (norm != NULL && ops->params & (1u << OBJ_P_HUBER_DELTA))
 		json_object_set_new(norm, "huber_delta", json_real(ret->delta));
 	if (norm != NULL && p.n_class_prior > 0)
-		json_object_set_new(norm, "class_prior", array_json(p.class_prior, p.n_class_prior));
+		json_object_set_new(norm, "class_prior",
+				    array_json(p.class_prior, p.n_class_prior));
 	if (norm != NULL && p.n_group_proportions > 0)
 		json_object_set_new(norm, "group_proportions",
 				    array_json(p.group_proportions, p.n_group_proportions));
@@ -302,10 +303,10 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 		goto out_free;
 	r.spec.n = (size_t)meta->n_rows;
 	r.spec.mode = strcmp(meta->mode, "renyi") == 0 ? ACCOUNTING_RENYI : ACCOUNTING_BASIC;
-	r.normalised = json_pack("{s:s, s:O, s:{s:O}, s:{s:f, s:f}, s:O}", "algorithm",
-				 r.alg->name, "objective", norm_obj, "constraints", "x", norm_x,
-				 "privacy", "epsilon", r.spec.epsilon, "delta", r.spec.delta,
-				 "params", norm_params);
+	r.normalised =
+		json_pack("{s:s, s:O, s:{s:O}, s:{s:f, s:f}, s:O}", "algorithm", r.alg->name,
+			  "objective", norm_obj, "constraints", "x", norm_x, "privacy", "epsilon",
+			  r.spec.epsilon, "delta", r.spec.delta, "params", norm_params);
 	if (r.normalised == NULL) {
 		rc = err_set(e, ERR_NOMEM, "cannot normalise the request");
 		goto out_free;

@@ -73,8 +73,8 @@ static const struct alg_param sgd_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const sgd_objectives[] = { "logistic", "least_squares", "hinge",
-					       "huber",    "multiclass_logistic", NULL };
+static const char *const sgd_objectives[] = { "logistic", "least_squares",       "hinge",
+					      "huber",    "multiclass_logistic", NULL };
 
 /* Everything derived from the public spec; plan(), work() and init() all
  * compute it the same way. */
@@ -276,10 +276,10 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 		return rc;
 	s.sigma = s.z * s.sensitivity_lattice;
 	if (eta_param == 0.0)
-		s.step_size = s.radius / (sqrt((s.grad_bound + s.reg_bound) *
-						       (s.grad_bound + s.reg_bound) +
-					       p * s.sigma * s.sigma) *
-					  sqrt((double)s.steps));
+		s.step_size = s.radius /
+			      (sqrt((s.grad_bound + s.reg_bound) * (s.grad_bound + s.reg_bound) +
+				    p * s.sigma * s.sigma) *
+			       sqrt((double)s.steps));
 	else
 		s.step_size = eta_param;
 	if (!is_finite_pos(s.sensitivity) || !is_finite_pos(s.sigma) || !is_finite_pos(s.step_size))

@@ -250,8 +250,8 @@ for_each_combo(const struct alg_ops *a, combo_fn fn)
 						 o->name, tn[t],
 						 constraint_kind_name((enum constraint_kind)k),
 						 vn[v]);
-					f = fixture_new(a, o, (enum task)t,
-							(enum constraint_kind)k, (enum variant)v);
+					f = fixture_new(a, o, (enum task)t, (enum constraint_kind)k,
+							(enum variant)v);
 					fn(a, f, what);
 					free(f);
 					done++;

@@ -190,10 +190,11 @@ solve_reference(struct problem *p, enum task task)
 	size_t n = p->ds.n;
 
 	objective_params_default(&op);
-	ck_assert_int_eq(objective_init(&o, objective_find(task == TASK_BINARY ? "logistic"
-										 : "least_squares"),
-					&op, &sc, NULL),
-			 ERR_OK);
+	ck_assert_int_eq(
+		objective_init(&o,
+			       objective_find(task == TASK_BINARY ? "logistic" : "least_squares"),
+			       &op, &sc, NULL),
+		ERR_OK);
 	for (it = 0; it < 50; it++) {
 		double g[D_BIG] = { 0 }, h[D_BIG * D_BIG] = { 0 }, step = 0.0;
 
@@ -238,7 +239,8 @@ solve_reference(struct problem *p, enum task task)
 	p->loss_zero = objective_mean_loss(&o, &p->ds, w);
 	printf("%s reference: ||w*|| = %.4f (||w_true|| = %.1f), loss(w*) = %.6f, loss(0) = %.6f "
 	       "(%d Newton steps)\n",
-	       o.ops->name, sqrt(nrm), norm2(p->w_true, p->ds.d), p->loss_star, p->loss_zero, it + 1);
+	       o.ops->name, sqrt(nrm), norm2(p->w_true, p->ds.d), p->loss_star, p->loss_zero,
+	       it + 1);
 }
 
 static void
@@ -437,9 +439,9 @@ START_TEST(test_multiclass_utility)
 	objective_params_default(&op);
 	op.intercept = true;
 	op.ridge = 1e-3;
-	ck_assert_int_eq(run_spec_set_objective(&s, objective_find("multiclass_logistic"), &op,
-						NULL),
-			 ERR_OK);
+	ck_assert_int_eq(
+		run_spec_set_objective(&s, objective_find("multiclass_logistic"), &op, NULL),
+		ERR_OK);
 	ck_assert_uint_eq(s.dim, (MD + 1) * MC_K);
 	acc_true = objective_accuracy(&s.objective, &ds, wt);
 	for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -486,8 +488,7 @@ START_TEST(test_ridge_is_applied)
 	ck_assert(norm2(w, D_BIG) > 1.0);
 	objective_params_default(&op);
 	op.ridge = 10.0;
-	ck_assert_int_eq(run_spec_set_objective(&s, objective_find("logistic"), &op, NULL),
-			 ERR_OK);
+	ck_assert_int_eq(run_spec_set_objective(&s, objective_find("logistic"), &op, NULL), ERR_OK);
 	(void)private_loss(&s, p, 5, w);
 	printf("ridge 10: ||w|| = %.4f\n", norm2(w, D_BIG));
 	ck_assert_msg(norm2(w, D_BIG) < 0.3, "ridge not applied: ||w|| = %.4f", norm2(w, D_BIG));

@@ -117,7 +117,7 @@ data_init(struct data *dt, enum task t, struct rng *r)
 
 		for (size_t j = 0; j < D; j++)
 			row[j] = rng_uniform(r) < 0.3 ? 0.0 : gauss(r) / sqrt((double)D);
-		dt->y[i] = t == TASK_BINARY	    ? (rng_uniform(r) < 0.5 ? -1.0 : 1.0)
+		dt->y[i] = t == TASK_BINARY       ? (rng_uniform(r) < 0.5 ? -1.0 : 1.0)
 			   : t == TASK_MULTICLASS ? (double)(i % K)
 						  : 4.0 * rng_uniform(r) - 2.0;
 		dt->grp[i] = (uint32_t)(i % G);
@@ -259,7 +259,8 @@ START_TEST(test_gradients_match_finite_differences)
 
 		variant(&p, ops, t, v);
 		build(&o, ops, &p, &s);
-		ck_assert_uint_eq(o.dim, (D + (size_t)p.intercept) * (t == TASK_MULTICLASS ? K : 1));
+		ck_assert_uint_eq(o.dim,
+				  (D + (size_t)p.intercept) * (t == TASK_MULTICLASS ? K : 1));
 		for (int rep = 0; rep < 4; rep++) {
 			random_w(&r, w, o.dim);
 			for (size_t i = 0; i < N; i++) {
@@ -269,7 +270,8 @@ START_TEST(test_gradients_match_finite_differences)
 				memset(gc, 0, sizeof(gc));
 				lv = objective_grad(&o, &dt->dense, i, w, 1.0, g);
 				lc = objective_grad(&o, &dt->csr, i, w, 1.0, gc);
-				ck_assert(fabs(lv - objective_value(&o, &dt->dense, i, w)) <= 1e-12);
+				ck_assert(fabs(lv - objective_value(&o, &dt->dense, i, w)) <=
+					  1e-12);
 				ck_assert(fabs(lv - lc) <= 1e-12 * (1.0 + fabs(lv)));
 				ck_assert(fabs(objective_value(&o, &dt->csr, i, w) - lv) <=
 					  1e-12 * (1.0 + fabs(lv)));
@@ -282,10 +284,12 @@ START_TEST(test_gradients_match_finite_differences)
 					wp[j] = w[j] + h;
 					fd = objective_value(&o, &dt->csr, i, wp);
 					wp[j] = w[j] - h;
-					fd = (fd - objective_value(&o, &dt->csr, i, wp)) / (2.0 * h);
-					ck_assert_msg(fabs(fd - g[j]) <= 1e-6 * (1.0 + fabs(g[j])),
-						      "%s v%d row %zu coord %zu: grad %.12g, fd %.12g",
-						      ops->name, v, i, j, g[j], fd);
+					fd = (fd - objective_value(&o, &dt->csr, i, wp)) /
+					     (2.0 * h);
+					ck_assert_msg(
+						fabs(fd - g[j]) <= 1e-6 * (1.0 + fabs(g[j])),
+						"%s v%d row %zu coord %zu: grad %.12g, fd %.12g",
+						ops->name, v, i, j, g[j], fd);
 				}
 				checked++;
 			}
@@ -300,10 +304,11 @@ START_TEST(test_gradients_match_finite_differences)
 				fd = objective_reg_value(&o, wp);
 				wp[j] = w[j] - h;
 				fd = (fd - objective_reg_value(&o, wp)) / (2.0 * h);
-				ck_assert_msg(fabs(fd - gr[j]) <= 1e-7, "%s v%d: reg grad %zu", ops->name,
-					      v, j);
+				ck_assert_msg(fabs(fd - gr[j]) <= 1e-7, "%s v%d: reg grad %zu",
+					      ops->name, v, j);
 				if (p.intercept && j >= o.d * o.n_out)
-					ck_assert(gr[j] == 0.0); /* the intercept is not penalised */
+					ck_assert(gr[j] ==
+						  0.0); /* the intercept is not penalised */
 			}
 		}
 	}
@@ -340,7 +345,8 @@ START_TEST(test_batch_grad)
 		objective_batch_grad(&o, &dt->dense, idx, 5, w, INFINITY, got);
 		objective_batch_grad(&o, &dt->csr, idx, 5, w, INFINITY, gotc);
 		for (size_t j = 0; j < o.dim; j++) {
-			ck_assert_msg(fabs(got[j] - want[j]) <= 1e-12, "%s: batch != sum", ops->name);
+			ck_assert_msg(fabs(got[j] - want[j]) <= 1e-12, "%s: batch != sum",
+				      ops->name);
 			ck_assert(fabs(gotc[j] - want[j]) <= 1e-12);
 		}
 		memset(want, 0, sizeof(want));
