@@ -57,15 +57,14 @@ struct alg_param {
 /* The validated, public description of one run.  Everything here is
  * public: the request and the sealed dataset's public metadata. */
 struct run_spec {
-	const struct objective_ops *objective; /* points into the static registry */
-	struct constraint x;                   /* feasible set of the (primal) variable */
-	double epsilon;                        /* target, > 0 */
-	double delta;                          /* target, in (0, 1) */
-	double params[ALG_MAX_PARAMS];         /* dense, in the schema's order */
-	size_t n;                              /* sealed row count */
-	size_t d;                              /* features */
-	enum task task;
-	struct bounds bounds;
+	struct objective objective;    /* the instance, built for schema (objective_init) */
+	struct constraint x;           /* feasible set of the (primal) variable */
+	double epsilon;                /* target, > 0 */
+	double delta;                  /* target, in (0, 1) */
+	double params[ALG_MAX_PARAMS]; /* dense, in the schema's order */
+	size_t n;                      /* sealed row count */
+	size_t dim;                    /* length of the variable and of result(): objective.dim */
+	struct data_schema schema;     /* the dataset's public schema: d, task, bounds, ... */
 	/* The dataset's ledger: noise is calibrated so that the run's own
 	 * (epsilon, delta) holds under this mode's accountant (ACCOUNTING.md
 	 * section 5): the exact analytic curve for basic, the RDP conversion
@@ -114,7 +113,7 @@ struct alg_ops {
 	enum err_code (*init)(void *state, const struct run_spec *spec, const struct run_plan *plan,
 			      const struct dataset *ds, struct rng *rng, struct err *e);
 	enum err_code (*step)(void *state, struct err *e);
-	void (*result)(const void *state, double *ret_x); /* spec->d doubles */
+	void (*result)(const void *state, double *ret_x); /* spec->dim doubles */
 	void (*fini)(void *state);
 };
 
@@ -134,7 +133,7 @@ bool alg_supports_objective(const struct alg_ops *alg, const char *objective);
 typedef bool (*alg_progress_fn)(void *ctx, unsigned long done, unsigned long total);
 
 /*
- * Run alg for exactly plan->steps steps on ds.  ret_x (spec->d doubles)
+ * Run alg for exactly plan->steps steps on ds.  ret_x (spec->dim doubles)
  * is written only on success.  ERR_CANCELLED when progress() asked to
  * stop; ERR_INTERNAL when the generator failed.  This is the only loop
  * over step() in the code base.
@@ -142,6 +141,11 @@ typedef bool (*alg_progress_fn)(void *ctx, unsigned long done, unsigned long tot
 enum err_code alg_run(const struct alg_ops *alg, const struct run_spec *spec,
 		      const struct run_plan *plan, const struct dataset *ds, struct rng *rng,
 		      alg_progress_fn progress, void *progress_ctx, double *ret_x, struct err *e);
+
+/* Build spec->objective from ops and p (NULL: the defaults) for
+ * spec->schema and set spec->dim; objective_init's errors. */
+enum err_code run_spec_set_objective(struct run_spec *spec, const struct objective_ops *ops,
+				     const struct objective_params *p, struct err *e);
 
 /* Fill v with the schema defaults. */
 void alg_default_params(const struct alg_ops *alg, double *v);

@@ -62,6 +62,23 @@ constraint_l2_radius(const struct constraint *c, size_t d)
 	return NAN;
 }
 
+double
+constraint_l1_radius(const struct constraint *c, size_t d)
+{
+	switch (c->kind) {
+	case CONSTRAINT_L2_BALL: /* ||x||_1 <= sqrt(d) ||x||_2, equal on (1, .., 1) */
+		return sqrt((double)d) * c->radius;
+	case CONSTRAINT_L1_BALL:
+	case CONSTRAINT_SIMPLEX:
+		return c->radius;
+	case CONSTRAINT_BOX:
+		return (double)d * fmax(fabs(c->lo), fabs(c->hi));
+	case CONSTRAINT__COUNT:
+		break;
+	}
+	return NAN;
+}
+
 /* qsort comparator: decreasing order. */
 static int
 cmp_desc(const void *pa, const void *pb)

@@ -31,6 +31,9 @@ int constraint_kind_from_name(const char *name);
 /* Largest l2 norm of a point of the set in dimension d. */
 double constraint_l2_radius(const struct constraint *c, size_t d);
 
+/* Largest l1 norm of a point of the set in dimension d. */
+double constraint_l1_radius(const struct constraint *c, size_t d);
+
 /* Replace x (d entries) by its Euclidean projection onto the set.  The
  * l1-ball and simplex projections need d doubles of scratch. */
 void constraint_project(const struct constraint *c, double *x, size_t d, double *scratch);

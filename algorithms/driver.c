@@ -20,14 +20,18 @@ alg_run(const struct alg_ops *alg, const struct run_spec *spec, const struct run
 {
 	void *state;
 	unsigned long done = 0;
+	const struct objective_ops *ops = spec->objective.ops;
 	enum err_code rc;
 
-	if (spec->objective == NULL || !alg_supports_objective(alg, spec->objective->name))
+	if (ops == NULL || !alg_supports_objective(alg, ops->name))
 		return err_set_field(e, ERR_INVALID, "objective",
 				     "%s does not support objective '%s'", alg->name,
-				     spec->objective != NULL ? spec->objective->name : "(none)");
-	if (ds->n != spec->n || ds->d != spec->d)
+				     ops != NULL ? ops->name : "(none)");
+	if (ds->n != spec->n || ds->d != spec->schema.d || spec->dim != spec->objective.dim)
 		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
+	rc = objective_check_dataset(&spec->objective, ds, e);
+	if (rc != ERR_OK)
+		return rc;
 
 	/* calloc(1, 0) may return NULL: ask for at least one byte. */
 	state = calloc(1, alg->state_size > 0 ? alg->state_size : 1);
@@ -57,6 +61,23 @@ alg_run(const struct alg_ops *alg, const struct run_spec *spec, const struct run
 
 	alg->fini(state); /* also after a failed init() */
 	free(state);
+	return rc;
+}
+
+enum err_code
+run_spec_set_objective(struct run_spec *spec, const struct objective_ops *ops,
+		       const struct objective_params *p, struct err *e)
+{
+	struct objective_params def;
+	enum err_code rc;
+
+	if (p == NULL) {
+		objective_params_default(&def);
+		p = &def;
+	}
+	rc = objective_init(&spec->objective, ops, p, &spec->schema, e);
+	if (rc == ERR_OK)
+		spec->dim = spec->objective.dim;
 	return rc;
 }
 

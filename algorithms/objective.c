@@ -1,137 +1,70 @@
 /*
- * objective.c - the registry of per-record losses and their gradient
- * bounds.
+ * objective.c - the registry of objectives, instances, per-record and
+ * batch gradients, regularizers, and the constants of objective.h.
  *
- * Each loss is phi(z, y) at the margin z = <w, x>, so the per-record
- * gradient is phi'(z, y) x and its norm is |phi'(z, y)| ||x||_2.  The bound
- * G on that norm comes from the declared bounds (data.h) and the feasible
- * set only, never from rows:
+ * The losses themselves live one family per file under objectives/
+ * (glm.c: logistic, least_squares, hinge, huber; multiclass.c:
+ * multiclass_logistic); each supplies its unweighted constants from a
+ * struct objective_geometry.  This file adds what is common to all:
  *
- *	logistic       phi = log(1 + exp(-y z)), y in {-1, +1};
- *	               |phi'| = sigmoid(-y z) < 1, so G = X;
- *	least_squares  phi = (z - y)^2 / 2;
- *	               |phi'| = |z - y| <= X R + Y, so G = X (X R + Y);
- *
- * with X the row l2 bound (bounds_row_l2), R the largest l2 norm in the
- * feasible set (constraint_l2_radius) and Y the label bound (bounds.label
- * for regression, 1 for binary labels).
+ *	weights   a record's weight is omega_i = 1/(K pi_{y_i}) * 1/(G pi_{g_i})
+ *	          (each factor 1 when its parameter is absent).  With a public
+ *	          prior pi, E[omega loss] over a sample with class frequencies
+ *	          pi is the class-balanced risk (1/K) sum_k E[loss | k].  Every
+ *	          per-record constant (Lipschitz, smoothness, value bound) is
+ *	          the unweighted one times max omega = 1/(K pi_min) *
+ *	          1/(G pi_min): the weight is a positive scalar factor of the
+ *	          record's loss, so it scales its gradient, Hessian and value.
+ *	ridge     (mu/2) ||w'||^2 is mu-strongly convex in the penalised
+ *	          coordinates; the intercept is not penalised, so F is only
+ *	          mu-strongly convex overall without one (with an intercept
+ *	          strong_convexity is 0).  Its gradient mu w' has norm <= mu R.
+ *	l1        lambda ||w'||_1 has subgradients lambda sign(w') of l2 norm
+ *	          <= lambda sqrt(d') with d' penalised coordinates.
+ *	geometry  X = bounds_row_l2 (data.c), X_inf = feature_linf when declared
+ *	          (else feature_l2, as |x_j| <= ||x||_2); with an intercept the
+ *	          row is x~ = (x, 1): X~ = sqrt(X^2 + 1), X~_inf = max(X_inf, 1).
+ *	          R = constraint_l2_radius, R_1 = constraint_l1_radius over dim
+ *	          coordinates; the margin |<w, x~>| <= min(R X~, R_1 X~_inf)
+ *	          (Cauchy-Schwarz; Hoelder).  Y = 1 for binary labels, the
+ *	          declared label bound for real ones.
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "objective.h"
 #include "util.h"
 
-/* log(1 + exp(t)) without overflow for large t or cancellation for small. */
-static double
-log1pexp(double t)
-{
-	if (t > 0.0)
-		return t + log1p(exp(-t));
-	return log1p(exp(t));
-}
-
-/* 1 / (1 + exp(-t)), without overflow on either side. */
-static double
-sigmoid(double t)
-{
-	double u;
-
-	if (t >= 0.0)
-		return 1.0 / (1.0 + exp(-t));
-	u = exp(t);
-	return u / (1.0 + u);
-}
-
-static double
-logistic_value(double z, double y)
-{
-	return log1pexp(-y * z);
-}
-
-static double
-logistic_deriv(double z, double y)
-{
-	return -y * sigmoid(-y * z);
-}
-
-static enum err_code
-logistic_grad_bound(const struct bounds *b, enum task task, size_t d, const struct constraint *c,
-		    double *ret_g, struct err *e)
-{
-	/* |phi'| < 1 for labels +-1 whatever w is: the set does not matter. */
-	return bounds_row_l2(b, d, ret_g, e);
-}
-
-static double
-least_squares_value(double z, double y)
-{
-	double r = z - y;
-
-	return 0.5 * r * r;
-}
-
-static double
-least_squares_deriv(double z, double y)
-{
-	return z - y;
-}
-
-static enum err_code
-least_squares_grad_bound(const struct bounds *b, enum task task, size_t d,
-			 const struct constraint *c, double *ret_g, struct err *e)
-{
-	double x, r, y, g;
-	enum err_code rc;
-
-	rc = bounds_row_l2(b, d, &x, e);
-	if (rc != ERR_OK)
-		return rc;
-	r = constraint_l2_radius(c, d);
-	if (!isfinite(r) || r < 0.0)
-		return err_set_field(
-			e, ERR_INVALID, "constraints.x",
-			"least_squares needs a bounded feasible set in 'constraints.x'");
-	if (task == TASK_BINARY) {
-		y = 1.0;
-	} else {
-		y = b->label;
-		if (isnan(y))
-			return err_set_field(e, ERR_INVALID, "bounds.label",
-					     "least_squares on real labels needs 'bounds.label'");
-		if (!isfinite(y) || y < 0.0)
-			return err_set_field(e, ERR_INVALID, "bounds.label",
-					     "'bounds.label' must be a finite non-negative number");
-	}
-	g = x * (x * r + y);
-	if (!isfinite(g))
-		return err_set(e, ERR_NUMERIC, "the least_squares gradient bound is not finite");
-	*ret_g = g;
-	return ERR_OK;
-}
-
-static const struct objective_ops logistic = {
-	.name = "logistic",
-	.doc = "logistic loss log(1 + exp(-y <w, x>)) for labels in {-1, +1}",
-	.tasks = 1u << TASK_BINARY,
-	.value = logistic_value,
-	.deriv = logistic_deriv,
-	.grad_bound = logistic_grad_bound,
-};
-
-static const struct objective_ops least_squares = {
-	.name = "least_squares",
-	.doc = "squared error (<w, x> - y)^2 / 2",
-	.tasks = (1u << TASK_BINARY) | (1u << TASK_REGRESSION),
-	.value = least_squares_value,
-	.deriv = least_squares_deriv,
-	.grad_bound = least_squares_grad_bound,
-};
+extern const struct objective_ops objective_logistic;
+extern const struct objective_ops objective_least_squares;
+extern const struct objective_ops objective_hinge;
+extern const struct objective_ops objective_huber;
+extern const struct objective_ops objective_multiclass_logistic;
 
 static const struct objective_ops *const objectives[] = {
-	&logistic,
-	&least_squares,
+	&objective_logistic, &objective_least_squares,       &objective_hinge,
+	&objective_huber,    &objective_multiclass_logistic,
 };
+
+static const char *const param_names[OBJ_P__COUNT] = {
+	[OBJ_P_INTERCEPT] = "intercept",
+	[OBJ_P_RIDGE] = "ridge",
+	[OBJ_P_L1] = "l1",
+	[OBJ_P_HUBER_DELTA] = "huber_delta",
+	[OBJ_P_CLASS_PRIOR] = "class_prior",
+	[OBJ_P_GROUP_PROPORTIONS] = "group_proportions",
+};
+
+/* Priors must sum to 1 within this. */
+#define PRIOR_SUM_TOL 1e-9
+
+const char *
+objective_param_name(enum objective_param p)
+{
+	return (unsigned)p < OBJ_P__COUNT ? param_names[p] : NULL;
+}
 
 size_t
 objective_count(void)
@@ -156,20 +89,500 @@ objective_find(const char *name)
 	return NULL;
 }
 
+void
+objective_params_default(struct objective_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->huber_delta = NAN;
+}
+
+/* A public distribution over n outcomes: positive, summing to 1. */
+static enum err_code
+check_prior(const double *pi, size_t n, size_t want, const char *field, const char *what,
+	    struct err *e)
+{
+	double sum = 0.0;
+
+	if (n != want)
+		return err_set_field(e, ERR_INVALID, field,
+				     "'%s' must have %zu entries (%s), not %zu", field, want, what,
+				     n);
+	for (size_t k = 0; k < n; k++) {
+		if (!isfinite(pi[k]) || pi[k] <= 0.0)
+			return err_set_field(e, ERR_INVALID, field,
+					     "'%s' entries must be positive numbers", field);
+		sum += pi[k];
+	}
+	if (fabs(sum - 1.0) > PRIOR_SUM_TOL)
+		return err_set_field(e, ERR_INVALID, field, "'%s' must sum to 1 (sums to %.17g)",
+				     field, sum);
+	return ERR_OK;
+}
+
+static bool
+accepts(const struct objective_ops *ops, enum objective_param p)
+{
+	return (ops->params & (1u << p)) != 0;
+}
+
+static enum err_code
+refuse_param(const struct objective_ops *ops, enum objective_param p, struct err *e)
+{
+	char field[64];
+
+	strcpy(field, "objective.");
+	strcat(field, param_names[p]);
+	return err_set_field(e, ERR_INVALID, field, "objective '%s' does not take '%s'", ops->name,
+			     field);
+}
+
+enum err_code
+objective_init(struct objective *ret, const struct objective_ops *ops,
+	       const struct objective_params *p, const struct data_schema *s, struct err *e)
+{
+	struct objective o;
+	size_t cols;
+	enum err_code rc;
+
+	if (ops == NULL)
+		return err_set_field(e, ERR_INVALID, "objective.name",
+				     "'objective.name' is not a known objective");
+	if ((unsigned)s->task >= TASK__COUNT || !(ops->tasks & (1u << s->task)))
+		return err_set_field(e, ERR_INVALID, "objective.name",
+				     "objective '%s' ('objective.name') does not fit the dataset's "
+				     "task",
+				     ops->name);
+	if (s->d == 0)
+		return err_set(e, ERR_INVALID, "the dataset has no features");
+	if ((ops->multi == NULL) == (ops->phi == NULL || ops->dphi == NULL))
+		return err_set(e, ERR_INTERNAL, "objective '%s' has no loss", ops->name);
+	if (ops->multi != NULL && (s->n_classes < 2 || s->n_classes > DATA_MAX_CLASSES))
+		return err_set_field(e, ERR_INVALID, "objective.name",
+				     "objective '%s' ('objective.name') needs the number of "
+				     "classes (2 .. %d) in the dataset's schema",
+				     ops->name, DATA_MAX_CLASSES);
+
+	if (p->intercept && !accepts(ops, OBJ_P_INTERCEPT))
+		return refuse_param(ops, OBJ_P_INTERCEPT, e);
+	if (p->ridge != 0.0 && !accepts(ops, OBJ_P_RIDGE))
+		return refuse_param(ops, OBJ_P_RIDGE, e);
+	if (!(isfinite(p->ridge) && p->ridge >= 0.0))
+		return err_set_field(e, ERR_INVALID, "objective.ridge",
+				     "'objective.ridge' must be a finite number >= 0");
+	if (p->l1 != 0.0 && !accepts(ops, OBJ_P_L1))
+		return refuse_param(ops, OBJ_P_L1, e);
+	if (!(isfinite(p->l1) && p->l1 >= 0.0))
+		return err_set_field(e, ERR_INVALID, "objective.l1",
+				     "'objective.l1' must be a finite number >= 0");
+	if (!isnan(p->huber_delta) && !accepts(ops, OBJ_P_HUBER_DELTA))
+		return refuse_param(ops, OBJ_P_HUBER_DELTA, e);
+	if (!isnan(p->huber_delta) && !(isfinite(p->huber_delta) && p->huber_delta > 0.0))
+		return err_set_field(e, ERR_INVALID, "objective.huber_delta",
+				     "'objective.huber_delta' must be a finite number > 0");
+
+	memset(&o, 0, sizeof(o));
+	o.ops = ops;
+	o.p = *p;
+	o.task = s->task;
+	o.d = s->d;
+	o.n_classes = s->task == TASK_MULTICLASS ? s->n_classes : 0;
+	o.n_groups = s->n_groups;
+	o.n_out = ops->multi != NULL ? s->n_classes : 1;
+	o.delta = isnan(p->huber_delta) ? 1.0 : p->huber_delta;
+	cols = s->d + (p->intercept ? 1 : 0);
+	if (cols > SIZE_MAX / sizeof(double) / o.n_out)
+		return err_set(e, ERR_INVALID, "the model has too many coordinates");
+	o.dim = cols * o.n_out;
+
+	if (p->n_class_prior > 0) {
+		size_t k;
+
+		if (!accepts(ops, OBJ_P_CLASS_PRIOR))
+			return refuse_param(ops, OBJ_P_CLASS_PRIOR, e);
+		if (s->task == TASK_BINARY)
+			rc = check_prior(p->class_prior, p->n_class_prior, 2,
+					 "objective.class_prior", "for labels -1, +1", e);
+		else if (s->task == TASK_MULTICLASS)
+			rc = check_prior(p->class_prior, p->n_class_prior, s->n_classes,
+					 "objective.class_prior", "one per class", e);
+		else
+			rc = err_set_field(e, ERR_INVALID, "objective.class_prior",
+					   "'objective.class_prior' needs class labels");
+		if (rc != ERR_OK)
+			return rc;
+		k = p->n_class_prior;
+		o.class_weighted = true;
+		for (size_t c = 0; c < k; c++)
+			o.class_w[c] = 1.0 / ((double)k * p->class_prior[c]);
+	}
+	if (p->n_group_proportions > 0) {
+		size_t g = s->n_groups;
+
+		if (!accepts(ops, OBJ_P_GROUP_PROPORTIONS))
+			return refuse_param(ops, OBJ_P_GROUP_PROPORTIONS, e);
+		if (g < 2 || g > DATA_MAX_GROUPS)
+			return err_set_field(e, ERR_INVALID, "objective.group_proportions",
+					     "'objective.group_proportions' needs a dataset with a "
+					     "group column");
+		rc = check_prior(p->group_proportions, p->n_group_proportions, g,
+				 "objective.group_proportions", "one per group", e);
+		if (rc != ERR_OK)
+			return rc;
+		o.group_weighted = true;
+		for (size_t c = 0; c < g; c++)
+			o.group_w[c] = 1.0 / ((double)g * p->group_proportions[c]);
+	}
+	*ret = o;
+	return ERR_OK;
+}
+
+enum err_code
+objective_check_dataset(const struct objective *o, const struct dataset *ds, struct err *e)
+{
+	if (ds->d != o->d)
+		return err_set(e, ERR_INTERNAL, "the dataset does not match the objective");
+	if (ds->n > 0 && ds->y == NULL)
+		return err_set(e, ERR_INTERNAL, "the objective needs labels");
+	if (ds->layout == DATA_CSR && (ds->row_ptr == NULL || ds->col == NULL || ds->val == NULL))
+		return err_set(e, ERR_INTERNAL, "the CSR dataset is incomplete");
+	if (ds->layout == DATA_DENSE && ds->n > 0 && ds->x == NULL)
+		return err_set(e, ERR_INTERNAL, "the dense dataset is incomplete");
+	if (o->group_weighted && (ds->group == NULL || ds->n_groups != o->n_groups))
+		return err_set(e, ERR_INTERNAL, "the objective needs the group column");
+	if (o->n_out > 1 && ds->n_classes != 0 && ds->n_classes != o->n_classes)
+		return err_set(e, ERR_INTERNAL, "the dataset's classes do not match");
+	return ERR_OK;
+}
+
+/* ---- constants ---- */
+
+/* The row's l_inf bound: feature_linf if declared, capped by feature_l2. */
+static double
+row_linf(const struct bounds *b)
+{
+	double v = INFINITY;
+
+	if (isfinite(b->feature_linf) && b->feature_linf > 0.0)
+		v = b->feature_linf;
+	if (isfinite(b->feature_l2) && b->feature_l2 > 0.0)
+		v = fmin(v, b->feature_l2);
+	return v;
+}
+
+static enum err_code
+label_bound(const struct objective *o, const struct bounds *b, double *ret, struct err *e)
+{
+	double y = b->label;
+
+	if (o->task == TASK_BINARY) {
+		*ret = 1.0; /* labels are +-1 whatever bounds.label says */
+		return ERR_OK;
+	}
+	if (o->task != TASK_REGRESSION) {
+		*ret = 0.0;
+		return ERR_OK;
+	}
+	if (isnan(y) && isfinite(b->label_lo) && isfinite(b->label_hi) && b->label_lo < b->label_hi)
+		y = fmax(fabs(b->label_lo), fabs(b->label_hi));
+	if (!isnan(y) && !(isfinite(y) && y >= 0.0))
+		return err_set_field(e, ERR_INVALID, "bounds.label",
+				     "'bounds.label' must be a finite non-negative number");
+	*ret = y; /* NAN: undeclared; the loss decides whether it needs it */
+	return ERR_OK;
+}
+
+/* A radius of the set, INFINITY when unbounded or undefined. */
+static double
+radius_or_inf(double r)
+{
+	return r >= 0.0 ? r : INFINITY; /* NAN compares false */
+}
+
+enum err_code
+objective_constants(const struct objective *o, const struct data_schema *s,
+		    const struct constraint *c, struct objective_constants *ret, struct err *e)
+{
+	struct objective_geometry g;
+	struct objective_constants k;
+	double x, w = 1.0, wmin;
+	size_t n_pen = o->d * o->n_out;
+	enum err_code rc;
+
+	rc = bounds_row_l2(&s->bounds, s->d, &x, e);
+	if (rc == ERR_OK)
+		rc = label_bound(o, &s->bounds, &g.label, e);
+	if (rc != ERR_OK)
+		return rc;
+	g.x_l2 = o->p.intercept ? sqrt(x * x + 1.0) : x;
+	g.x_linf = fmin(row_linf(&s->bounds), x);
+	if (o->p.intercept)
+		g.x_linf = fmax(g.x_linf, 1.0);
+	g.r_l2 = radius_or_inf(constraint_l2_radius(c, o->dim));
+	g.r_l1 = radius_or_inf(constraint_l1_radius(c, o->dim));
+	g.margin = fmin(g.r_l2 * g.x_l2, g.r_l1 * g.x_linf);
+	g.n_classes = o->n_classes;
+
+	memset(&k, 0, sizeof(k));
+	rc = o->ops->constants(o, &g, &k, e);
+	if (rc != ERR_OK)
+		return rc;
+
+	if (o->class_weighted) {
+		wmin = INFINITY;
+		for (size_t i = 0; i < o->p.n_class_prior; i++)
+			wmin = fmin(wmin, o->p.class_prior[i]);
+		w *= 1.0 / ((double)o->p.n_class_prior * wmin);
+	}
+	if (o->group_weighted) {
+		wmin = INFINITY;
+		for (size_t i = 0; i < o->p.n_group_proportions; i++)
+			wmin = fmin(wmin, o->p.group_proportions[i]);
+		w *= 1.0 / ((double)o->p.n_group_proportions * wmin);
+	}
+	k.max_weight = w;
+	k.lipschitz_l2 *= w;
+	k.lipschitz_linf *= w;
+	k.smooth_l2 *= w;
+	k.smooth_l1 *= w;
+	k.value_bound *= w;
+	k.strong_convexity = o->p.intercept ? 0.0 : o->p.ridge;
+	k.reg_lipschitz_l2 = o->p.l1 * sqrt((double)n_pen);
+	if (o->p.ridge > 0.0)
+		k.reg_lipschitz_l2 += o->p.ridge * g.r_l2;
+	if (!isfinite(k.lipschitz_l2) || !isfinite(k.lipschitz_linf) || isnan(k.smooth_l2) ||
+	    isnan(k.smooth_l1) || isnan(k.value_bound) || isnan(k.reg_lipschitz_l2))
+		return err_set(e, ERR_NUMERIC, "the constants of objective '%s' are not finite",
+			       o->ops->name);
+	*ret = k;
+	return ERR_OK;
+}
+
+/* ---- per record ---- */
+
+static inline double
+record_weight(const struct objective *o, const struct dataset *ds, size_t i)
+{
+	double w = 1.0;
+
+	if (o->class_weighted)
+		w = o->class_w[o->task == TASK_BINARY ? (ds->y[i] > 0.0) : (size_t)ds->y[i]];
+	if (o->group_weighted)
+		w *= o->group_w[ds->group[i]];
+	return w;
+}
+
+/* s = W^T x~_i (K margins); s has o->n_out entries. */
+static inline void
+margins(const struct objective *o, const struct dataset *ds, size_t i, const double *w,
+	double *restrict s)
+{
+	const size_t K = o->n_out;
+
+	for (size_t k = 0; k < K; k++)
+		s[k] = o->p.intercept ? w[o->d * K + k] : 0.0;
+	data_row_matvec(ds, i, w, K, s);
+}
+
 double
-objective_mean_loss(const struct objective_ops *o, const struct dataset *ds, const double *w)
+objective_value(const struct objective *o, const struct dataset *ds, size_t i, const double *w)
+{
+	double s[DATA_MAX_CLASSES], z;
+
+	if (o->ops->multi != NULL) {
+		margins(o, ds, i, w, s);
+		return record_weight(o, ds, i) * o->ops->multi(s, o->n_out, (size_t)ds->y[i], NULL);
+	}
+	z = data_row_dot(ds, i, w) + (o->p.intercept ? w[o->d] : 0.0);
+	return record_weight(o, ds, i) * o->ops->phi(z, ds->y[i], o->delta);
+}
+
+double
+objective_grad(const struct objective *o, const struct dataset *ds, size_t i, const double *w,
+	       double scale, double *g)
+{
+	double s[DATA_MAX_CLASSES], r[DATA_MAX_CLASSES], om = record_weight(o, ds, i), z, c;
+	const size_t K = o->n_out;
+
+	if (o->ops->multi != NULL) {
+		double loss;
+
+		margins(o, ds, i, w, s);
+		loss = o->ops->multi(s, K, (size_t)ds->y[i], r);
+		for (size_t k = 0; k < K; k++)
+			r[k] *= scale * om;
+		data_row_rank1(ds, i, r, K, g);
+		if (o->p.intercept)
+			for (size_t k = 0; k < K; k++)
+				g[o->d * K + k] += r[k];
+		return om * loss;
+	}
+	z = data_row_dot(ds, i, w) + (o->p.intercept ? w[o->d] : 0.0);
+	c = scale * om * o->ops->dphi(z, ds->y[i], o->delta);
+	data_row_axpy(ds, i, c, g);
+	if (o->p.intercept)
+		g[o->d] += c;
+	return om * o->ops->phi(z, ds->y[i], o->delta);
+}
+
+/*
+ * Rows read in a given (e.g. secret random) order each start with a cache
+ * and TLB miss; asking for the row PREFETCH_AHEAD places ahead hides part
+ * of that latency.  Sequential passes leave it to the hardware prefetcher.
+ */
+#define PREFETCH_AHEAD 4
+
+/* The one-margin pass: per row one dot product and one axpy over the same
+ * bytes, so the row is read from memory once. */
+static void
+batch_grad_margin(const struct objective *o, const struct dataset *ds, const size_t *idx, size_t m,
+		  const double *restrict w, double clip, double *restrict g)
+{
+	const size_t d = o->d;
+	const bool icpt = o->p.intercept, clipped = isfinite(clip);
+	const double b = icpt ? w[d] : 0.0, delta = o->delta;
+	double (*const dphi)(double, double, double) = o->ops->dphi;
+	const double *restrict y = ds->y;
+
+	for (size_t k = 0; idx != NULL && k < m && k < PREFETCH_AHEAD; k++)
+		data_row_prefetch(ds, idx[k]);
+	for (size_t k = 0; k < m; k++) {
+		size_t i = idx != NULL ? idx[k] : k;
+		double z, c, nn = 0.0;
+
+		if (idx != NULL && k + PREFETCH_AHEAD < m)
+			data_row_prefetch(ds, idx[k + PREFETCH_AHEAD]);
+		if (clipped)
+			z = data_row_dot_sqnorm(ds, i, w, &nn) + b;
+		else
+			z = data_row_dot(ds, i, w) + b;
+		c = dphi(z, y[i], delta);
+		if (o->class_weighted || o->group_weighted)
+			c *= record_weight(o, ds, i);
+		if (clipped) {
+			/* ||c x~|| = |c| sqrt(||x||^2 + 1[intercept]) */
+			double mag = fabs(c) * sqrt(nn + (icpt ? 1.0 : 0.0));
+
+			if (mag > clip)
+				c *= clip / mag;
+		}
+		data_row_axpy(ds, i, c, g);
+		if (icpt)
+			g[d] += c;
+	}
+}
+
+/* The multi-output pass: K margins, K residuals, a rank-1 update. */
+static void
+batch_grad_multi(const struct objective *o, const struct dataset *ds, const size_t *idx, size_t m,
+		 const double *restrict w, double clip, double *restrict g)
+{
+	const size_t K = o->n_out, d = o->d;
+	const bool icpt = o->p.intercept, clipped = isfinite(clip);
+	double s[DATA_MAX_CLASSES], r[DATA_MAX_CLASSES];
+
+	for (size_t k = 0; k < m; k++) {
+		size_t i = idx != NULL ? idx[k] : k;
+		double om = record_weight(o, ds, i);
+
+		if (idx != NULL && k + PREFETCH_AHEAD < m)
+			data_row_prefetch(ds, idx[k + PREFETCH_AHEAD]);
+		margins(o, ds, i, w, s);
+		(void)o->ops->multi(s, K, (size_t)ds->y[i], r);
+		if (clipped) {
+			/* ||x~ r^T||_F = ||x~|| ||r|| */
+			double rr = 0.0, mag;
+
+			for (size_t c = 0; c < K; c++)
+				rr += r[c] * r[c];
+			mag = fabs(om) * sqrt((data_row_sqnorm(ds, i) + (icpt ? 1.0 : 0.0)) * rr);
+			if (mag > clip)
+				om *= clip / mag;
+		}
+		for (size_t c = 0; c < K; c++)
+			r[c] *= om;
+		data_row_rank1(ds, i, r, K, g);
+		if (icpt)
+			for (size_t c = 0; c < K; c++)
+				g[d * K + c] += r[c];
+	}
+}
+
+void
+objective_batch_grad(const struct objective *o, const struct dataset *ds, const size_t *idx,
+		     size_t m, const double *w, double clip, double *g)
+{
+	if (o->ops->multi != NULL)
+		batch_grad_multi(o, ds, idx, m, w, clip, g);
+	else
+		batch_grad_margin(o, ds, idx, m, w, clip, g);
+}
+
+/* ---- regularizer and evaluation ---- */
+
+double
+objective_reg_value(const struct objective *o, const double *w)
+{
+	const size_t n_pen = o->d * o->n_out;
+	double sq = 0.0, ab = 0.0;
+
+	if (o->p.ridge == 0.0 && o->p.l1 == 0.0)
+		return 0.0;
+	for (size_t j = 0; j < n_pen; j++) {
+		sq += w[j] * w[j];
+		ab += fabs(w[j]);
+	}
+	return 0.5 * o->p.ridge * sq + o->p.l1 * ab;
+}
+
+void
+objective_reg_grad(const struct objective *o, const double *w, double scale, double *g)
+{
+	const size_t n_pen = o->d * o->n_out;
+	const double mu = scale * o->p.ridge, lam = scale * o->p.l1;
+
+	if (o->p.ridge == 0.0 && o->p.l1 == 0.0)
+		return;
+	for (size_t j = 0; j < n_pen; j++) {
+		double sg = (w[j] > 0.0) - (w[j] < 0.0);
+
+		g[j] += mu * w[j] + lam * sg;
+	}
+}
+
+double
+objective_mean_loss(const struct objective *o, const struct dataset *ds, const double *w)
 {
 	double sum = 0.0;
 
 	if (ds->n == 0)
 		return NAN;
-	for (size_t i = 0; i < ds->n; i++) {
-		const double *row = ds->x + i * ds->d;
-		double z = 0.0;
+	for (size_t i = 0; i < ds->n; i++)
+		sum += objective_value(o, ds, i, w);
+	return sum / (double)ds->n + objective_reg_value(o, w);
+}
 
-		for (size_t j = 0; j < ds->d; j++)
-			z += w[j] * row[j];
-		sum += o->value(z, ds->y[i]);
+double
+objective_accuracy(const struct objective *o, const struct dataset *ds, const double *w)
+{
+	double s[DATA_MAX_CLASSES];
+	size_t right = 0;
+
+	if (ds->n == 0 || (o->task != TASK_BINARY && o->task != TASK_MULTICLASS))
+		return NAN;
+	for (size_t i = 0; i < ds->n; i++) {
+		if (o->n_out > 1) {
+			size_t best = 0;
+
+			margins(o, ds, i, w, s);
+			for (size_t k = 1; k < o->n_out; k++)
+				if (s[k] > s[best])
+					best = k;
+			right += best == (size_t)ds->y[i];
+		} else {
+			double z = data_row_dot(ds, i, w) + (o->p.intercept ? w[o->d] : 0.0);
+
+			right += (z > 0.0 ? 1.0 : -1.0) == ds->y[i];
+		}
 	}
-	return sum / (double)ds->n;
+	return (double)right / (double)ds->n;
 }

@@ -1,11 +1,31 @@
 /*
- * objective.h - per-record losses and the constants derived from public
- * bounds.
+ * objective.h - per-record losses, public regularizers, and the constants
+ * (Lipschitz, smoothness, strong convexity, value bound) derived from
+ * public inputs only.
  *
- * The losses here are generalised linear: loss(w; x, y) = phi(<w, x>, y),
- * so a per-record gradient is phi'(<w, x>, y) * x.  That keeps the kernels
- * streaming over rows.  Later objectives (saddle-point payoffs, multiclass)
- * add their own tables; the registry in objective.c is the only list.
+ * An objective is an instance: a const struct objective_ops from the
+ * static registry (objective.c) plus the request's public parameters,
+ * validated against the dataset's public schema by objective_init().  The
+ * function it stands for is
+ *
+ *	F(w) = (1/n) sum_i omega_i loss(w; x_i, y_i) + (mu/2) ||w'||_2^2
+ *	       + lambda ||w'||_1
+ *
+ * with omega_i = 1/(K pi_{y_i}) when a class_prior is given (times
+ * 1/(G pi_{g_i}) when group_proportions are given), and w' the penalised
+ * coordinates (all but the intercept).  The variable w has dim entries:
+ *
+ *	one-margin losses (logistic, least_squares, hinge, huber):
+ *	    w = (w_1 .. w_d [, b]), z = <w, x~> with x~ = (x [, 1]);
+ *	multiclass_logistic, K classes:
+ *	    w = W feature-major, W[j K + k] (kernels.h), then [b_0 .. b_{K-1}];
+ *	    s_k = sum_j x_j W[j K + k] (+ b_k).
+ *
+ * so dim = (d + intercept) * K_out with K_out = 1 or K.  The class and group
+ * weights are public inputs of the request, never computed from the rows
+ * (estimating them would be a release).  Each ops table carries its
+ * catalogue text (formula, tasks, parameters, how each constant is
+ * derived); GET /v1/algorithms serves it.
  */
 #ifndef ALGORITHMS_OBJECTIVE_H
 #define ALGORITHMS_OBJECTIVE_H
@@ -17,21 +37,106 @@
 #include "data.h"
 #include "err.h"
 
+/* The request's "objective" keys an objective may accept (ops->params). */
+enum objective_param {
+	OBJ_P_INTERCEPT,
+	OBJ_P_RIDGE,
+	OBJ_P_L1,
+	OBJ_P_HUBER_DELTA,
+	OBJ_P_CLASS_PRIOR,
+	OBJ_P_GROUP_PROPORTIONS,
+	OBJ_P__COUNT
+};
+
+/* API key of a parameter ("intercept", ...). */
+const char *objective_param_name(enum objective_param p);
+
+/* Public parameters, as the request gives them. */
+struct objective_params {
+	bool intercept;     /* unpenalised bias as the last coordinate(s) of w */
+	double ridge;       /* mu >= 0: (mu/2) ||w'||^2 */
+	double l1;          /* lambda >= 0: lambda ||w'||_1 (with ridge: elastic net) */
+	double huber_delta; /* huber only, > 0; NAN = the default 1 */
+	size_t n_class_prior;
+	double class_prior[DATA_MAX_CLASSES]; /* K (multiclass) or 2 ([-1, +1]) entries */
+	size_t n_group_proportions;
+	double group_proportions[DATA_MAX_GROUPS]; /* G entries */
+};
+
+/* Bounds every constant is built from (objective_constants fills it; a
+ * loss's constants() reads it).  x~ is the row with the intercept's 1. */
+struct objective_geometry {
+	double x_l2;   /* ||x~||_2 <= x_l2 (bounds_row_l2, with 1 added in square) */
+	double x_linf; /* ||x~||_inf <= x_linf (feature_linf, else feature_l2; >= 1 w/ intercept) */
+	double r_l2;   /* ||w||_2 <= r_l2 over the set (INFINITY if unbounded) */
+	double r_l1;   /* ||w||_1 <= r_l1 over the set */
+	double margin; /* |<w, x~>| <= margin: min(r_l2 x_l2, r_l1 x_linf) */
+	double label;  /* |y| bound: 1 binary, bounds.label regression, NAN undeclared */
+	size_t n_classes;
+};
+
+/*
+ * Constants over the feasible set, of one record's weighted data term
+ * omega_i loss(.; x_i, y_i) unless said otherwise.  Each is an upper bound
+ * derived from public inputs only; INFINITY when none exists (hinge is not
+ * smooth; a loss on an unbounded set has no value bound).
+ */
+struct objective_constants {
+	double lipschitz_l2;     /* ||grad||_2 <= this: the DP sensitivity input */
+	double lipschitz_linf;   /* ||grad||_inf <= this: Lipschitz w.r.t. ||.||_1 */
+	double smooth_l2;        /* ||grad(w) - grad(w')||_2 <= this ||w - w'||_2 */
+	double smooth_l1;        /* ||grad(w) - grad(w')||_inf <= this ||w - w'||_1 */
+	double strong_convexity; /* of F w.r.t. ||.||_2, from ridge (0 with an intercept) */
+	double reg_lipschitz_l2; /* ||grad reg||_2 over the set (regularizer only) */
+	double value_bound;      /* 0 <= omega_i loss <= this (zeroth-order methods) */
+	double max_weight;       /* max omega_i = 1/(K pi_min) * 1/(G pi_min) */
+};
+
+struct objective;
+
 struct objective_ops {
 	const char *name; /* API id, e.g. "logistic" */
-	const char *doc;  /* one line for the catalogue */
+	const char *doc;  /* catalogue: formula, tasks, params, constants */
 	unsigned tasks;   /* bit (1u << TASK_*) for each task it accepts */
-	/* phi(z, y) and d phi / d z at margin z = <w, x>. */
-	double (*value)(double z, double y);
-	double (*deriv)(double z, double y);
-	/* Upper bound G on ||grad loss(w; x, y)||_2 over every w in the set c
-	 * and every (x, y) allowed by the bounds and the task (binary labels
-	 * are +-1 whatever bounds.label says).  Names the missing bound
-	 * ("bounds.label", ...) with ERR_INVALID when it needs one that was not
-	 * declared, and the constraint ("constraints.x") when the set is
-	 * unbounded for it. */
-	enum err_code (*grad_bound)(const struct bounds *b, enum task task, size_t d,
-				    const struct constraint *c, double *ret_g, struct err *e);
+	unsigned params;  /* bit (1u << OBJ_P_*) for each parameter it accepts */
+	bool smooth;      /* smooth_l2 finite */
+	/*
+	 * One-margin losses: phi(z, y) and a derivative (a subgradient where
+	 * phi is not differentiable) at z = <w, x~>; delta is huber_delta.
+	 * NULL for multi-output losses.
+	 */
+	double (*phi)(double z, double y, double delta);
+	double (*dphi)(double z, double y, double delta);
+	/*
+	 * Multi-output losses (K = n_classes margins s): the loss of class y at
+	 * s and, when ret_r is not NULL, r = d loss / d s (K entries).  NULL
+	 * for one-margin losses.
+	 */
+	double (*multi)(const double *s, size_t K, size_t y, double *ret_r);
+	/*
+	 * Unweighted per-record constants from g (max_weight, the regularizer
+	 * and strong convexity are added by objective_constants).  Names the
+	 * missing bound ("bounds.label") or an unbounded set ("constraints.x")
+	 * with ERR_INVALID when it needs one.
+	 */
+	enum err_code (*constants)(const struct objective *o, const struct objective_geometry *g,
+				   struct objective_constants *ret, struct err *e);
+};
+
+/* An objective instance: plain value, no pointers but ops. */
+struct objective {
+	const struct objective_ops *ops; /* static registry (or a test's table) */
+	struct objective_params p;
+	enum task task;
+	size_t d;         /* features */
+	size_t n_out;     /* margins per record: 1, or K for multi-output losses */
+	size_t dim;       /* length of w: (d + intercept) * n_out */
+	size_t n_classes; /* K from the schema (multiclass), else 0 */
+	size_t n_groups;  /* G from the schema, else 0 */
+	double delta;     /* huber_delta in effect */
+	bool class_weighted, group_weighted;
+	double class_w[DATA_MAX_CLASSES]; /* 1/(K pi_k); binary: [0] for -1, [1] for +1 */
+	double group_w[DATA_MAX_GROUPS];  /* 1/(G pi_g) */
 };
 
 /* Registry of objectives. */
@@ -39,9 +144,73 @@ size_t objective_count(void);
 const struct objective_ops *objective_at(size_t i);
 const struct objective_ops *objective_find(const char *name);
 
-/* Mean loss of w over the dataset (public evaluation and tests only: a loss
- * on private data is a release and is never returned by the service). */
-double objective_mean_loss(const struct objective_ops *o, const struct dataset *ds,
-			   const double *w);
+/* params with every default: no intercept, no regularizer, huber_delta
+ * NAN (= 1), no weights. */
+void objective_params_default(struct objective_params *p);
+
+/*
+ * Build an instance of ops for datasets of schema s (borrowed, only read
+ * here).  ERR_INVALID naming the request field ("objective.name" for a
+ * task the loss does not accept, "objective.intercept", "objective.ridge",
+ * "objective.l1", "objective.huber_delta", "objective.class_prior",
+ * "objective.group_proportions") when a parameter does not fit.  *ret is
+ * written only on success.
+ */
+enum err_code objective_init(struct objective *ret, const struct objective_ops *ops,
+			     const struct objective_params *p, const struct data_schema *s,
+			     struct err *e);
+
+/* ERR_INTERNAL unless ds has the shape o was built for (d, labels,
+ * group column when group weights are used). */
+enum err_code objective_check_dataset(const struct objective *o, const struct dataset *ds,
+				      struct err *e);
+
+/*
+ * Constants of o over the feasible set c (of dimension o->dim) from the
+ * declared bounds of s.  *ret is written only on success.
+ */
+enum err_code objective_constants(const struct objective *o, const struct data_schema *s,
+				  const struct constraint *c, struct objective_constants *ret,
+				  struct err *e);
+
+/* omega_i loss(w; x_i, y_i): function-value-only access.  Multi-output
+ * losses use up to DATA_MAX_CLASSES doubles of stack. */
+double objective_value(const struct objective *o, const struct dataset *ds, size_t i,
+		       const double *w);
+
+/* g += scale * grad(omega_i loss)(w) (dim entries); returns the loss. */
+double objective_grad(const struct objective *o, const struct dataset *ds, size_t i,
+		      const double *w, double scale, double *g);
+
+/*
+ * The hot loop: g += sum over the m records idx[0..m-1] (rows 0..m-1 when
+ * idx is NULL) of clip_C(grad(omega_i loss_i)(w)), data term only, with
+ * clip_C(v) = v min(1, C / ||v||_2).  clip = INFINITY computes the plain
+ * sum; a finite clip is the rounding guard of DP methods (their constants
+ * bound every gradient already, so it only ever acts on rounding).  This
+ * adds a clip argument to the issue's signature because the guard needs
+ * each record's gradient norm, which is cheap inside the pass (||x||^2
+ * comes with the dot product) and expensive after it.  g must not alias
+ * w or the data.
+ */
+void objective_batch_grad(const struct objective *o, const struct dataset *ds, const size_t *idx,
+			  size_t m, const double *w, double clip, double *g);
+
+/* The regularizer (mu/2) ||w'||^2 + lambda ||w'||_1 (not the intercept). */
+double objective_reg_value(const struct objective *o, const double *w);
+
+/* g += scale * (mu w' + lambda sign(w')), sign(0) = 0; the intercept
+ * entries get nothing. */
+void objective_reg_grad(const struct objective *o, const double *w, double scale, double *g);
+
+/* F(w): mean weighted loss over ds plus the regularizer (public
+ * evaluation and tests only: a loss on private data is a release and is
+ * never returned by the service).  NAN when ds is empty. */
+double objective_mean_loss(const struct objective *o, const struct dataset *ds, const double *w);
+
+/* Fraction of records classified right: binary by the sign of z (z > 0
+ * means +1), multiclass by argmax (first on ties).  NAN for other tasks
+ * or an empty ds. */
+double objective_accuracy(const struct objective *o, const struct dataset *ds, const double *w);
 
 #endif /* ALGORITHMS_OBJECTIVE_H */

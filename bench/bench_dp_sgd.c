@@ -135,18 +135,21 @@ main(int argc, char **argv)
 	ds.y = y;
 
 	memset(&spec, 0, sizeof(spec));
-	spec.objective = objective_find("logistic");
 	spec.x.kind = CONSTRAINT_L2_BALL;
 	spec.x.radius = 5.0;
 	spec.epsilon = 1.0;
 	spec.delta = 1e-6;
 	alg_default_params(alg, spec.params);
 	spec.n = n;
-	spec.d = d;
-	spec.task = TASK_BINARY;
-	spec.bounds.feature_l2 = 1.0;
-	spec.bounds.feature_linf = NAN;
-	spec.bounds.label = NAN;
+	spec.schema.d = d;
+	spec.schema.task = TASK_BINARY;
+	spec.schema.bounds.feature_l2 = 1.0;
+	spec.schema.bounds.feature_linf = NAN;
+	spec.schema.bounds.label = NAN;
+	if (run_spec_set_objective(&spec, objective_find("logistic"), NULL, &e) != ERR_OK) {
+		fprintf(stderr, "bench_dp_sgd: objective: %s\n", e.msg);
+		return 1;
+	}
 	if (alg->plan(&spec, &plan, &e) != ERR_OK) {
 		fprintf(stderr, "bench_dp_sgd: plan: %s\n", e.msg);
 		return 1;

@@ -17,6 +17,31 @@ param_json(const struct alg_param *p)
 			 p->min, "max", p->max, "default", p->def, "doc", p->doc);
 }
 
+static const char *const task_names[TASK__COUNT] = {
+	[TASK_BINARY] = "binary",
+	[TASK_REGRESSION] = "regression",
+	[TASK_MULTICLASS] = "multiclass",
+	[TASK_UNLABELED] = "unlabeled",
+};
+
+/* One objective of the catalogue: name, doc (formula and how each
+ * constant is derived), the tasks it fits and the request keys it takes. */
+static json_t *
+objective_json(const char *name, const struct objective_ops *o)
+{
+	json_t *tasks = json_array(), *params = json_array();
+
+	for (int t = 0; o != NULL && t < TASK__COUNT; t++)
+		if (o->tasks & (1u << t))
+			json_array_append_new(tasks, json_string(task_names[t]));
+	for (int p = 0; o != NULL && p < OBJ_P__COUNT; p++)
+		if (o->params & (1u << p))
+			json_array_append_new(
+				params, json_string(objective_param_name((enum objective_param)p)));
+	return json_pack("{s:s, s:s, s:o, s:o, s:b}", "name", name, "doc", o != NULL ? o->doc : "",
+			 "tasks", tasks, "params", params, "smooth", o != NULL && o->smooth);
+}
+
 static json_t *
 alg_json(const struct alg_ops *a)
 {
@@ -27,8 +52,7 @@ alg_json(const struct alg_ops *a)
 	for (size_t i = 0; a->objectives[i] != NULL; i++) {
 		const struct objective_ops *o = objective_find(a->objectives[i]);
 
-		json_array_append_new(objectives, json_pack("{s:s, s:s}", "name", a->objectives[i],
-							    "doc", o != NULL ? o->doc : ""));
+		json_array_append_new(objectives, objective_json(a->objectives[i], o));
 	}
 	for (int k = 0; k < CONSTRAINT__COUNT; k++)
 		if (a->constraints & (1u << k))

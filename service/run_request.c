@@ -72,6 +72,110 @@ parse_constraint(const json_t *obj, const char *prefix, const struct alg_ops *al
 	return ERR_OK;
 }
 
+/* An optional array of 1..max finite numbers at objective.<key>. */
+static enum err_code
+parse_prior(const json_t *obj, const char *key, size_t max, double *v, size_t *ret_n, struct err *e)
+{
+	json_t *a = json_object_get(obj, key), *x;
+	char path[64];
+	size_t i;
+
+	jv_path(path, sizeof(path), "objective", key);
+	*ret_n = 0;
+	if (a == NULL)
+		return ERR_OK;
+	if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > max)
+		return err_set_field(e, ERR_INVALID, path,
+				     "'%s' must be an array of 1 to %zu numbers", path, max);
+	json_array_foreach (a, i, x) {
+		if (!json_is_number(x) || !isfinite(json_number_value(x)))
+			return err_set_field(e, ERR_INVALID, path, "'%s' must hold numbers", path);
+		v[i] = json_number_value(x);
+	}
+	*ret_n = json_array_size(a);
+	return ERR_OK;
+}
+
+static json_t *
+array_json(const double *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a != NULL && i < n; i++)
+		json_array_append_new(a, json_real(v[i]));
+	return a;
+}
+
+/*
+ * The "objective" object: {"name", "intercept", "ridge", "l1",
+ * "huber_delta", "class_prior", "group_proportions"}, checked against the
+ * dataset's public schema by objective_init().  "params": {} is still
+ * accepted (and dropped) so that runs stored before objectives had
+ * parameters parse again in the worker.  *ret_norm (owned) is the object
+ * with every default filled in.
+ */
+static enum err_code
+parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_schema *schema,
+		struct objective *ret, json_t **ret_norm, struct err *e)
+{
+	static const char *const keys[] = {
+		"name",        "intercept",         "ridge",  "l1", "huber_delta",
+		"class_prior", "group_proportions", "params", NULL
+	};
+	static const char *const no_keys[] = { NULL };
+	struct objective_params p;
+	const struct objective_ops *ops;
+	const char *name;
+	json_t *legacy, *icpt, *norm;
+	enum err_code rc;
+
+	objective_params_default(&p);
+	if ((rc = jv_only_keys(obj, "objective", keys, e)) != ERR_OK ||
+	    (rc = jv_string(obj, "objective", "name", true, 64, &name, e)) != ERR_OK ||
+	    (rc = jv_object(obj, "objective", "params", false, &legacy, e)) != ERR_OK)
+		return rc;
+	if (legacy != NULL && (rc = jv_only_keys(legacy, "objective.params", no_keys, e)) != ERR_OK)
+		return rc;
+	ops = objective_find(name);
+	if (ops == NULL || !alg_supports_objective(alg, name))
+		return err_set_field(e, ERR_INVALID, "objective.name",
+				     "objective '%s' is not supported by %s", name, alg->name);
+	icpt = json_object_get(obj, "intercept");
+	if (icpt != NULL && !json_is_boolean(icpt))
+		return err_set_field(e, ERR_INVALID, "objective.intercept",
+				     "'objective.intercept' must be a boolean");
+	p.intercept = icpt != NULL && json_is_true(icpt);
+	if ((rc = jv_number(obj, "objective", "ridge", false, 0, false, 1e9, &p.ridge, NULL, e)) !=
+		    ERR_OK ||
+	    (rc = jv_number(obj, "objective", "l1", false, 0, false, 1e9, &p.l1, NULL, e)) !=
+		    ERR_OK ||
+	    (rc = jv_number(obj, "objective", "huber_delta", false, 0, true, 1e9, &p.huber_delta,
+			    NULL, e)) != ERR_OK ||
+	    (rc = parse_prior(obj, "class_prior", DATA_MAX_CLASSES, p.class_prior, &p.n_class_prior,
+			      e)) != ERR_OK ||
+	    (rc = parse_prior(obj, "group_proportions", DATA_MAX_GROUPS, p.group_proportions,
+			      &p.n_group_proportions, e)) != ERR_OK)
+		return rc;
+	rc = objective_init(ret, ops, &p, schema, e);
+	if (rc != ERR_OK)
+		return rc;
+
+	norm = json_pack("{s:s, s:b, s:f, s:f}", "name", ops->name, "intercept", p.intercept,
+			 "ridge", p.ridge, "l1", p.l1);
+	if (norm != NULL && ops->params & (1u << OBJ_P_HUBER_DELTA))
+		json_object_set_new(norm, "huber_delta", json_real(ret->delta));
+	if (norm != NULL && p.n_class_prior > 0)
+		json_object_set_new(norm, "class_prior",
+				    array_json(p.class_prior, p.n_class_prior));
+	if (norm != NULL && p.n_group_proportions > 0)
+		json_object_set_new(norm, "group_proportions",
+				    array_json(p.group_proportions, p.n_group_proportions));
+	if (norm == NULL)
+		return err_set(e, ERR_NOMEM, "cannot normalise the objective");
+	*ret_norm = norm;
+	return ERR_OK;
+}
+
 static enum err_code
 parse_params(const json_t *params, const struct alg_ops *alg, double *v, json_t *norm,
 	     struct err *e)
@@ -139,14 +243,12 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 {
 	static const char *const top[] = { "algorithm", "objective", "constraints",
 					   "privacy",   "params",    NULL };
-	static const char *const objective_keys[] = { "name", "params", NULL };
 	static const char *const constraint_keys[] = { "x", "y", NULL };
 	static const char *const privacy_keys[] = { "epsilon", "delta", NULL };
-	static const char *const no_keys[] = { NULL };
 	struct run_request r = { 0 };
-	const char *alg_name, *obj_name;
-	json_t *objective, *oparams, *constraints, *cx, *cy, *privacy, *params, *empty = NULL;
-	json_t *norm_x = NULL, *norm_params = NULL;
+	const char *alg_name;
+	json_t *objective, *constraints, *cx, *cy, *privacy, *params, *empty = NULL;
+	json_t *norm_x = NULL, *norm_params = NULL, *norm_obj = NULL;
 	enum err_code rc;
 
 	if ((rc = jv_only_keys(doc, "", top, e)) != ERR_OK ||
@@ -157,33 +259,29 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 		return err_set_field(e, ERR_INVALID, "algorithm",
 				     "unknown algorithm '%s' (GET /v1/algorithms lists them)",
 				     alg_name);
+	/* The public schema as far as the service knows it today: features,
+	 * task and bounds (classes and groups come with the schema work). */
+	r.spec.schema.d = meta->d;
+	r.spec.schema.task = meta->task;
+	r.spec.schema.bounds = meta->bounds;
 	if ((rc = jv_object(doc, "", "objective", true, &objective, e)) != ERR_OK ||
-	    (rc = jv_only_keys(objective, "objective", objective_keys, e)) != ERR_OK ||
-	    (rc = jv_string(objective, "objective", "name", true, 64, &obj_name, e)) != ERR_OK ||
-	    (rc = jv_object(objective, "objective", "params", false, &oparams, e)) != ERR_OK)
+	    (rc = parse_objective(objective, r.alg, &r.spec.schema, &r.spec.objective, &norm_obj,
+				  e)) != ERR_OK)
 		return rc;
-	r.spec.objective = objective_find(obj_name);
-	if (r.spec.objective == NULL || !alg_supports_objective(r.alg, obj_name))
-		return err_set_field(e, ERR_INVALID, "objective.name",
-				     "objective '%s' is not supported by %s", obj_name,
-				     r.alg->name);
-	if (!(r.spec.objective->tasks & (1u << meta->task)))
-		return err_set_field(e, ERR_INVALID, "objective.name",
-				     "objective '%s' does not fit the dataset's task", obj_name);
-	if (oparams != NULL &&
-	    (rc = jv_only_keys(oparams, "objective.params", no_keys, e)) != ERR_OK)
-		return rc;
+	r.spec.dim = r.spec.objective.dim;
 	if ((rc = jv_object(doc, "", "constraints", true, &constraints, e)) != ERR_OK ||
 	    (rc = jv_only_keys(constraints, "constraints", constraint_keys, e)) != ERR_OK ||
 	    (rc = jv_object(constraints, "constraints", "x", true, &cx, e)) != ERR_OK ||
 	    (rc = jv_object(constraints, "constraints", "y", false, &cy, e)) != ERR_OK)
-		return rc;
-	if (cy != NULL)
-		return err_set_field(e, ERR_INVALID, "constraints.y",
-				     "%s is not a saddle-point method: 'constraints.y' is not used",
-				     r.alg->name);
+		goto out_free;
+	if (cy != NULL) {
+		rc = err_set_field(e, ERR_INVALID, "constraints.y",
+				   "%s is not a saddle-point method: 'constraints.y' is not used",
+				   r.alg->name);
+		goto out_free;
+	}
 	if ((rc = parse_constraint(cx, "constraints.x", r.alg, &r.spec.x, &norm_x, e)) != ERR_OK)
-		return rc;
+		goto out_free;
 	if ((rc = jv_object(doc, "", "privacy", true, &privacy, e)) != ERR_OK ||
 	    (rc = jv_only_keys(privacy, "privacy", privacy_keys, e)) != ERR_OK ||
 	    (rc = jv_number(privacy, "privacy", "epsilon", true, 0, true, 100, &r.spec.epsilon,
@@ -204,20 +302,18 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 	if (rc != ERR_OK)
 		goto out_free;
 	r.spec.n = (size_t)meta->n_rows;
-	r.spec.d = meta->d;
-	r.spec.task = meta->task;
-	r.spec.bounds = meta->bounds;
 	r.spec.mode = strcmp(meta->mode, "renyi") == 0 ? ACCOUNTING_RENYI : ACCOUNTING_BASIC;
-	r.normalised = json_pack("{s:s, s:{s:s, s:{}}, s:{s:O}, s:{s:f, s:f}, s:O}", "algorithm",
-				 r.alg->name, "objective", "name", obj_name, "params",
-				 "constraints", "x", norm_x, "privacy", "epsilon", r.spec.epsilon,
-				 "delta", r.spec.delta, "params", norm_params);
+	r.normalised =
+		json_pack("{s:s, s:O, s:{s:O}, s:{s:f, s:f}, s:O}", "algorithm", r.alg->name,
+			  "objective", norm_obj, "constraints", "x", norm_x, "privacy", "epsilon",
+			  r.spec.epsilon, "delta", r.spec.delta, "params", norm_params);
 	if (r.normalised == NULL) {
 		rc = err_set(e, ERR_NOMEM, "cannot normalise the request");
 		goto out_free;
 	}
 	*ret = r;
 out_free:
+	json_decref(norm_obj);
 	json_decref(norm_x);
 	json_decref(norm_params);
 	json_decref(empty);

@@ -179,7 +179,7 @@ result_json(const struct run_request *req, const struct run_plan *plan, const do
 	json_t *plan_json = run_plan_json(plan, req->spec.mode);
 	json_t *r;
 
-	for (size_t i = 0; xs != NULL && i < req->spec.d; i++)
+	for (size_t i = 0; xs != NULL && i < req->spec.dim; i++)
 		json_array_append_new(xs, json_real(x[i]));
 	r = json_pack("{s:o, s:{s:O, s:O, s:O}, s:O, s:I, s:f}", "x", xs, "privacy", "event",
 		      json_object_get(plan_json, "event"), "charged",
@@ -274,7 +274,7 @@ execute(struct worker *w, PGresult *claim)
 			rc = err_set(&e, ERR_CANCELLED, "stopped before the first step");
 	}
 	if (rc == ERR_OK) {
-		x = calloc(req.spec.d, sizeof(double));
+		x = calloc(req.spec.dim, sizeof(double));
 		rng = rng_openssl_new(&e);
 		if (x == NULL)
 			rc = err_set(&e, ERR_NOMEM, "cannot allocate the output");

@@ -7,20 +7,29 @@
  * batches B_1..B_T of b records; the n - T b records left over are not used
  * at all (reported as "unused_records").  From x_0 = 0, for t = 1..T:
  *
- *	g_t     = (1/b) sum_{i in B_t} clip_G(phi'(<x_{t-1}, x_i>, y_i) x_i)
- *	x_t     = Pi_R(x_{t-1} - eta (g_t + N(0, sigma^2 I_d)))
+ *	g_t     = (1/b) sum_{i in B_t} clip_G(grad l_i(x_{t-1}))
+ *	x_t     = Pi_R(x_{t-1} - eta (g_t + N(0, sigma^2 I_p) + grad r(x_{t-1})))
  *	result  = (x_1 + ... + x_T) / T
  *
- * with Pi_R the projection onto {||x||_2 <= R}, G the objective's gradient
- * bound on that ball (objective.h) and clip_G(v) = v min(1, G / ||v||_2).
+ * with l_i the record's weighted data term and r the public regularizer
+ * of the objective instance (objective.h; p = its dim, d features plus an
+ * intercept, times K for multiclass_logistic), Pi_R the projection onto
+ * {||x||_2 <= R}, G the objective's lipschitz_l2 on that ball (the largest
+ * class or group weight included) and clip_G(v) = v min(1, G / ||v||_2).
  * Every gradient already has norm <= G, so the clip is a guard that only
  * rounding can trigger: it makes the sensitivity below hold for the
  * floating-point values actually summed (up to the rounding of the clip).
+ * Any objective with a finite lipschitz_l2 on the ball is accepted
+ * (logistic, least_squares, hinge, huber, multiclass_logistic); hinge is
+ * not smooth, which the analysis below never needs.
  *
  * Privacy (replace-one, ACCOUNTING.md section 1).  Fix the permutation (it
  * is independent of the data).  Replacing record i changes one batch mean
  * g_t, by at most Delta = 2G/b in l2, and no other: every other step sees
- * the same records and, given the same past outputs, the same iterate.  So
+ * the same records and, given the same past outputs, the same iterate.
+ * grad r(x_{t-1}) depends on the past output and public parameters only:
+ * adding it after the noise is post-processing.  The class and group
+ * weights are public request inputs, never computed from the rows.  So
  * the adaptive sequence of T Gaussian mechanisms on disjoint batches costs
  * what one Gaussian mechanism with noise multiplier z = sigma / Delta costs
  * (parallel composition; F. McSherry, "Privacy integrated queries",
@@ -32,7 +41,8 @@
  * GlobalSIP 2013, with replace-one sensitivity and exact calibration.
  *
  * Utility.  The noisy gradient is unbiased for the batch mean with
- * E||g_t + noise||^2 <= M^2 = G^2 + d sigma^2, and ||x_0 - x*|| <= R, so
+ * E||g_t + noise + grad r||^2 <= M^2 = (G + G_r)^2 + p sigma^2 (G_r the
+ * regularizer's gradient bound on the ball), and ||x_0 - x*|| <= R, so
  * projected SGD with eta = R / (M sqrt(T)) has expected excess (population)
  * risk at most R M / sqrt(T) for the average of the query points
  * (A. Nemirovski, A. Juditsky, G. Lan, A. Shapiro, "Robust stochastic
@@ -55,19 +65,22 @@ enum { P_BATCH_SIZE, P_STEP_SIZE, P__COUNT };
 
 static const struct alg_param sgd_params[P__COUNT + 1] = {
 	[P_BATCH_SIZE] = { "batch_size", ALG_PARAM_INT, 0.0, 1e7, 0.0,
-			   "records per step b, at most n; 0 = auto: ceil(2 z sqrt(d)) "
+			   "records per step b, at most n; 0 = auto: ceil(2 z sqrt(p)), p the "
+			   "model's dimension, "
 			   "clamped to [1, n]" },
 	[P_STEP_SIZE] = { "step_size", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
-			  "step size eta; 0 = auto: R / (sqrt(G^2 + d sigma^2) sqrt(T))" },
+			  "step size eta; 0 = auto: R / (sqrt((G + G_r)^2 + p sigma^2) sqrt(T))" },
 	[P__COUNT] = { 0 },
 };
 
-static const char *const sgd_objectives[] = { "logistic", "least_squares", NULL };
+static const char *const sgd_objectives[] = { "logistic", "least_squares",       "hinge",
+					      "huber",    "multiclass_logistic", NULL };
 
 /* Everything derived from the public spec; plan(), work() and init() all
  * compute it the same way. */
 struct sgd_setup {
 	double grad_bound;          /* G: per-record gradient norm bound on the ball */
+	double reg_bound;           /* G_r: the regularizer's gradient norm bound on it */
 	double z;                   /* noise multiplier sigma / Delta */
 	double sensitivity;         /* Delta = 2 G / b, replace-one, of a batch mean */
 	int lattice_k;              /* the noise lattice's step is 2^-k */
@@ -80,12 +93,11 @@ struct sgd_setup {
 };
 
 struct sgd_state {
-	const struct objective_ops *obj; /* borrowed: static registry */
-	const double *x_data;            /* borrowed: ds->x, n * d, outlives the run */
-	const double *y_data;            /* borrowed: ds->y, n */
-	struct rng *rng;                 /* borrowed: the run's generator */
-	struct constraint ball;          /* the l2 ball of radius R */
-	size_t d;
+	const struct objective *obj; /* borrowed: the spec's instance, outlives the run */
+	const struct dataset *ds;    /* borrowed: outlives the run */
+	struct rng *rng;             /* borrowed: the run's generator */
+	struct constraint ball;      /* the l2 ball of radius R */
+	size_t dim;                  /* p: coordinates of the model */
 	size_t b;
 	unsigned long steps; /* T */
 	unsigned long t;     /* steps done */
@@ -95,9 +107,9 @@ struct sgd_state {
 	int lattice_k;              /* noise lattice step 2^-k */
 	struct dgauss_params noise; /* N_Z(0, (sigma 2^k)^2), prepared once per run */
 	size_t *order;              /* owned: n entries; the first T b are the batches, in order */
-	double *x;                  /* owned: current iterate, d */
-	double *avg;                /* owned: mean of x_1..x_t, d */
-	double *g;                  /* owned: noisy batch gradient, d */
+	double *x;                  /* owned: current iterate, dim */
+	double *avg;                /* owned: mean of x_1..x_t, dim */
+	double *g;                  /* owned: noisy batch gradient, dim */
 #ifdef DPOPT_TESTING
 	const struct alg_testing_hook *hook; /* borrowed from the spec; may be NULL */
 #endif
@@ -142,23 +154,24 @@ gaussian_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
 static enum err_code
 sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 {
-	const struct objective_ops *obj = spec->objective;
+	const struct objective *obj = &spec->objective;
+	struct objective_constants oc;
 	struct sgd_setup s;
-	double eps_cal, delta_cal, b_param, eta_param;
+	double eps_cal, delta_cal, b_param, eta_param, p;
 	bool supported = false;
 	enum err_code rc;
 
-	if (obj != NULL)
+	if (obj->ops != NULL)
 		for (const char *const *o = sgd_objectives; *o != NULL; o++)
-			supported = supported || strcmp(*o, obj->name) == 0;
+			supported = supported || strcmp(*o, obj->ops->name) == 0;
 	if (!supported)
-		return err_set_field(
-			e, ERR_INVALID, "objective",
-			"dp_sgd.one_pass supports 'logistic' and 'least_squares' only");
-	if ((unsigned)spec->task >= TASK__COUNT || !(obj->tasks & (1u << spec->task)))
+		return err_set_field(e, ERR_INVALID, "objective",
+				     "dp_sgd.one_pass does not support this 'objective'");
+	if ((unsigned)spec->schema.task >= TASK__COUNT || obj->task != spec->schema.task ||
+	    !(obj->ops->tasks & (1u << spec->schema.task)))
 		return err_set_field(e, ERR_INVALID, "objective",
 				     "objective '%s' does not accept this dataset's labels",
-				     obj->name);
+				     obj->ops->name);
 	if (spec->x.kind != CONSTRAINT_L2_BALL)
 		return err_set_field(e, ERR_INVALID, "constraints.x",
 				     "dp_sgd.one_pass needs an 'l2_ball' in 'constraints.x'");
@@ -171,8 +184,10 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 	if (!(spec->delta > 0.0 && spec->delta < 1.0))
 		return err_set_field(e, ERR_INVALID, "privacy.delta",
 				     "'privacy.delta' must be in (0, 1)");
-	if (spec->n == 0 || spec->d == 0)
+	if (spec->n == 0 || spec->schema.d == 0 || obj->d != spec->schema.d ||
+	    spec->dim != obj->dim || spec->dim == 0)
 		return err_set(e, ERR_INVALID, "the dataset has no rows or no features");
+	p = (double)spec->dim;
 	for (int k = 0; k < P__COUNT; k++) {
 		rc = check_param(spec->params, k, e);
 		if (rc != ERR_OK)
@@ -188,10 +203,12 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 
 	memset(&s, 0, sizeof(s));
 	s.radius = spec->x.radius;
-	rc = obj->grad_bound(&spec->bounds, spec->task, spec->d, &spec->x, &s.grad_bound, e);
+	rc = objective_constants(obj, &spec->schema, &spec->x, &oc, e);
 	if (rc != ERR_OK)
 		return rc;
-	if (!is_finite_pos(s.grad_bound))
+	s.grad_bound = oc.lipschitz_l2;
+	s.reg_bound = oc.reg_lipschitz_l2;
+	if (!is_finite_pos(s.grad_bound) || !(isfinite(s.reg_bound) && s.reg_bound >= 0.0))
 		return err_set(e, ERR_NUMERIC,
 			       "the gradient bound is not a finite positive number");
 
@@ -221,16 +238,16 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 
 	/*
 	 * Auto batch.  With T = n/b and sigma = 2 z G / b the bound R M / sqrt(T)
-	 * above is
-	 *	R sqrt(G^2 + 4 d z^2 G^2 / b^2) sqrt(b / n)
-	 *	    = R G sqrt(b/n + 4 d z^2 / (n b)),
-	 * the SGD term b/n growing and the noise term 4 d z^2 / (n b) falling
-	 * in b.  The derivative 1/n - 4 d z^2 / (n b^2) vanishes at
-	 * b = 2 z sqrt(d), where the two terms are equal and the bound is
-	 * 2 R G (d z^2)^(1/4) / sqrt(n).  Rounded up, then clamped to [1, n].
+	 * above is (without a regularizer)
+	 *	R sqrt(G^2 + 4 p z^2 G^2 / b^2) sqrt(b / n)
+	 *	    = R G sqrt(b/n + 4 p z^2 / (n b)),
+	 * the SGD term b/n growing and the noise term 4 p z^2 / (n b) falling
+	 * in b.  The derivative 1/n - 4 p z^2 / (n b^2) vanishes at
+	 * b = 2 z sqrt(p), where the two terms are equal and the bound is
+	 * 2 R G (p z^2)^(1/4) / sqrt(n).  Rounded up, then clamped to [1, n].
 	 */
 	if (b_param == 0.0) {
-		double bf = ceil(2.0 * s.z * sqrt((double)spec->d));
+		double bf = ceil(2.0 * s.z * sqrt(p));
 
 		if (!isfinite(bf))
 			return err_set(e, ERR_NUMERIC, "the automatic batch size is not finite");
@@ -248,21 +265,21 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 
 	s.sensitivity = 2.0 * s.grad_bound / (double)s.batch;
 	/* Exact discrete Gaussian noise on the lattice 2^-k Z^d (ACCOUNTING.md
-	 * section 6): rounding to the lattice adds at most 2^-k sqrt(d) <= 1e-6
+	 * section 6): rounding to the lattice adds at most 2^-k sqrt(p) <= 1e-6
 	 * Delta to the l2 sensitivity, and the noise is calibrated to the
 	 * inflated one. */
-	rc = noise_lattice_step(NOISE_NORM_L2, s.sensitivity, spec->d, &s.lattice_k, e);
+	rc = noise_lattice_step(NOISE_NORM_L2, s.sensitivity, spec->dim, &s.lattice_k, e);
 	if (rc == ERR_OK)
-		rc = noise_lattice_sensitivity(NOISE_NORM_L2, s.sensitivity, spec->d, s.lattice_k,
+		rc = noise_lattice_sensitivity(NOISE_NORM_L2, s.sensitivity, spec->dim, s.lattice_k,
 					       &s.sensitivity_lattice, e);
 	if (rc != ERR_OK)
 		return rc;
 	s.sigma = s.z * s.sensitivity_lattice;
 	if (eta_param == 0.0)
-		s.step_size =
-			s.radius /
-			(sqrt(s.grad_bound * s.grad_bound + (double)spec->d * s.sigma * s.sigma) *
-			 sqrt((double)s.steps));
+		s.step_size = s.radius /
+			      (sqrt((s.grad_bound + s.reg_bound) * (s.grad_bound + s.reg_bound) +
+				    p * s.sigma * s.sigma) *
+			       sqrt((double)s.steps));
 	else
 		s.step_size = eta_param;
 	if (!is_finite_pos(s.sensitivity) || !is_finite_pos(s.sigma) || !is_finite_pos(s.step_size))
@@ -318,12 +335,12 @@ static double
 sgd_work(const struct run_spec *spec)
 {
 	struct sgd_setup s;
-	double nd = (double)spec->n * (double)spec->d;
+	double nd = (double)spec->n * (double)spec->dim;
 
 	/* Unplannable specs are refused by plan(); T <= n bounds them anyway. */
 	if (sgd_setup(spec, &s, NULL) != ERR_OK)
 		return 2.0 * nd;
-	return nd + (double)s.steps * (double)spec->d;
+	return nd + (double)s.steps * (double)spec->dim;
 }
 
 #ifdef DPOPT_TESTING
@@ -380,15 +397,17 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	/* Spend exactly what was charged: the plan must be this spec's. */
 	if (plan->steps != su.steps || !dp_event_equal(&plan->event, &ev))
 		return err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
-	if (ds->n != spec->n || ds->d != spec->d)
+	if (ds->n != spec->n || ds->d != spec->schema.d)
 		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
+	rc = objective_check_dataset(&spec->objective, ds, e);
+	if (rc != ERR_OK)
+		return rc;
 
-	s->obj = spec->objective;
-	s->x_data = ds->x;
-	s->y_data = ds->y;
+	s->obj = &spec->objective;
+	s->ds = ds;
 	s->rng = rng;
 	s->ball = spec->x;
-	s->d = ds->d;
+	s->dim = spec->dim;
 	s->b = su.batch;
 	s->steps = su.steps;
 	s->grad_bound = su.grad_bound;
@@ -397,9 +416,9 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	s->lattice_k = su.lattice_k;
 
 	s->order = calloc(n, sizeof(*s->order));
-	s->x = calloc(s->d, sizeof(*s->x));
-	s->avg = calloc(s->d, sizeof(*s->avg));
-	s->g = calloc(s->d, sizeof(*s->g));
+	s->x = calloc(s->dim, sizeof(*s->x));
+	s->avg = calloc(s->dim, sizeof(*s->avg));
+	s->g = calloc(s->dim, sizeof(*s->g));
 	if (s->order == NULL || s->x == NULL || s->avg == NULL || s->g == NULL)
 		return err_set(e, ERR_NOMEM, "cannot allocate the dp_sgd.one_pass state");
 
@@ -427,99 +446,20 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	return noise_dgauss_prepare_real(ldexp(s->sigma, s->lattice_k), &s->noise, e);
 }
 
-/* <w, v> and ||v||^2 in one pass over v; four partial sums break the
- * floating-point add latency chain (the order is fixed: deterministic). */
-static void
-dot_norm2(const double *restrict w, const double *restrict v, size_t d, double *ret_dot,
-	  double *ret_nn)
-{
-	double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
-	double n0 = 0.0, n1 = 0.0, n2 = 0.0, n3 = 0.0;
-	size_t j = 0;
-
-	for (; j + 4 <= d; j += 4) {
-		d0 += w[j] * v[j];
-		d1 += w[j + 1] * v[j + 1];
-		d2 += w[j + 2] * v[j + 2];
-		d3 += w[j + 3] * v[j + 3];
-		n0 += v[j] * v[j];
-		n1 += v[j + 1] * v[j + 1];
-		n2 += v[j + 2] * v[j + 2];
-		n3 += v[j + 3] * v[j + 3];
-	}
-	for (; j < d; j++) {
-		d0 += w[j] * v[j];
-		n0 += v[j] * v[j];
-	}
-	*ret_dot = (d0 + d1) + (d2 + d3);
-	*ret_nn = (n0 + n1) + (n2 + n3);
-}
-
-/*
- * Rows are read in permuted order, so each one starts with a cache and TLB
- * miss; asking for the row PREFETCH_AHEAD places ahead while summing this
- * one hides part of that latency.  A hint only: no effect on results.
- * (Prefetching the labels too measured slower on the bench machine.)
- */
-#define PREFETCH_AHEAD 4
-
-static void
-prefetch_row(const double *row, size_t d)
-{
-#if defined(__GNUC__)
-	for (size_t j = 0; j < d; j += 64 / sizeof(double))
-		__builtin_prefetch(row + j, 0, 0);
-	__builtin_prefetch(row + d - 1, 0, 0);
-#else
-	(void)row;
-	(void)d;
-#endif
-}
-
-/*
- * g = the sum over the batch of clip_G(phi'(<x, x_i>, y_i) x_i), not yet
- * divided by b.  restrict: g is the state's own buffer, disjoint from the
- * iterate and the rows, which lets the compiler vectorise the update.
- */
-static void
-batch_gradient_sum(const struct sgd_state *s, const size_t *batch, double *restrict g)
-{
-	const size_t d = s->d, b = s->b;
-	const double *restrict w = s->x;
-	const double *restrict xs = s->x_data;
-	const double clip = s->grad_bound;
-
-	memset(g, 0, d * sizeof(*g));
-	for (size_t k = 0; k < b && k < PREFETCH_AHEAD; k++)
-		prefetch_row(xs + batch[k] * d, d);
-	for (size_t k = 0; k < b; k++) {
-		size_t i = batch[k];
-		const double *restrict row = xs + i * d;
-		double dot, nn, c, mag;
-
-		if (k + PREFETCH_AHEAD < b)
-			prefetch_row(xs + batch[k + PREFETCH_AHEAD] * d, d);
-		dot_norm2(w, row, d, &dot, &nn);
-		c = s->obj->deriv(dot, s->y_data[i]);
-		mag = fabs(c) * sqrt(nn);
-		if (mag > clip) /* the guard: rounding only (see the top) */
-			c *= clip / mag;
-		for (size_t j = 0; j < d; j++)
-			g[j] += c * row[j];
-	}
-}
-
 static enum err_code
 sgd_step(void *state, struct err *e)
 {
 	struct sgd_state *s = state;
-	const size_t d = s->d;
+	const size_t d = s->dim;
 	bool finite = true;
 
 	if (s->t >= s->steps)
 		return err_set(e, ERR_INTERNAL, "step past the end of the plan");
 
-	batch_gradient_sum(s, s->order + s->t * s->b, s->g);
+	/* The sum of the batch's gradients, each clipped to G (the guard). */
+	memset(s->g, 0, d * sizeof(*s->g));
+	objective_batch_grad(s->obj, s->ds, s->order + s->t * s->b, s->b, s->x, s->grad_bound,
+			     s->g);
 	for (size_t j = 0; j < d; j++)
 		s->g[j] /= (double)s->b;
 
@@ -532,6 +472,9 @@ sgd_step(void *state, struct err *e)
 	if (s->hook != NULL && s->hook->release != NULL)
 		s->hook->release(s->hook->ctx, s->t, s->g, d);
 #endif
+	/* The public regularizer at the current iterate, after the noise:
+	 * post-processing of past outputs. */
+	objective_reg_grad(s->obj, s->x, 1.0, s->g);
 
 	for (size_t j = 0; j < d; j++)
 		s->x[j] -= s->step_size * s->g[j];
@@ -557,7 +500,7 @@ sgd_result(const void *state, double *ret_x)
 {
 	const struct sgd_state *s = state;
 
-	memcpy(ret_x, s->avg, s->d * sizeof(*ret_x));
+	memcpy(ret_x, s->avg, s->dim * sizeof(*ret_x));
 }
 
 static void
@@ -575,12 +518,16 @@ sgd_fini(void *state)
 
 const struct alg_ops alg_sgd_one_pass = {
 	.name = "dp_sgd.one_pass",
-	.version = 2, /* 2: exact discrete Gaussian noise on a lattice */
+	/* 2: exact discrete Gaussian noise on a lattice; 3: objective instances
+	 * (intercept, regularizers, weights; hinge, huber, multiclass), the
+	 * batch gradient through objective_batch_grad */
+	.version = 3,
 	.doc = "Projected noisy minibatch SGD over an l2 ball, one pass: a secret random "
 	       "permutation splits the records into floor(n / batch_size) disjoint batches "
 	       "(the remaining n mod batch_size records are not used); each step adds exact "
 	       "discrete Gaussian noise on a fine lattice to the clipped batch-mean gradient and "
-	       "projects; the result is the average iterate.  Each record is used at most once, "
+	       "projects (a public regularizer's gradient is added after the noise); the result "
+	       "is the average iterate.  Each record is used at most once, "
 	       "so the run costs one Gaussian mechanism: its noise is calibrated to (epsilon, "
 	       "delta) on the exact analytic curve on 'basic' datasets and on the RDP conversion "
 	       "on 'renyi' ones.",

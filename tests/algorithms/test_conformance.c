@@ -4,7 +4,9 @@
  *
  * Schema: well-formed names, docs, ranges and tables.  Runs: every
  * supported objective (on every task it accepts) times every supported
- * constraint, on small synthetic data with a seeded splitmix generator:
+ * constraint times a dense and a CSR copy of the data (and, on the dense
+ * one, the objective with an intercept and an elastic-net regularizer), on
+ * small synthetic data with a seeded splitmix generator:
  * plan() succeeds and is deterministic; the run succeeds, calls progress
  * once per planned step, and returns a finite feasible point; the same
  * seed gives the same bits, another seed other bits.  Failure paths: every
@@ -24,6 +26,8 @@
 
 #define N_ROWS   2000
 #define D_COLS   6
+#define K_CLASS  3
+#define MAX_DIM  ((D_COLS + 1) * K_CLASS)
 #define SENTINEL 1234.5678
 
 static const struct alg_ops *
@@ -98,26 +102,40 @@ END_TEST
 
 /* ---- fixtures ---- */
 
+/* Variants of one objective x task x set. */
+enum variant {
+	V_DENSE, /* dense rows, default parameters */
+	V_CSR,   /* the same rows as CSR */
+	V_EXTRA, /* dense, intercept + ridge + l1 */
+	V__COUNT
+};
+
 struct fixture {
 	struct run_spec spec;
 	struct dataset ds;
 	double x[N_ROWS * D_COLS];
 	double y[N_ROWS];
+	size_t row_ptr[N_ROWS + 1];
+	uint32_t col[N_ROWS * D_COLS];
+	double val[N_ROWS * D_COLS];
+	size_t dim;
 };
 
-/* Rows with ||x||_2 <= 1 and labels of the task from a planted model. */
+/* Rows with ||x||_2 <= 1, about a third of the entries zero, and labels
+ * of the task from a planted model. */
 static void
 make_data(struct fixture *f, enum task task, uint64_t seed)
 {
 	struct rng r;
 	const double w[D_COLS] = { 0.9, -1.3, 0.4, 2.1, -0.2, 0.7 };
+	size_t nnz = 0;
 
 	rng_splitmix_init(&r, seed);
 	for (size_t i = 0; i < N_ROWS; i++) {
 		double *row = f->x + i * D_COLS, n2 = 0.0, z = 0.0;
 
 		for (size_t j = 0; j < D_COLS; j++) {
-			row[j] = 2.0 * rng_uniform(&r) - 1.0;
+			row[j] = rng_uniform(&r) < 0.33 ? 0.0 : 2.0 * rng_uniform(&r) - 1.0;
 			n2 += row[j] * row[j];
 		}
 		n2 = sqrt(n2);
@@ -128,13 +146,24 @@ make_data(struct fixture *f, enum task task, uint64_t seed)
 		}
 		if (task == TASK_BINARY)
 			f->y[i] = rng_uniform(&r) < 1.0 / (1.0 + exp(-z)) ? 1.0 : -1.0;
+		else if (task == TASK_MULTICLASS)
+			f->y[i] = z < -0.5 ? 0.0 : z < 0.5 ? 1.0 : 2.0;
 		else
 			f->y[i] = fmax(-2.0, fmin(2.0, z + 0.3 * (2.0 * rng_uniform(&r) - 1.0)));
+		f->row_ptr[i] = nnz;
+		for (size_t j = 0; j < D_COLS; j++) {
+			if (row[j] == 0.0)
+				continue;
+			f->col[nnz] = (uint32_t)j;
+			f->val[nnz++] = row[j];
+		}
 	}
+	f->row_ptr[N_ROWS] = nnz;
 	f->ds.n = N_ROWS;
 	f->ds.d = D_COLS;
 	f->ds.x = f->x;
 	f->ds.y = f->y;
+	f->ds.n_classes = task == TASK_MULTICLASS ? K_CLASS : 0;
 }
 
 /* Small sets: the planted model (norm 2.8) lies outside, so the
@@ -151,23 +180,43 @@ canonical_set(enum constraint_kind k)
 
 static struct fixture *
 fixture_new(const struct alg_ops *a, const struct objective_ops *o, enum task task,
-	    enum constraint_kind k)
+	    enum constraint_kind k, enum variant v)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
+	struct objective_params p;
+	struct err e = { 0 };
 
 	ck_assert_ptr_nonnull(f);
 	make_data(f, task, 0x2385 + (uint64_t)task);
-	f->spec.objective = o;
+	if (v == V_CSR) {
+		f->ds.layout = DATA_CSR;
+		f->ds.x = NULL;
+		f->ds.row_ptr = f->row_ptr;
+		f->ds.col = f->col;
+		f->ds.val = f->val;
+	}
 	f->spec.x = canonical_set(k);
 	f->spec.epsilon = 1.0;
 	f->spec.delta = 1e-6;
 	alg_default_params(a, f->spec.params);
 	f->spec.n = N_ROWS;
-	f->spec.d = D_COLS;
-	f->spec.task = task;
-	f->spec.bounds.feature_l2 = 1.0;
-	f->spec.bounds.feature_linf = NAN;
-	f->spec.bounds.label = task == TASK_REGRESSION ? 2.0 : NAN;
+	f->spec.schema.d = D_COLS;
+	f->spec.schema.task = task;
+	f->spec.schema.n_classes = task == TASK_MULTICLASS ? K_CLASS : 0;
+	f->spec.schema.bounds.feature_l2 = 1.0;
+	f->spec.schema.bounds.feature_linf = NAN;
+	f->spec.schema.bounds.label = task == TASK_REGRESSION ? 2.0 : NAN;
+	f->spec.schema.bounds.label_lo = f->spec.schema.bounds.label_hi = NAN;
+	objective_params_default(&p);
+	if (v == V_EXTRA) {
+		p.intercept = true;
+		p.ridge = 0.05;
+		p.l1 = 0.01;
+	}
+	ck_assert_msg(run_spec_set_objective(&f->spec, o, &p, &e) == ERR_OK, "%s: %s", o->name,
+		      e.msg);
+	f->dim = f->spec.dim;
+	ck_assert_uint_le(f->dim, MAX_DIM);
 	return f;
 }
 
@@ -186,18 +235,27 @@ for_each_combo(const struct alg_ops *a, combo_fn fn)
 			if (!(o->tasks & (1u << t)))
 				continue;
 			for (int k = 0; k < CONSTRAINT__COUNT; k++) {
-				struct fixture *f;
-				char what[160];
-
 				if (!(a->constraints & (1u << k)))
 					continue;
-				snprintf(what, sizeof(what), "%s/%s/%s/%s", a->name, o->name,
-					 t == TASK_BINARY ? "binary" : "regression",
-					 constraint_kind_name((enum constraint_kind)k));
-				f = fixture_new(a, o, (enum task)t, (enum constraint_kind)k);
-				fn(a, f, what);
-				free(f);
-				done++;
+				for (int v = 0; v < V__COUNT; v++) {
+					static const char *const vn[V__COUNT] = { "dense", "csr",
+										  "extra" };
+					static const char *const tn[TASK__COUNT] = {
+						"binary", "regression", "multiclass", "unlabeled"
+					};
+					struct fixture *f;
+					char what[160];
+
+					snprintf(what, sizeof(what), "%s/%s/%s/%s/%s", a->name,
+						 o->name, tn[t],
+						 constraint_kind_name((enum constraint_kind)k),
+						 vn[v]);
+					f = fixture_new(a, o, (enum task)t, (enum constraint_kind)k,
+							(enum variant)v);
+					fn(a, f, what);
+					free(f);
+					done++;
+				}
 			}
 		}
 	}
@@ -293,8 +351,8 @@ check_run(const struct alg_ops *a, struct fixture *f, const char *what)
 	struct err e = { 0 };
 	struct rng r;
 	struct progress_log log = { .monotone = true };
-	double x1[D_COLS], x2[D_COLS], x3[D_COLS], w;
-	size_t nused = 0;
+	double x1[MAX_DIM], x2[MAX_DIM], x3[MAX_DIM], w;
+	size_t nused = 0, dim = f->dim;
 
 	memset(&p1, 0, sizeof(p1));
 	memset(&p2, 0xa5, sizeof(p2));
@@ -326,16 +384,18 @@ check_run(const struct alg_ops *a, struct fixture *f, const char *what)
 		      "%s: run: %s", what, e.msg);
 	ck_assert_msg(log.calls == p1.steps && log.monotone, "%s: progress %lu of %lu", what,
 		      log.calls, p1.steps);
-	for (size_t j = 0; j < D_COLS; j++)
+	for (size_t j = 0; j < dim; j++)
 		ck_assert_msg(isfinite(x1[j]), "%s: output not finite", what);
-	ck_assert_msg(is_feasible(&f->spec.x, x1, D_COLS), "%s: output infeasible", what);
+	ck_assert_msg(is_feasible(&f->spec.x, x1, dim), "%s: output infeasible", what);
 
 	rng_splitmix_init(&r, 77);
 	ck_assert(alg_run(a, &f->spec, &p1, &f->ds, &r, NULL, NULL, x2, &e) == ERR_OK);
-	ck_assert_msg(memcmp(x1, x2, sizeof(x1)) == 0, "%s: same seed, different output", what);
+	ck_assert_msg(memcmp(x1, x2, dim * sizeof(double)) == 0, "%s: same seed, different output",
+		      what);
 	rng_splitmix_init(&r, 78);
 	ck_assert(alg_run(a, &f->spec, &p1, &f->ds, &r, NULL, NULL, x3, &e) == ERR_OK);
-	ck_assert_msg(memcmp(x1, x3, sizeof(x1)) != 0, "%s: the seed does not matter", what);
+	ck_assert_msg(memcmp(x1, x3, dim * sizeof(double)) != 0, "%s: the seed does not matter",
+		      what);
 
 	/* A huge step must still end inside the set (the projection binds). */
 	for (size_t k = 0; k < alg_param_count(a); k++) {
@@ -347,8 +407,7 @@ check_run(const struct alg_ops *a, struct fixture *f, const char *what)
 		ck_assert(a->plan(&f->spec, &p2, &e) == ERR_OK);
 		rng_splitmix_init(&r, 79);
 		ck_assert(alg_run(a, &f->spec, &p2, &f->ds, &r, NULL, NULL, x3, &e) == ERR_OK);
-		ck_assert_msg(is_feasible(&f->spec.x, x3, D_COLS), "%s: huge step left the set",
-			      what);
+		ck_assert_msg(is_feasible(&f->spec.x, x3, dim), "%s: huge step left the set", what);
 		f->spec.params[k] = q->def;
 	}
 }
@@ -368,7 +427,7 @@ expect_refused(const struct alg_ops *a, struct fixture *f, const struct run_plan
 	struct run_plan p, before;
 	struct err e;
 	struct rng r;
-	double x[D_COLS];
+	double x[MAX_DIM];
 
 	memset(&p, 0x5a, sizeof(p));
 	memcpy(&before, &p, sizeof(p));
@@ -381,12 +440,12 @@ expect_refused(const struct alg_ops *a, struct fixture *f, const struct run_plan
 	ck_assert_msg(memcmp(&p, &before, sizeof(p)) == 0, "%s: plan written on failure", what);
 
 	/* A worker that got this far anyway: init() refuses too, fini() copes. */
-	fill(x, D_COLS);
+	fill(x, MAX_DIM);
 	memset(&e, 0, sizeof(e));
 	rng_splitmix_init(&r, 5);
 	ck_assert_int_eq(alg_run(a, &f->spec, good, &f->ds, &r, NULL, NULL, x, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, field);
-	ck_assert_msg(untouched(x, D_COLS), "%s: ret_x written on failure", what);
+	ck_assert_msg(untouched(x, MAX_DIM), "%s: ret_x written on failure", what);
 }
 
 static void
@@ -437,7 +496,7 @@ START_TEST(test_unsupported_objective_refused)
 	struct run_plan p;
 	struct err e = { 0 };
 	struct rng r;
-	double x[D_COLS];
+	double x[MAX_DIM];
 	const struct objective_ops *unsupported = NULL;
 
 	for (size_t i = 0; i < objective_count(); i++)
@@ -445,14 +504,15 @@ START_TEST(test_unsupported_objective_refused)
 			unsupported = objective_at(i);
 	if (unsupported == NULL)
 		return; /* supports them all */
-	f = fixture_new(a, objective_find(a->objectives[0]), TASK_BINARY, CONSTRAINT_L2_BALL);
+	f = fixture_new(a, objective_find(a->objectives[0]), TASK_BINARY, CONSTRAINT_L2_BALL,
+			V_DENSE);
 	ck_assert_int_eq(a->plan(&f->spec, &p, &e), ERR_OK);
-	f->spec.objective = unsupported;
-	fill(x, D_COLS);
+	f->spec.objective.ops = unsupported;
+	fill(x, MAX_DIM);
 	rng_splitmix_init(&r, 1);
 	ck_assert_int_eq(alg_run(a, &f->spec, &p, &f->ds, &r, NULL, NULL, x, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "objective");
-	ck_assert(untouched(x, D_COLS));
+	ck_assert(untouched(x, MAX_DIM));
 	free(f);
 }
 END_TEST
@@ -466,18 +526,18 @@ check_cancel(const struct alg_ops *a, struct fixture *f, const char *what)
 	struct err e = { 0 };
 	struct rng r;
 	struct progress_log log = { .monotone = true };
-	double x[D_COLS];
+	double x[MAX_DIM];
 
 	ck_assert(a->plan(&f->spec, &p, &e) == ERR_OK);
 	log.total = p.steps;
 	log.stop_at = p.steps > 2 ? 2 : 1;
-	fill(x, D_COLS);
+	fill(x, MAX_DIM);
 	rng_splitmix_init(&r, 3);
 	ck_assert_msg(alg_run(a, &f->spec, &p, &f->ds, &r, log_progress, &log, x, &e) ==
 			      ERR_CANCELLED,
 		      "%s: not cancelled", what);
 	ck_assert_msg(log.calls == log.stop_at, "%s: ran on after the stop", what);
-	ck_assert_msg(untouched(x, D_COLS), "%s: ret_x written on cancel", what);
+	ck_assert_msg(untouched(x, MAX_DIM), "%s: ret_x written on cancel", what);
 }
 
 START_TEST(test_cancel)
@@ -523,7 +583,7 @@ check_rng_failure(const struct alg_ops *a, struct fixture *f, const char *what)
 	struct err e = { 0 };
 	struct counting_rng *c = calloc(1, sizeof(*c));
 	struct progress_log log = { .monotone = true };
-	double x[D_COLS];
+	double x[MAX_DIM];
 	unsigned long total;
 
 	ck_assert_ptr_nonnull(c);
@@ -539,7 +599,7 @@ check_rng_failure(const struct alg_ops *a, struct fixture *f, const char *what)
 
 	counting_init(c, 9, total / 2 + 1);
 	log.total = p.steps;
-	fill(x, D_COLS);
+	fill(x, MAX_DIM);
 	memset(&e, 0, sizeof(e));
 	ck_assert_msg(alg_run(a, &f->spec, &p, &f->ds, &c->r, log_progress, &log, x, &e) ==
 			      ERR_INTERNAL,
@@ -547,7 +607,7 @@ check_rng_failure(const struct alg_ops *a, struct fixture *f, const char *what)
 	ck_assert_msg(strstr(e.msg, "random") != NULL, "%s: '%s'", what, e.msg);
 	ck_assert_msg(log.calls > 0 && log.calls < p.steps, "%s: failed at step %lu of %lu", what,
 		      log.calls, p.steps);
-	ck_assert_msg(untouched(x, D_COLS), "%s: ret_x written after generator failure", what);
+	ck_assert_msg(untouched(x, MAX_DIM), "%s: ret_x written after generator failure", what);
 	free(c);
 }
 

@@ -132,8 +132,6 @@ static void
 spec_init(struct run_spec *s, size_t n, size_t d, size_t b, double radius)
 {
 	memset(s, 0, sizeof(*s));
-	s->objective = objective_find("least_squares");
-	ck_assert_ptr_nonnull(s->objective);
 	s->x.kind = CONSTRAINT_L2_BALL;
 	s->x.radius = radius;
 	s->epsilon = CLAIM_EPS;
@@ -142,12 +140,14 @@ spec_init(struct run_spec *s, size_t n, size_t d, size_t b, double radius)
 	ck_assert_str_eq(sgd()->params[0].name, "batch_size");
 	s->params[0] = (double)b;
 	s->n = n;
-	s->d = d;
-	s->task = TASK_REGRESSION;
-	s->bounds.feature_l2 = 1.0;
-	s->bounds.feature_linf = NAN;
-	s->bounds.label = 1.0;
+	s->schema.d = d;
+	s->schema.task = TASK_REGRESSION;
+	s->schema.bounds.feature_l2 = 1.0;
+	s->schema.bounds.feature_linf = NAN;
+	s->schema.bounds.label = 1.0;
 	s->mode = ACCOUNTING_BASIC;
+	ck_assert_int_eq(run_spec_set_objective(s, objective_find("least_squares"), NULL, NULL),
+			 ERR_OK);
 }
 
 static double

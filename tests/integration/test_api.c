@@ -685,8 +685,20 @@ START_TEST(test_bad_run_requests)
 		"invalid_request", "privacy.delta", NULL);
 	bad_run(ds,
 		"{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\":"
-		" \"hinge\"}, " RUN_X ", " RUN_PRIV "}",
-		400, "invalid_request", "objective.name", "hinge");
+		" \"svm\"}, " RUN_X ", " RUN_PRIV "}",
+		400, "invalid_request", "objective.name", "svm");
+	bad_run(ds,
+		"{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\":"
+		" \"logistic\", \"ridge\": -1}, " RUN_X ", " RUN_PRIV "}",
+		400, "invalid_request", "objective.ridge", NULL);
+	bad_run(ds,
+		"{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\":"
+		" \"logistic\", \"bias\": true}, " RUN_X ", " RUN_PRIV "}",
+		400, "invalid_request", "objective.bias", NULL);
+	bad_run(ds,
+		"{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\":"
+		" \"logistic\", \"group_proportions\": [0.5, 0.5]}, " RUN_X ", " RUN_PRIV "}",
+		400, "invalid_request", "objective.group_proportions", NULL);
 	bad_run(reg, H_RUN_BODY, 400, "invalid_request", "objective.name", NULL);
 	bad_run(unsealed, H_RUN_BODY, 409, "conflict", NULL, "no data");
 	bad_run("00000000-0000-4000-8000-000000000000", H_RUN_BODY, 404, "not_found", NULL, NULL);

@@ -1,14 +1,12 @@
 /*
- * test_constraint.c - unit tests of the feasible sets (constraint.c), the
- * per-record losses and their gradient bounds (objective.c) and the row
- * bound of the declared feature bounds (data.c).
+ * test_constraint.c - unit tests of the feasible sets (constraint.c) and
+ * the row bound of the declared feature bounds (data.c).  The objectives
+ * and their constants are tested in test_objective.c.
  *
  * Projections are checked on random small cases against independent slow
  * computations (bisection on the soft-threshold level for l1 ball and
  * simplex), by the variational inequality <x - p, y - p> <= 0 for random
- * and extreme feasible y, for feasibility and for idempotence.  Gradient
- * bounds are checked against sampled and constructed worst cases: a bound
- * that a sample exceeds would break every sensitivity built on it.
+ * and extreme feasible y, for feasibility and for idempotence.
  */
 #include <check.h>
 #include <math.h>
@@ -18,7 +16,6 @@
 
 #include "constraint.h"
 #include "data.h"
-#include "objective.h"
 #include "privacy/noise.h"
 #include "rng.h"
 
@@ -324,85 +321,6 @@ START_TEST(test_projection_fixed_cases)
 }
 END_TEST
 
-/* ---- objectives ---- */
-
-START_TEST(test_objective_registry)
-{
-	ck_assert_uint_eq(objective_count(), 2);
-	ck_assert_ptr_eq(objective_find("logistic"), objective_at(0));
-	ck_assert_ptr_eq(objective_find("least_squares"), objective_at(1));
-	ck_assert_ptr_null(objective_at(2));
-	ck_assert_ptr_null(objective_find("hinge"));
-	ck_assert_uint_eq(objective_find("logistic")->tasks, 1u << TASK_BINARY);
-	ck_assert_uint_eq(objective_find("least_squares")->tasks,
-			  (1u << TASK_BINARY) | (1u << TASK_REGRESSION));
-	for (size_t i = 0; i < objective_count(); i++) {
-		const struct objective_ops *o = objective_at(i);
-
-		ck_assert(o->doc != NULL && o->doc[0] != '\0');
-		ck_assert(o->value != NULL && o->deriv != NULL && o->grad_bound != NULL);
-	}
-}
-END_TEST
-
-START_TEST(test_derivatives_match_finite_differences)
-{
-	static const double ys_bin[] = { -1.0, 1.0 };
-	static const double ys_reg[] = { -2.3, 0.0, 0.7 };
-	const struct objective_ops *o = objective_at((size_t)_i);
-	const double *ys = o == objective_find("logistic") ? ys_bin : ys_reg;
-	size_t ny = o == objective_find("logistic") ? 2 : 3;
-
-	for (size_t k = 0; k < ny; k++)
-		for (double z = -30.0; z <= 30.0; z += 0.2385) {
-			double h = 1e-5 * (1.0 + fabs(z));
-			double fd = (o->value(z + h, ys[k]) - o->value(z - h, ys[k])) / (2.0 * h);
-			double dv = o->deriv(z, ys[k]);
-
-			ck_assert_msg(fabs(fd - dv) <= 1e-6 * (1.0 + fabs(dv)),
-				      "%s z=%g y=%g: deriv %.12g vs fd %.12g", o->name, z, ys[k],
-				      dv, fd);
-		}
-}
-END_TEST
-
-START_TEST(test_logistic_stable)
-{
-	const struct objective_ops *o = objective_find("logistic");
-
-	ck_assert_double_eq_tol(o->value(1000.0, -1.0), 1000.0, 1e-12);
-	ck_assert_double_eq_tol(o->value(-1000.0, 1.0), 1000.0, 1e-12);
-	ck_assert(o->value(1000.0, 1.0) >= 0.0 && o->value(1000.0, 1.0) < 1e-300);
-	ck_assert_double_eq_tol(o->value(0.0, 1.0), log(2.0), 1e-16);
-	ck_assert_double_eq_tol(o->value(1e-10, 1.0), log(2.0) - 0.5e-10, 1e-20);
-	ck_assert(o->deriv(-1000.0, 1.0) == -1.0);
-	ck_assert(o->deriv(1000.0, -1.0) == 1.0);
-	ck_assert(o->deriv(1000.0, 1.0) <= 0.0 && o->deriv(1000.0, 1.0) > -1e-300);
-	ck_assert_double_eq_tol(o->deriv(0.0, -1.0), 0.5, 1e-16);
-	ck_assert(isfinite(o->value(-1e308, 1.0)));
-}
-END_TEST
-
-START_TEST(test_mean_loss)
-{
-	const double x[6] = { 1.0, 0.0, 0.5, -0.5, -1.0, 2.0 };
-	const double y[3] = { 1.0, -1.0, 1.0 };
-	const double w[2] = { 0.3, -0.7 };
-	struct dataset ds = { .n = 3, .d = 2, .x = x, .y = y };
-	const struct objective_ops *ls = objective_find("least_squares");
-	double want = 0.0;
-
-	for (int i = 0; i < 3; i++) {
-		double z = w[0] * x[2 * i] + w[1] * x[2 * i + 1];
-
-		want += 0.5 * (z - y[i]) * (z - y[i]) / 3.0;
-	}
-	ck_assert_double_eq_tol(objective_mean_loss(ls, &ds, w), want, 1e-15);
-	ds.n = 0;
-	ck_assert(isnan(objective_mean_loss(ls, &ds, w)));
-}
-END_TEST
-
 /* ---- bounds ---- */
 
 START_TEST(test_row_bound)
@@ -436,146 +354,12 @@ START_TEST(test_row_bound)
 }
 END_TEST
 
-START_TEST(test_grad_bound_missing)
-{
-	const struct objective_ops *lg = objective_find("logistic");
-	const struct objective_ops *ls = objective_find("least_squares");
-	struct bounds none = { .feature_linf = NAN, .feature_l2 = NAN, .label = 2.0 };
-	struct bounds nolabel = { .feature_linf = NAN, .feature_l2 = 1.0, .label = NAN };
-	struct constraint ball = { .kind = CONSTRAINT_L2_BALL, .radius = 3.0 };
-	struct constraint open_ball = { .kind = CONSTRAINT_L2_BALL, .radius = INFINITY };
-	struct err e;
-	double g = -1.0;
-
-	memset(&e, 0, sizeof(e));
-	ck_assert_int_eq(lg->grad_bound(&none, TASK_BINARY, 5, &ball, &g, &e), ERR_INVALID);
-	ck_assert_str_eq(e.field, "bounds.feature_l2");
-	memset(&e, 0, sizeof(e));
-	ck_assert_int_eq(ls->grad_bound(&none, TASK_REGRESSION, 5, &ball, &g, &e), ERR_INVALID);
-	ck_assert_str_eq(e.field, "bounds.feature_l2");
-	memset(&e, 0, sizeof(e));
-	ck_assert_int_eq(ls->grad_bound(&nolabel, TASK_REGRESSION, 5, &ball, &g, &e), ERR_INVALID);
-	ck_assert_str_eq(e.field, "bounds.label");
-	ck_assert(strstr(e.msg, "bounds.label") != NULL);
-	memset(&e, 0, sizeof(e));
-	ck_assert_int_eq(ls->grad_bound(&nolabel, TASK_BINARY, 5, &open_ball, &g, &e), ERR_INVALID);
-	ck_assert_str_eq(e.field, "constraints.x");
-	ck_assert(g == -1.0);
-
-	/* Binary labels are +-1: no label bound needed, a declared one ignored. */
-	ck_assert_int_eq(ls->grad_bound(&nolabel, TASK_BINARY, 5, &ball, &g, &e), ERR_OK);
-	ck_assert_double_eq_tol(g, 1.0 * (1.0 * 3.0 + 1.0), 1e-15);
-	nolabel.label = 5.0;
-	ck_assert_int_eq(ls->grad_bound(&nolabel, TASK_BINARY, 5, &ball, &g, &e), ERR_OK);
-	ck_assert_double_eq_tol(g, 4.0, 1e-15);
-	/* logistic: the row bound, whatever the set. */
-	ck_assert_int_eq(lg->grad_bound(&nolabel, TASK_BINARY, 5, &open_ball, &g, &e), ERR_OK);
-	ck_assert(g == 1.0);
-}
-END_TEST
-
-/* A random x with ||x||_2 <= X and |x_j| <= linf (one of them may be NAN),
- * often on the boundary; and a label allowed for the task. */
-static void
-random_record(struct rng *r, const struct bounds *b, size_t d, double *x)
-{
-	double n2;
-
-	for (size_t j = 0; j < d; j++)
-		x[j] = gauss(r);
-	if (!isnan(b->feature_linf))
-		for (size_t j = 0; j < d; j++)
-			x[j] = fmin(fmax(x[j], -b->feature_linf), b->feature_linf);
-	n2 = sqrt(dot(x, x, d));
-	if (!isnan(b->feature_l2) && n2 > b->feature_l2)
-		for (size_t j = 0; j < d; j++)
-			x[j] *= b->feature_l2 / n2;
-}
-
-START_TEST(test_grad_bound_never_exceeded)
-{
-	static const enum constraint_kind kinds[] = { CONSTRAINT_L2_BALL, CONSTRAINT_L1_BALL,
-						      CONSTRAINT_SIMPLEX, CONSTRAINT_BOX };
-	struct rng r;
-	double w[MAX_D], x[MAX_D];
-
-	rng_splitmix_init(&r, 0xb0d5);
-	for (size_t oi = 0; oi < objective_count(); oi++) {
-		const struct objective_ops *o = objective_at(oi);
-
-		for (size_t ki = 0; ki < 4; ki++)
-			for (int trial = 0; trial < 40; trial++) {
-				size_t d = 1 + (size_t)rng_below(&r, MAX_D);
-				struct constraint c = random_set(&r, kinds[ki]);
-				struct bounds b = { .feature_linf = NAN, .feature_l2 = NAN };
-				enum task task = (o->tasks & (1u << TASK_REGRESSION)) && trial % 2
-							 ? TASK_REGRESSION
-							 : TASK_BINARY;
-				double g, xb, worst = 0.0;
-
-				if (trial % 3 != 0)
-					b.feature_l2 = 0.2385 + rng_uniform(&r);
-				if (trial % 3 != 1)
-					b.feature_linf = 0.05 + 0.5 * rng_uniform(&r);
-				b.label = 0.5212 + 2.0 * rng_uniform(&r);
-				ck_assert_int_eq(o->grad_bound(&b, task, d, &c, &g, NULL), ERR_OK);
-				ck_assert_int_eq(bounds_row_l2(&b, d, &xb, NULL), ERR_OK);
-
-				for (int k = 0; k < 400; k++) {
-					double y, z, gn;
-
-					random_feasible(&r, &c, w, d);
-					random_record(&r, &b, d, x);
-					if (k % 2) {
-						/* constructed: x along w, at full norm */
-						double nw = sqrt(dot(w, w, d));
-
-						for (size_t j = 0; nw > 0.0 && j < d; j++) {
-							x[j] = xb * w[j] / nw;
-							if (!isnan(b.feature_linf))
-								x[j] = fmin(
-									fmax(x[j], -b.feature_linf),
-									b.feature_linf);
-						}
-					}
-					z = dot(w, x, d);
-					if (task == TASK_BINARY)
-						y = z > 0 ? -1.0 : 1.0; /* the worse label */
-					else
-						y = z > 0 ? -b.label : b.label;
-					gn = fabs(o->deriv(z, y)) * sqrt(dot(x, x, d));
-					worst = fmax(worst, gn);
-					ck_assert_msg(gn <= g * (1.0 + 1e-12),
-						      "%s on %s d=%zu: |grad| %.17g > bound %.17g",
-						      o->name, constraint_kind_name(kinds[ki]), d,
-						      gn, g);
-				}
-				ck_assert(worst > 0.0);
-			}
-	}
-}
-END_TEST
-
-/* least_squares: the bound is attained by w = R u, x = X u, y = -Y. */
-START_TEST(test_least_squares_bound_tight)
-{
-	const struct objective_ops *o = objective_find("least_squares");
-	struct bounds b = { .feature_linf = NAN, .feature_l2 = 0.9, .label = 1.7 };
-	struct constraint c = { .kind = CONSTRAINT_L2_BALL, .radius = 2.3 };
-	double g, w[3] = { 2.3, 0, 0 }, x[3] = { 0.9, 0, 0 };
-
-	ck_assert_int_eq(o->grad_bound(&b, TASK_REGRESSION, 3, &c, &g, NULL), ERR_OK);
-	ck_assert_double_eq_tol(g, 0.9 * (0.9 * 2.3 + 1.7), 1e-15);
-	ck_assert_double_eq_tol(fabs(o->deriv(dot(w, x, 3), -1.7)) * 0.9, g, 1e-14);
-}
-END_TEST
-
 static Suite *
 constraint_suite(void)
 {
 	Suite *s = suite_create("constraint");
 	TCase *tp = tcase_create("projection");
-	TCase *to = tcase_create("objective");
+	TCase *to = tcase_create("bounds");
 
 	tcase_set_timeout(tp, 60);
 	tcase_add_test(tp, test_names);
@@ -585,15 +369,7 @@ constraint_suite(void)
 	suite_add_tcase(s, tp);
 
 	tcase_set_timeout(to, 60);
-	tcase_add_test(to, test_objective_registry);
-	tcase_add_loop_test(to, test_derivatives_match_finite_differences, 0,
-			    (int)objective_count());
-	tcase_add_test(to, test_logistic_stable);
-	tcase_add_test(to, test_mean_loss);
 	tcase_add_test(to, test_row_bound);
-	tcase_add_test(to, test_grad_bound_missing);
-	tcase_add_test(to, test_grad_bound_never_exceeded);
-	tcase_add_test(to, test_least_squares_bound_tight);
 	suite_add_tcase(s, to);
 	return s;
 }

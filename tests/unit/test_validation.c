@@ -127,6 +127,96 @@ try_run(const struct dataset_meta *m, const char *objective, const char *kind, c
 	return rc;
 }
 
+/* The "objective" object: every key parsed, unknown ones and bad values
+ * refused by name, and the normalised document parses to the same spec. */
+static enum err_code
+try_objective(const struct dataset_meta *m, const char *objective, struct run_request *r,
+	      struct err *e)
+{
+	char body[1024];
+	json_t *doc;
+	enum err_code rc;
+
+	snprintf(body, sizeof(body),
+		 "{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": %s,"
+		 " \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 3}},"
+		 " \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}}",
+		 objective);
+	doc = parse(body);
+	memset(e, 0, sizeof(*e));
+	rc = run_request_parse(doc, m, r, e);
+	json_decref(doc);
+	return rc;
+}
+
+START_TEST(test_run_request_objective)
+{
+	struct dataset_meta bin = meta(TASK_BINARY, NAN), reg = meta(TASK_REGRESSION, 2.0);
+	const struct {
+		const struct dataset_meta *m;
+		const char *obj;
+		const char *field;
+	} bad[] = {
+		{ &bin, "{\"name\": \"logistic\", \"bias\": 1}", "objective.bias" },
+		{ &bin, "{\"name\": \"logistic\", \"intercept\": 1}", "objective.intercept" },
+		{ &bin, "{\"name\": \"logistic\", \"ridge\": -0.1}", "objective.ridge" },
+		{ &bin, "{\"name\": \"logistic\", \"l1\": \"x\"}", "objective.l1" },
+		{ &bin, "{\"name\": \"logistic\", \"huber_delta\": 1}", "objective.huber_delta" },
+		{ &reg, "{\"name\": \"huber\", \"huber_delta\": 0}", "objective.huber_delta" },
+		{ &bin, "{\"name\": \"logistic\", \"class_prior\": [0.5]}",
+		  "objective.class_prior" },
+		{ &bin, "{\"name\": \"logistic\", \"class_prior\": [0.5, 0.6]}",
+		  "objective.class_prior" },
+		{ &bin, "{\"name\": \"logistic\", \"class_prior\": \"a\"}",
+		  "objective.class_prior" },
+		{ &reg, "{\"name\": \"huber\", \"class_prior\": [0.5, 0.5]}",
+		  "objective.class_prior" },
+		{ &bin, "{\"name\": \"logistic\", \"group_proportions\": [0.5, 0.5]}",
+		  "objective.group_proportions" },
+		{ &bin, "{\"name\": \"multiclass_logistic\"}", "objective.name" },
+		{ &bin, "{\"name\": \"logistic\", \"params\": {\"a\": 1}}", "objective.params.a" },
+	};
+	struct run_request r = { 0 }, r2 = { 0 };
+	struct err e;
+	char *text;
+	json_t *doc;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(try_objective(bad[i].m, bad[i].obj, &r, &e) == ERR_INVALID,
+			      "%s accepted", bad[i].obj);
+		ck_assert_msg(strcmp(e.field, bad[i].field) == 0, "%s: field %s, want %s",
+			      bad[i].obj, e.field, bad[i].field);
+	}
+	ck_assert_int_eq(try_objective(&bin, "{\"name\": \"logistic\", \"params\": {}}", &r, &e),
+			 ERR_OK);
+	run_request_clear(&r);
+	ck_assert_int_eq(try_objective(&bin,
+				       "{\"name\": \"hinge\", \"intercept\": true, \"ridge\": 0.5,"
+				       " \"l1\": 0.25, \"class_prior\": [0.25, 0.75]}",
+				       &r, &e),
+			 ERR_OK);
+	ck_assert_str_eq(r.spec.objective.ops->name, "hinge");
+	ck_assert(r.spec.objective.p.intercept && r.spec.objective.p.ridge == 0.5);
+	ck_assert(r.spec.objective.p.l1 == 0.25 && r.spec.objective.p.n_class_prior == 2);
+	ck_assert_uint_eq(r.spec.dim, 6);
+	ck_assert_uint_eq(r.spec.schema.d, 5);
+	/* The worker parses the stored normalised document: same spec. */
+	text = json_dumps(r.normalised, JSON_COMPACT);
+	doc = parse(text);
+	ck_assert_int_eq(run_request_parse(doc, &bin, &r2, &e), ERR_OK);
+	ck_assert(memcmp(&r.spec.objective, &r2.spec.objective, sizeof(r.spec.objective)) == 0);
+	ck_assert_uint_eq(r2.spec.dim, 6);
+	free(text);
+	json_decref(doc);
+	run_request_clear(&r);
+	run_request_clear(&r2);
+	ck_assert_int_eq(try_objective(&reg, "{\"name\": \"huber\"}", &r, &e), ERR_OK);
+	ck_assert(json_real_value(json_object_get(json_object_get(r.normalised, "objective"),
+						  "huber_delta")) == 1.0);
+	run_request_clear(&r);
+}
+END_TEST
+
 START_TEST(test_run_request_fields)
 {
 	struct dataset_meta bin = meta(TASK_BINARY, NAN), reg = meta(TASK_REGRESSION, NAN);
@@ -450,6 +540,7 @@ validation_suite(void)
 	tcase_add_test(tc, test_jv_numbers);
 	tcase_add_test(tc, test_jv_unknown_keys);
 	tcase_add_test(tc, test_run_request_fields);
+	tcase_add_test(tc, test_run_request_objective);
 	tcase_add_test(tc, test_run_request_normalised_roundtrip);
 	tcase_add_test(tc, test_clip_rows);
 	tcase_add_test(tc, test_clip_rows_random_l2);

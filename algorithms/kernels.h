@@ -1,0 +1,327 @@
+/*
+ * kernels.h - the few loops every per-record computation is made of: dot
+ * products, axpy and squared norms over one row of a struct dataset,
+ * dense or CSR, and their multi-output forms for K-class models.
+ *
+ * All of them are static inline so that the hot loops (objective.c's
+ * batch gradient) see through them and keep w and g in registers and
+ * cache; none allocates.  Loops are written for the auto-vectoriser:
+ * restrict pointers, unit strides, and reductions split over a fixed
+ * number of partial sums.  The summation order is fixed by the code, not
+ * by the compiler (no -ffast-math), so results are reproducible bit for
+ * bit on one machine; a dense row and the same row stored as CSR give the
+ * same bits only up to that order (tests compare them to 1e-12).
+ *
+ * Multi-output layout: a K-class weight matrix W is stored feature-major,
+ * W[j * K + k] for feature j and class k, so that one feature's K weights
+ * are contiguous: a CSR entry (j, v) touches one contiguous run of K
+ * doubles, and the dense x^T W and the rank-1 update g += x r^T are unit
+ * stride in k.
+ */
+#ifndef ALGORITHMS_KERNELS_H
+#define ALGORITHMS_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "data.h"
+
+/* Partial sums of the dense reductions: 8 breaks the add-latency chain
+ * and fills two 256-bit (or four 128-bit) vectors. */
+#define KERN_LANES 8
+
+#if defined(__GNUC__)
+/*
+ * GCC and clang do not vectorise a floating-point reduction without
+ * -ffast-math (it would reorder the sum), and did not pack the eight
+ * scalar partial sums below on their own (gcc 12: scalar addsd, 44 % of
+ * the read bandwidth on bench/kernels.c).  Their vector extension states
+ * the same eight partial sums as four two-lane vectors: same order on
+ * every build of one compiler, and packed (SSE2 baseline, no -march).
+ */
+typedef double kern_v2 __attribute__((vector_size(16)));
+
+static inline kern_v2
+kern_load2(const double *p)
+{
+	kern_v2 v;
+
+	memcpy(&v, p, sizeof(v)); /* unaligned load */
+	return v;
+}
+
+static inline double
+kern_hsum(kern_v2 a, kern_v2 b, kern_v2 c, kern_v2 d)
+{
+	kern_v2 s = (a + b) + (c + d);
+
+	return s[0] + s[1];
+}
+
+/* <a, b> over n doubles. */
+static inline double
+kern_dot(const double *restrict a, const double *restrict b, size_t n)
+{
+	kern_v2 s0 = { 0, 0 }, s1 = s0, s2 = s0, s3 = s0;
+	double t = 0.0;
+	size_t j = 0;
+
+	for (; j + KERN_LANES <= n; j += KERN_LANES) {
+		s0 += kern_load2(a + j) * kern_load2(b + j);
+		s1 += kern_load2(a + j + 2) * kern_load2(b + j + 2);
+		s2 += kern_load2(a + j + 4) * kern_load2(b + j + 4);
+		s3 += kern_load2(a + j + 6) * kern_load2(b + j + 6);
+	}
+	for (; j < n; j++)
+		t += a[j] * b[j];
+	return kern_hsum(s0, s1, s2, s3) + t;
+}
+
+/* <a, b> and ||b||^2 in one pass over b. */
+static inline double
+kern_dot_sqnorm(const double *restrict a, const double *restrict b, size_t n, double *ret_nn)
+{
+	kern_v2 s0 = { 0, 0 }, s1 = s0, s2 = s0, s3 = s0, q0 = s0, q1 = s0, q2 = s0, q3 = s0;
+	double t = 0.0, u = 0.0;
+	size_t j = 0;
+
+	for (; j + KERN_LANES <= n; j += KERN_LANES) {
+		kern_v2 b0 = kern_load2(b + j), b1 = kern_load2(b + j + 2);
+		kern_v2 b2 = kern_load2(b + j + 4), b3 = kern_load2(b + j + 6);
+
+		s0 += kern_load2(a + j) * b0;
+		s1 += kern_load2(a + j + 2) * b1;
+		s2 += kern_load2(a + j + 4) * b2;
+		s3 += kern_load2(a + j + 6) * b3;
+		q0 += b0 * b0;
+		q1 += b1 * b1;
+		q2 += b2 * b2;
+		q3 += b3 * b3;
+	}
+	for (; j < n; j++) {
+		t += a[j] * b[j];
+		u += b[j] * b[j];
+	}
+	*ret_nn = kern_hsum(q0, q1, q2, q3) + u;
+	return kern_hsum(s0, s1, s2, s3) + t;
+}
+#else
+/* <a, b> over n doubles. */
+static inline double
+kern_dot(const double *restrict a, const double *restrict b, size_t n)
+{
+	double acc[KERN_LANES] = { 0 }, t = 0.0;
+	size_t j = 0;
+
+	for (; j + KERN_LANES <= n; j += KERN_LANES)
+		for (size_t l = 0; l < KERN_LANES; l++)
+			acc[l] += a[j + l] * b[j + l];
+	for (; j < n; j++)
+		t += a[j] * b[j];
+	return (((acc[0] + acc[2]) + (acc[4] + acc[6])) + ((acc[1] + acc[3]) + (acc[5] + acc[7]))) +
+	       t;
+}
+
+/* <a, b> and ||b||^2 in one pass over b. */
+static inline double
+kern_dot_sqnorm(const double *restrict a, const double *restrict b, size_t n, double *ret_nn)
+{
+	double acc[KERN_LANES] = { 0 }, nn[KERN_LANES] = { 0 }, t = 0.0, u = 0.0;
+	size_t j = 0;
+
+	for (; j + KERN_LANES <= n; j += KERN_LANES)
+		for (size_t l = 0; l < KERN_LANES; l++) {
+			acc[l] += a[j + l] * b[j + l];
+			nn[l] += b[j + l] * b[j + l];
+		}
+	for (; j < n; j++) {
+		t += a[j] * b[j];
+		u += b[j] * b[j];
+	}
+	*ret_nn = (((nn[0] + nn[2]) + (nn[4] + nn[6])) + ((nn[1] + nn[3]) + (nn[5] + nn[7]))) + u;
+	return (((acc[0] + acc[2]) + (acc[4] + acc[6])) + ((acc[1] + acc[3]) + (acc[5] + acc[7]))) +
+	       t;
+}
+#endif
+
+/* y += a x over n doubles. */
+static inline void
+kern_axpy(double a, const double *restrict x, double *restrict y, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		y[j] += a * x[j];
+}
+
+/* Sparse <w, x> for x given by nnz (col, val) pairs. */
+static inline double
+kern_sdot(const uint32_t *restrict col, const double *restrict val, size_t nnz,
+	  const double *restrict w)
+{
+	double s0 = 0.0, s1 = 0.0;
+	size_t k = 0;
+
+	for (; k + 2 <= nnz; k += 2) {
+		s0 += val[k] * w[col[k]];
+		s1 += val[k + 1] * w[col[k + 1]];
+	}
+	if (k < nnz)
+		s0 += val[k] * w[col[k]];
+	return s0 + s1;
+}
+
+/* Sparse ||x||^2 and <w, x>. */
+static inline double
+kern_sdot_sqnorm(const uint32_t *restrict col, const double *restrict val, size_t nnz,
+		 const double *restrict w, double *ret_nn)
+{
+	double s0 = 0.0, s1 = 0.0, n0 = 0.0, n1 = 0.0;
+	size_t k = 0;
+
+	for (; k + 2 <= nnz; k += 2) {
+		s0 += val[k] * w[col[k]];
+		s1 += val[k + 1] * w[col[k + 1]];
+		n0 += val[k] * val[k];
+		n1 += val[k + 1] * val[k + 1];
+	}
+	if (k < nnz) {
+		s0 += val[k] * w[col[k]];
+		n0 += val[k] * val[k];
+	}
+	*ret_nn = n0 + n1;
+	return s0 + s1;
+}
+
+/* Sparse g += a x.  Columns of a row are distinct (data.h), so the
+ * scattered stores never alias each other. */
+static inline void
+kern_saxpy(double a, const uint32_t *restrict col, const double *restrict val, size_t nnz,
+	   double *restrict g)
+{
+	for (size_t k = 0; k < nnz; k++)
+		g[col[k]] += a * val[k];
+}
+
+/* ---- one row of a dataset ---- */
+
+/* <x_i, w> over the d features. */
+static inline double
+data_row_dot(const struct dataset *ds, size_t i, const double *restrict w)
+{
+	if (ds->layout == DATA_CSR) {
+		size_t b = ds->row_ptr[i], e = ds->row_ptr[i + 1];
+
+		return kern_sdot(ds->col + b, ds->val + b, e - b, w);
+	}
+	return kern_dot(ds->x + i * ds->d, w, ds->d);
+}
+
+/* <x_i, w>, and ||x_i||^2 in *ret_nn, in one pass. */
+static inline double
+data_row_dot_sqnorm(const struct dataset *ds, size_t i, const double *restrict w, double *ret_nn)
+{
+	if (ds->layout == DATA_CSR) {
+		size_t b = ds->row_ptr[i], e = ds->row_ptr[i + 1];
+
+		return kern_sdot_sqnorm(ds->col + b, ds->val + b, e - b, w, ret_nn);
+	}
+	return kern_dot_sqnorm(w, ds->x + i * ds->d, ds->d, ret_nn);
+}
+
+/* ||x_i||_2^2. */
+static inline double
+data_row_sqnorm(const struct dataset *ds, size_t i)
+{
+	if (ds->layout == DATA_CSR) {
+		size_t b = ds->row_ptr[i], e = ds->row_ptr[i + 1];
+
+		return kern_dot(ds->val + b, ds->val + b, e - b);
+	}
+	return kern_dot(ds->x + i * ds->d, ds->x + i * ds->d, ds->d);
+}
+
+/* g += a x_i. */
+static inline void
+data_row_axpy(const struct dataset *ds, size_t i, double a, double *restrict g)
+{
+	if (ds->layout == DATA_CSR) {
+		size_t b = ds->row_ptr[i], e = ds->row_ptr[i + 1];
+
+		kern_saxpy(a, ds->col + b, ds->val + b, e - b, g);
+		return;
+	}
+	kern_axpy(a, ds->x + i * ds->d, g, ds->d);
+}
+
+/* ---- multi-output (K classes, W feature-major: W[j * K + k]) ---- */
+
+/* s[k] += sum_j x_ij W[j * K + k] for k < K. */
+static inline void
+data_row_matvec(const struct dataset *ds, size_t i, const double *restrict W, size_t K,
+		double *restrict s)
+{
+	if (ds->layout == DATA_CSR) {
+		for (size_t p = ds->row_ptr[i]; p < ds->row_ptr[i + 1]; p++) {
+			const double v = ds->val[p], *restrict wj = W + (size_t)ds->col[p] * K;
+
+			for (size_t k = 0; k < K; k++)
+				s[k] += v * wj[k];
+		}
+		return;
+	}
+	for (size_t j = 0; j < ds->d; j++) {
+		const double v = ds->x[i * ds->d + j], *restrict wj = W + j * K;
+
+		for (size_t k = 0; k < K; k++)
+			s[k] += v * wj[k];
+	}
+}
+
+/* G[j * K + k] += x_ij r[k]: the rank-1 update x_i r^T. */
+static inline void
+data_row_rank1(const struct dataset *ds, size_t i, const double *restrict r, size_t K,
+	       double *restrict G)
+{
+	if (ds->layout == DATA_CSR) {
+		for (size_t p = ds->row_ptr[i]; p < ds->row_ptr[i + 1]; p++) {
+			const double v = ds->val[p];
+			double *restrict gj = G + (size_t)ds->col[p] * K;
+
+			for (size_t k = 0; k < K; k++)
+				gj[k] += v * r[k];
+		}
+		return;
+	}
+	for (size_t j = 0; j < ds->d; j++) {
+		const double v = ds->x[i * ds->d + j];
+		double *restrict gj = G + j * K;
+
+		for (size_t k = 0; k < K; k++)
+			gj[k] += v * r[k];
+	}
+}
+
+/* Ask for row i's bytes ahead of use (a hint: no effect on results). */
+static inline void
+data_row_prefetch(const struct dataset *ds, size_t i)
+{
+#if defined(__GNUC__)
+	if (ds->layout == DATA_CSR) {
+		size_t b = ds->row_ptr[i], e = ds->row_ptr[i + 1];
+
+		for (size_t p = b; p < e; p += 64 / sizeof(double))
+			__builtin_prefetch(ds->val + p, 0, 0);
+		for (size_t p = b; p < e; p += 64 / sizeof(uint32_t))
+			__builtin_prefetch(ds->col + p, 0, 0);
+		return;
+	}
+	for (size_t j = 0; j < ds->d; j += 64 / sizeof(double))
+		__builtin_prefetch(ds->x + i * ds->d + j, 0, 0);
+	__builtin_prefetch(ds->x + i * ds->d + ds->d - 1, 0, 0);
+#else
+	(void)ds;
+	(void)i;
+#endif
+}
+
+#endif /* ALGORITHMS_KERNELS_H */
