@@ -85,6 +85,14 @@ rng_u64(struct rng *r)
 {
 	uint64_t v;
 
+	/* The same bytes as rng_bytes(r, &v, 8), without its loop while
+	 * the buffer holds a whole word. */
+	if (r->pos <= RNG_BUFFER_BYTES - sizeof(v)) {
+		memcpy(&v, r->buf + r->pos, sizeof(v));
+		memset(r->buf + r->pos, 0, sizeof(v));
+		r->pos += sizeof(v);
+		return v;
+	}
 	rng_bytes(r, &v, sizeof(v));
 	return v;
 }
