@@ -259,11 +259,8 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 		return err_set_field(e, ERR_INVALID, "algorithm",
 				     "unknown algorithm '%s' (GET /v1/algorithms lists them)",
 				     alg_name);
-	/* The public schema as far as the service knows it today: features,
-	 * task and bounds (classes and groups come with the schema work). */
-	r.spec.schema.d = meta->d;
-	r.spec.schema.task = meta->task;
-	r.spec.schema.bounds = meta->bounds;
+	/* The dataset's whole public schema: classes, groups, blocks. */
+	r.spec.schema = meta->schema;
 	if ((rc = jv_object(doc, "", "objective", true, &objective, e)) != ERR_OK ||
 	    (rc = parse_objective(objective, r.alg, &r.spec.schema, &r.spec.objective, &norm_obj,
 				  e)) != ERR_OK)

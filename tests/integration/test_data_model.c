@@ -6,6 +6,7 @@
  * row names its line and column and keeps nothing.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +167,89 @@ START_TEST(test_rich_schema)
 }
 END_TEST
 
+/* n rows of d features: LIBSVM (sparse, ~d/3 non-zeros) or CSV; binary
+ * labels, or class indices 0..k-1 when k > 0; the row norm stays below 1. */
+static char *
+rows_text(size_t n, size_t d, unsigned k, bool libsvm, unsigned seed)
+{
+	size_t cap = n * (d * 24 + 32) + 1, len = 0;
+	char *t = malloc(cap);
+	unsigned long long st = 0x9e3779b97f4a7c15ULL * (seed + 1);
+
+	ck_assert_ptr_nonnull(t);
+	for (size_t i = 0; i < n; i++) {
+		double x[64], z = 0.0;
+
+		ck_assert_uint_le(d, 64);
+		for (size_t j = 0; j < d; j++) {
+			st ^= st << 13;
+			st ^= st >> 7;
+			st ^= st << 17;
+			x[j] = (st % 3 == 0) ? ((double)(st >> 11) * 0x1p-53 - 0.5) / (double)d
+					     : 0.0;
+			z += (double)(j % 2 ? 1 : -1) * x[j];
+		}
+		if (libsvm) {
+			len += (size_t)snprintf(t + len, cap - len, "%d",
+						k > 0 ? (int)(i % k) : (z > 0 ? 1 : -1));
+			for (size_t j = 0; j < d; j++)
+				if (x[j] != 0.0)
+					len += (size_t)snprintf(t + len, cap - len, " %zu:%.6f",
+								j + 1, x[j]);
+		} else {
+			for (size_t j = 0; j < d; j++)
+				len += (size_t)snprintf(t + len, cap - len, "%.6f,", x[j]);
+			len += (size_t)snprintf(t + len, cap - len, "%d",
+						k > 0 ? (int)(i % k) : (z > 0 ? 1 : -1));
+		}
+		t[len++] = '\n';
+	}
+	t[len] = '\0';
+	return t;
+}
+
+/* Runs on a CSR dataset and on a multiclass one succeed, and the result
+ * has the objective's dimension. */
+START_TEST(test_runs_on_new_data)
+{
+	char a[40], m[40], run[40];
+	char *svm = rows_text(2000, 20, 0, true, 1), *mc = rows_text(2000, 6, 3, false, 2);
+	json_t *j;
+
+	h_dataset_create(&srv, owner,
+			 "{\"name\": \"svm\", \"schema\": {\"features\": 20, \"task\": \"binary\"},"
+			 " \"bounds\": {\"feature_l2\": 1}," BUDGET "}",
+			 a);
+	put(a, "text/x-libsvm", svm, 200, NULL, NULL);
+	state_is(a, "sealed", "csr");
+	j = h_run_create(&srv, owner, a, H_RUN_BODY, run);
+	json_decref(j);
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	ck_assert_uint_eq(json_array_size(h_get(j, "result.x")), 20);
+	json_decref(j);
+
+	h_dataset_create(
+		&srv, owner,
+		"{\"name\": \"mc\", \"schema\": {\"features\": 6, \"task\": \"multiclass\","
+		" \"classes\": 3}, \"bounds\": {\"feature_l2\": 1}," BUDGET "}",
+		m);
+	put(m, "text/csv", mc, 200, NULL, NULL);
+	j = h_run_create(&srv, owner, m,
+			 "{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\":"
+			 " \"multiclass_logistic\", \"intercept\": true,"
+			 " \"class_prior\": [0.3, 0.3, 0.4]},"
+			 " \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 3}},"
+			 " \"privacy\": {\"epsilon\": 0.5, \"delta\": 1e-7}}",
+			 run);
+	json_decref(j);
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	ck_assert_uint_eq(json_array_size(h_get(j, "result.x")), (6 + 1) * 3);
+	json_decref(j);
+	free(svm);
+	free(mc);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -179,6 +263,7 @@ main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_libsvm_upload);
 	tcase_add_test(tc, test_rich_schema);
+	tcase_add_test(tc, test_runs_on_new_data);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);

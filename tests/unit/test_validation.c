@@ -93,6 +93,7 @@ meta(enum task task, double label)
 				    .label = label,
 				    .label_lo = NAN,
 				    .label_hi = NAN };
+	m.schema = (struct data_schema){ .d = m.d, .task = task, .bounds = m.bounds };
 	strcpy(m.id, "00000000-0000-0000-0000-000000000001");
 	strcpy(m.state, "sealed");
 	return m;
@@ -254,6 +255,7 @@ START_TEST(test_run_request_fields)
 	ck_assert_int_eq(try_run(&reg, "least_squares", "l2_ball", "0.5", "", &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "bounds.label");
 	reg.bounds.label = 2.0;
+	reg.schema.bounds.label = 2.0;
 	ck_assert_int_eq(try_run(&reg, "least_squares", "l2_ball", "0.5", "", &e), ERR_OK);
 }
 END_TEST
