@@ -241,19 +241,26 @@ enum err_code
 run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run_request *ret,
 		  struct err *e)
 {
-	static const char *const top[] = { "algorithm", "objective", "constraints",
-					   "privacy",   "params",    NULL };
+	static const char *const top[] = { "algorithm", "objective",       "constraints", "privacy",
+					   "params",    "eval_dataset_id", NULL };
 	static const char *const constraint_keys[] = { "x", "y", NULL };
 	static const char *const privacy_keys[] = { "epsilon", "delta", NULL };
 	struct run_request r = { 0 };
 	const char *alg_name;
 	json_t *objective, *constraints, *cx, *cy, *privacy, *params, *empty = NULL;
 	json_t *norm_x = NULL, *norm_params = NULL, *norm_obj = NULL;
+	const char *eval_id = NULL;
 	enum err_code rc;
 
 	if ((rc = jv_only_keys(doc, "", top, e)) != ERR_OK ||
-	    (rc = jv_string(doc, "", "algorithm", true, 64, &alg_name, e)) != ERR_OK)
+	    (rc = jv_string(doc, "", "algorithm", true, 64, &alg_name, e)) != ERR_OK ||
+	    (rc = jv_string(doc, "", "eval_dataset_id", false, 64, &eval_id, e)) != ERR_OK)
 		return rc;
+	if (eval_id != NULL && !is_uuid(eval_id))
+		return err_set_field(e, ERR_INVALID, "eval_dataset_id",
+				     "'eval_dataset_id' must be the id of a public dataset");
+	if (eval_id != NULL)
+		snprintf(r.eval_dataset_id, sizeof(r.eval_dataset_id), "%s", eval_id);
 	r.alg = alg_find(alg_name);
 	if (r.alg == NULL)
 		return err_set_field(e, ERR_INVALID, "algorithm",
@@ -304,6 +311,11 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 		json_pack("{s:s, s:O, s:{s:O}, s:{s:f, s:f}, s:O}", "algorithm", r.alg->name,
 			  "objective", norm_obj, "constraints", "x", norm_x, "privacy", "epsilon",
 			  r.spec.epsilon, "delta", r.spec.delta, "params", norm_params);
+	if (r.normalised != NULL && eval_id != NULL &&
+	    json_object_set_new(r.normalised, "eval_dataset_id", json_string(eval_id)) != 0) {
+		json_decref(r.normalised);
+		r.normalised = NULL;
+	}
 	if (r.normalised == NULL) {
 		rc = err_set(e, ERR_NOMEM, "cannot normalise the request");
 		goto out_free;
@@ -340,4 +352,27 @@ run_plan_json(const struct run_plan *plan, enum accounting_mode mode)
 		      "charge", "epsilon", plan->charge_epsilon, "delta", plan->charge_delta,
 		      "params_used", used);
 	return j;
+}
+
+enum err_code
+run_request_check_eval(const struct run_request *r, const struct dataset_meta *eval, struct err *e)
+{
+	const struct data_schema *a = &r->spec.schema, *b = &eval->schema;
+
+	if (!eval->is_public)
+		return err_set_field(
+			e, ERR_INVALID, "eval_dataset_id",
+			"dataset '%s' is not public: metrics on private data are never "
+			"returned",
+			eval->id);
+	if (strcmp(eval->state, "sealed") != 0)
+		return err_set_field(e, ERR_INVALID, "eval_dataset_id",
+				     "dataset '%s' has no data yet", eval->id);
+	if (a->d != b->d || a->task != b->task || a->n_classes != b->n_classes ||
+	    (r->spec.objective.p.n_group_proportions > 0 && a->n_groups != b->n_groups))
+		return err_set_field(e, ERR_INVALID, "eval_dataset_id",
+				     "dataset '%s' does not have this dataset's features, task and "
+				     "classes (and groups for a group-weighted objective)",
+				     eval->id);
+	return ERR_OK;
 }

@@ -24,7 +24,8 @@
 struct run_request {
 	const struct alg_ops *alg; /* points into the static registry */
 	struct run_spec spec;
-	json_t *normalised; /* owned: the request with every default filled in */
+	json_t *normalised;       /* owned: the request with every default filled in */
+	char eval_dataset_id[37]; /* a public dataset to evaluate the result on; "" if none */
 };
 
 /* Validate doc (borrowed) for dataset meta (sealed).  Errors name the
@@ -33,6 +34,13 @@ enum err_code run_request_parse(const json_t *doc, const struct dataset_meta *me
 				struct run_request *ret, struct err *e);
 
 void run_request_clear(struct run_request *r);
+
+/* The evaluation dataset (its metadata, already loaded for the tenant)
+ * must be public, sealed, and have the run's features, task and classes
+ * (and groups when the objective weights by group).  ERR_INVALID naming
+ * "eval_dataset_id". */
+enum err_code run_request_check_eval(const struct run_request *r, const struct dataset_meta *eval,
+				     struct err *e);
 
 /* The plan as JSON: steps, event, charge, parameters used.  Owned. */
 json_t *run_plan_json(const struct run_plan *plan, enum accounting_mode mode);

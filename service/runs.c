@@ -140,6 +140,26 @@ runs_check_dataset(const struct dataset_meta *meta, struct err *e)
 	return ERR_OK;
 }
 
+/* The run's evaluation dataset, if it names one: a public, sealed
+ * dataset of the tenant with the same features (run_request.h). */
+static enum err_code
+check_eval(struct db_conn *db, const char *tenant, const struct run_request *req, struct err *e)
+{
+	struct dataset_meta em;
+	enum err_code rc;
+
+	if (req->eval_dataset_id[0] == '\0')
+		return ERR_OK;
+	rc = datasets_meta(db, tenant, req->eval_dataset_id, false, &em, e);
+	if (rc == ERR_NOT_FOUND)
+		return err_set_field(e, ERR_INVALID, "eval_dataset_id",
+				     "no dataset '%s' of yours to evaluate on",
+				     req->eval_dataset_id);
+	if (rc != ERR_OK)
+		return rc;
+	return run_request_check_eval(req, &em, e);
+}
+
 static enum err_code
 insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *meta,
 	   const struct run_request *req, const struct run_plan *plan, double work,
@@ -254,6 +274,8 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 		rc = runs_check_dataset(&meta, e);
 		if (rc == ERR_OK)
 			rc = run_request_parse(doc, &meta, &req, e);
+		if (rc == ERR_OK)
+			rc = check_eval(db, tenant, &req, e);
 		if (rc == ERR_OK)
 			rc = datasets_check_delta(&meta, req.spec.delta, meta.n_rows,
 						  "privacy.delta", e);
@@ -412,6 +434,8 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 		rc = runs_check_dataset(&meta, e);
 	if (rc == ERR_OK)
 		rc = run_request_parse(doc, &meta, &req, e);
+	if (rc == ERR_OK)
+		rc = check_eval(db, tenant, &req, e);
 	if (rc == ERR_OK)
 		rc = datasets_check_delta(&meta, req.spec.delta, meta.n_rows, "privacy.delta", e);
 	if (rc == ERR_OK)

@@ -16,6 +16,7 @@
 
 #include "dataset_cache.h"
 #include "dataset_load.h"
+#include "evaluate.h"
 #include "datasets.h"
 #include "log.h"
 #include "run_request.h"
@@ -201,6 +202,32 @@ worker_load_dataset(void *ctx, struct db_conn *db, const char *id, const void *a
 			    (size_t)meta->nnz, ret, e);
 }
 
+/* The released result's metrics on the run's public evaluation dataset
+ * (checked at admission, checked again here: it may have been deleted).
+ * A failure here does not fail the run, whose result is already paid for:
+ * the block says the evaluation is unavailable. */
+static json_t *
+evaluation(struct worker *w, const char *tenant, const struct run_request *req, const double *x)
+{
+	const struct loaded_dataset *ds = NULL;
+	struct dataset_meta em;
+	struct err e = { 0 };
+	json_t *r = NULL;
+
+	if (datasets_meta(w->db, tenant, req->eval_dataset_id, false, &em, &e) == ERR_OK &&
+	    run_request_check_eval(req, &em, &e) == ERR_OK &&
+	    dataset_cache_get(w->srv->datasets, w->db, em.id, &em, &ds, &e) == ERR_OK) {
+		r = evaluate_json(&req->spec.objective, &ds->view, x, em.id);
+		dataset_cache_put(w->srv->datasets, ds);
+	}
+	if (r == NULL) {
+		log_err(req->eval_dataset_id, &e);
+		r = json_pack("{s:s, s:s}", "dataset_id", req->eval_dataset_id, "error",
+			      "the evaluation dataset is not available");
+	}
+	return r;
+}
+
 /* Final state of a run this worker holds. */
 static void
 settle(struct worker *w, const char *run_id, const char *state, const char *error_code,
@@ -287,6 +314,8 @@ execute(struct worker *w, PGresult *claim)
 
 	if (rc == ERR_OK) {
 		result = result_json(&req, &plan, x, seconds_between(&t0, &t1) * 1e3);
+		if (result != NULL && req.eval_dataset_id[0] != '\0')
+			json_object_set_new(result, "evaluation", evaluation(w, tenant, &req, x));
 		result_text = result != NULL ? json_dumps(result, JSON_COMPACT) : NULL;
 		if (result_text == NULL) {
 			rc = err_set(&e, ERR_NOMEM, "cannot serialise the result");

@@ -250,6 +250,70 @@ START_TEST(test_runs_on_new_data)
 }
 END_TEST
 
+#define EVAL_RUN(id)                                                                               \
+	"{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\": \"logistic\"},"            \
+	" \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 3}},"                       \
+	" \"privacy\": {\"epsilon\": 0.1, \"delta\": 1e-7}, \"eval_dataset_id\": \"" id "\"}"
+
+/* A run evaluated on a public dataset reports loss and accuracy there;
+ * private, unknown or mismatched evaluation datasets are refused at
+ * admission and nothing is charged. */
+START_TEST(test_public_evaluation)
+{
+	char a[40], p[40], q[40], other[40], run[40], body[1024], path[128];
+	char *train = rows_text(2000, 20, 0, false, 7), *test = rows_text(500, 20, 0, true, 8);
+	char *small = rows_text(100, 5, 0, false, 9);
+	json_t *j;
+	double loss, acc;
+
+	h_dataset_create(&srv, owner,
+			 "{\"name\": \"train\", \"schema\": {\"features\": 20, \"task\": "
+			 "\"binary\"}, \"bounds\": {\"feature_l2\": 1}," BUDGET "}",
+			 a);
+	put(a, "text/csv", train, 200, NULL, NULL);
+	h_dataset_create(&srv, owner,
+			 "{\"name\": \"test\", \"schema\": {\"features\": 20, \"task\": "
+			 "\"binary\"}, \"bounds\": {\"feature_l2\": 1}, \"public\": true}",
+			 p);
+	put(p, "text/x-libsvm", test, 200, NULL, NULL);
+	h_dataset_create(&srv, owner,
+			 "{\"name\": \"small\", \"schema\": {\"features\": 5, \"task\": "
+			 "\"binary\"}, \"bounds\": {\"feature_l2\": 1}, \"public\": true}",
+			 q);
+	put(q, "text/csv", small, 200, NULL, NULL);
+	h_dataset_create(&srv, owner,
+			 "{\"name\": \"private\", \"schema\": {\"features\": 20, \"task\": "
+			 "\"binary\"}, \"bounds\": {\"feature_l2\": 1}," BUDGET "}",
+			 other);
+
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", a);
+	snprintf(body, sizeof(body), EVAL_RUN("%s"), other);
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "eval_dataset_id", "not public");
+	snprintf(body, sizeof(body), EVAL_RUN("%s"), q);
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "eval_dataset_id", "features");
+	snprintf(body, sizeof(body), EVAL_RUN("%s"), "00000000-0000-4000-8000-000000000000");
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "eval_dataset_id", NULL);
+	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM runs WHERE dataset_id = '%s'", a), 0);
+
+	snprintf(body, sizeof(body), EVAL_RUN("%s"), p);
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	ck_assert_str_eq(json_string_value(h_get(j, "result.evaluation.dataset_id")), p);
+	ck_assert_int_eq(json_integer_value(h_get(j, "result.evaluation.n_rows")), 500);
+	loss = json_number_value(h_get(j, "result.evaluation.loss"));
+	acc = json_number_value(h_get(j, "result.evaluation.accuracy"));
+	ck_assert(loss > 0.0 && loss < 5.0);
+	ck_assert(acc >= 0.0 && acc <= 1.0);
+	json_decref(j);
+	free(train);
+	free(test);
+	free(small);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -264,6 +328,7 @@ main(void)
 	tcase_add_test(tc, test_libsvm_upload);
 	tcase_add_test(tc, test_rich_schema);
 	tcase_add_test(tc, test_runs_on_new_data);
+	tcase_add_test(tc, test_public_evaluation);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
