@@ -25,6 +25,7 @@
 #include "metrics.h"
 #include "migrate.h"
 #include "server.h"
+#include "solve.h"
 #include "worker.h"
 
 static void
@@ -39,7 +40,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: dpoptd [migrate | keys create --tenant T --role owner|analyst |"
-			" privacy ...]\n");
+			" privacy ... | solve ...]\n");
 	exit(2);
 }
 
@@ -140,6 +141,11 @@ main(int argc, char **argv)
 	struct err e = { 0 };
 	int level;
 
+	/* The offline solver needs no service configuration or database. */
+	if (argc >= 2 && strcmp(argv[1], "solve") == 0) {
+		json_object_seed(0);
+		return solve_main(argc, argv);
+	}
 	if (config_from_env(&srv.cfg, &e) != ERR_OK)
 		die(&e);
 	level = log_level_from_name(srv.cfg.log_level);

@@ -376,3 +376,23 @@ run_request_check_eval(const struct run_request *r, const struct dataset_meta *e
 				     eval->id);
 	return ERR_OK;
 }
+
+json_t *
+run_result_json(const struct run_request *req, const struct run_plan *plan, const double *x,
+		double wall_ms)
+{
+	json_t *xs = json_array();
+	json_t *plan_json = run_plan_json(plan, req->spec.mode);
+	json_t *r;
+
+	for (size_t i = 0; xs != NULL && i < req->spec.dim; i++)
+		json_array_append_new(xs, json_real(x[i]));
+	r = json_pack("{s:o, s:{s:O, s:O, s:O}, s:O, s:I, s:f}", "x", xs, "privacy", "event",
+		      json_object_get(plan_json, "event"), "charged",
+		      json_object_get(plan_json, "charge"), "accountant",
+		      json_object_get(plan_json, "accountant"), "params_used",
+		      json_object_get(plan_json, "params_used"), "steps", (json_int_t)plan->steps,
+		      "wall_time_ms", wall_ms);
+	json_decref(plan_json); /* "O" took references of its own */
+	return r;
+}

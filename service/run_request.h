@@ -42,6 +42,13 @@ void run_request_clear(struct run_request *r);
 enum err_code run_request_check_eval(const struct run_request *r, const struct dataset_meta *eval,
 				     struct err *e);
 
+/* The "result" member of a finished run: x (spec.dim values), privacy
+ * (event, charged, accountant), params_used, steps, wall_time_ms.  The
+ * worker and the offline solver print the same.  Owned; NULL when out of
+ * memory. */
+json_t *run_result_json(const struct run_request *req, const struct run_plan *plan, const double *x,
+			double wall_ms);
+
 /* The plan as JSON: steps, event, charge, parameters used.  Owned. */
 json_t *run_plan_json(const struct run_plan *plan, enum accounting_mode mode);
 

@@ -172,26 +172,6 @@ on_progress(void *ctx, unsigned long done, unsigned long total)
 	return !c->cancel_requested && !c->lease_lost;
 }
 
-static json_t *
-result_json(const struct run_request *req, const struct run_plan *plan, const double *x,
-	    double wall_ms)
-{
-	json_t *xs = json_array();
-	json_t *plan_json = run_plan_json(plan, req->spec.mode);
-	json_t *r;
-
-	for (size_t i = 0; xs != NULL && i < req->spec.dim; i++)
-		json_array_append_new(xs, json_real(x[i]));
-	r = json_pack("{s:o, s:{s:O, s:O, s:O}, s:O, s:I, s:f}", "x", xs, "privacy", "event",
-		      json_object_get(plan_json, "event"), "charged",
-		      json_object_get(plan_json, "charge"), "accountant",
-		      json_object_get(plan_json, "accountant"), "params_used",
-		      json_object_get(plan_json, "params_used"), "steps", (json_int_t)plan->steps,
-		      "wall_time_ms", wall_ms);
-	json_decref(plan_json); /* "O" took references of its own */
-	return r;
-}
-
 enum err_code
 worker_load_dataset(void *ctx, struct db_conn *db, const char *id, const void *arg,
 		    struct loaded_dataset *ret, struct err *e)
@@ -313,7 +293,7 @@ execute(struct worker *w, PGresult *claim)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
 	if (rc == ERR_OK) {
-		result = result_json(&req, &plan, x, seconds_between(&t0, &t1) * 1e3);
+		result = run_result_json(&req, &plan, x, seconds_between(&t0, &t1) * 1e3);
 		if (result != NULL && req.eval_dataset_id[0] != '\0')
 			json_object_set_new(result, "evaluation", evaluation(w, tenant, &req, x));
 		result_text = result != NULL ? json_dumps(result, JSON_COMPACT) : NULL;

@@ -1,0 +1,469 @@
+/*
+ * solve.c - `dpoptd solve` (solve.h): read local files through the
+ * upload's parsers and row rules, build the run request the API would get,
+ * and run it through the service's own request parsing, planning and
+ * driver.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "alg.h"
+#include "csv.h"
+#include "datasets.h"
+#include "evaluate.h"
+#include "handlers.h"
+#include "libsvm.h"
+#include "rng.h"
+#include "rows.h"
+#include "run_request.h"
+#include "schema.h"
+#include "solve.h"
+
+#define READ_BYTES (64u << 10)
+
+struct solve_opts {
+	const char *data, *format, *schema, *algorithm, *objective, *constraint;
+	const char *epsilon, *delta, *params, *mode, *eval, *eval_format;
+	bool list;
+};
+
+/* Rows of one file, through the upload's rules (rows.h). */
+struct reader {
+	const struct data_schema *s;
+	struct rows_builder *b;
+	double *row;   /* d + tail */
+	uint32_t *col; /* d */
+};
+
+static void
+print_error(const struct err *e)
+{
+	json_t *j = json_pack("{s:{s:s, s:s, s:s*}}", "error", "code", err_code_name(e->code),
+			      "message", e->msg, "field", e->field[0] != '\0' ? e->field : NULL);
+	char *text = j != NULL ? json_dumps(j, JSON_INDENT(2)) : NULL;
+
+	fprintf(stderr, "%s\n", text != NULL ? text : e->msg);
+	free(text);
+	json_decref(j);
+}
+
+static int
+usage(const char *why)
+{
+	fprintf(stderr,
+		"dpoptd solve: %s\n"
+		"usage: dpoptd solve --data FILE --format csv|libsvm --schema FILE.json\n"
+		"                    --algorithm NAME --objective NAME|JSON\n"
+		"                    --constraint KIND:KEY=VALUE,... --epsilon E --delta D\n"
+		"                    [--params JSON] [--mode renyi|basic]\n"
+		"                    [--eval FILE [--eval-format csv|libsvm]]\n"
+		"       dpoptd solve --list\n",
+		why);
+	return 2;
+}
+
+static enum err_code
+on_csv(void *ctx, const double *cells, size_t ncols, unsigned long line, struct err *e)
+{
+	struct reader *r = ctx;
+	size_t d = r->s->d;
+	enum err_code rc;
+
+	memcpy(r->row, cells, ncols * sizeof(double));
+	rc = rows_check_tail(r->s, r->row + d, line, d + 1, e);
+	if (rc != ERR_OK)
+		return rc;
+	rows_clip_dense(r->s, r->row);
+	for (size_t j = 0; j < d; j++)
+		if (r->row[j] == 0.0)
+			r->row[j] = 0.0; /* -0 as +0, as the upload stores it */
+	return rows_builder_add_dense(r->b, r->row, r->row + d, e);
+}
+
+static enum err_code
+on_svm(void *ctx, const struct libsvm_row *row, struct err *e)
+{
+	struct reader *r = ctx;
+	double tail[2], *val = r->row;
+	size_t t = 0, nnz = 0;
+	enum err_code rc;
+
+	if ((r->s->n_groups > 0) != row->has_group)
+		return err_set_field(e, ERR_INVALID, "data",
+				     "line %lu: 'qid:<group>' is required exactly when the schema "
+				     "has a group column",
+				     row->line);
+	if (r->s->n_groups > 0)
+		tail[t++] = (double)row->group;
+	if (r->s->task != TASK_UNLABELED)
+		tail[t++] = row->label;
+	rc = rows_check_tail(r->s, tail, row->line, 1, e);
+	if (rc != ERR_OK)
+		return rc;
+	memcpy(val, row->val, row->nnz * sizeof(double));
+	memcpy(r->col, row->col, row->nnz * sizeof(uint32_t));
+	rows_clip_sparse(r->s, r->col, val, row->nnz);
+	for (size_t j = 0; j < row->nnz; j++)
+		if (val[j] != 0.0) {
+			r->col[nnz] = r->col[j];
+			val[nnz++] = val[j];
+		}
+	return rows_builder_add_sparse(r->b, r->col, val, nnz, tail, e);
+}
+
+/* Read path (format "csv" or "libsvm") into b, whose schema is s. */
+static enum err_code
+read_rows(const char *path, const char *format, const struct data_schema *s,
+	  const struct schema_extra *x, struct rows_builder *b, struct err *e)
+{
+	bool sparse;
+	struct reader r = { .s = s, .b = b };
+	struct csv_parser csv = { 0 };
+	struct libsvm_parser svm = { 0 };
+	size_t d = s->d, t = rows_tail_len(s), n;
+	char *buf = NULL;
+	FILE *f = NULL;
+	enum err_code rc;
+
+	if (strcmp(format, "csv") == 0)
+		sparse = false;
+	else if (strcmp(format, "libsvm") == 0)
+		sparse = true;
+	else
+		return err_set_field(e, ERR_INVALID, "format", "'--format' must be csv or libsvm");
+	if (sparse && s->n_categorical > 0)
+		return err_set_field(e, ERR_INVALID, "format",
+				     "a schema with categorical attributes is read from CSV");
+	rc = rows_builder_init(b, s, sparse ? DATA_CSR : DATA_DENSE, 0, 0, e);
+	if (rc != ERR_OK)
+		return rc;
+	r.row = calloc(d + t + 1, sizeof(double));
+	r.col = calloc(d + 1, sizeof(uint32_t));
+	buf = malloc(READ_BYTES);
+	if (r.row == NULL || r.col == NULL || buf == NULL) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (sparse) {
+		rc = libsvm_parser_init(&svm, d, s->task != TASK_UNLABELED, (d + 2) * 64 + 1024,
+					on_svm, &r, e);
+	} else {
+		rc = csv_parser_init(&csv, d + t, (d + t) * 64 + 256, on_csv, &r, e);
+		for (size_t c = 0; rc == ERR_OK && c < s->n_categorical; c++)
+			if (x->labels[c].count > 0)
+				rc = csv_parser_set_labels(&csv, d + c,
+							   (const char *const *)x->labels[c].label,
+							   x->labels[c].count, e);
+	}
+	if (rc != ERR_OK)
+		goto out;
+	f = fopen(path, "rb");
+	if (f == NULL) {
+		rc = err_set_field(e, ERR_INVALID, "data", "cannot open '%s': %s", path,
+				   strerror(errno));
+		goto out;
+	}
+	while (rc == ERR_OK && (n = fread(buf, 1, READ_BYTES, f)) > 0)
+		rc = sparse ? libsvm_parser_feed(&svm, buf, n, e)
+			    : csv_parser_feed(&csv, buf, n, e);
+	if (rc == ERR_OK && ferror(f))
+		rc = err_set_field(e, ERR_INVALID, "data", "cannot read '%s'", path);
+	if (rc == ERR_OK)
+		rc = sparse ? libsvm_parser_finish(&svm, e) : csv_parser_finish(&csv, e);
+out:
+	if (f != NULL)
+		fclose(f);
+	csv_parser_clear(&csv);
+	libsvm_parser_clear(&svm);
+	free(buf);
+	free(r.row);
+	free(r.col);
+	return rc;
+}
+
+static enum err_code
+read_schema(const char *path, struct data_schema *ret, struct schema_extra *ret_x, struct err *e)
+{
+	json_error_t je;
+	json_t *doc = json_load_file(path, 0, &je);
+	enum err_code rc;
+
+	if (doc == NULL)
+		return err_set_field(e, ERR_INVALID, "schema", "cannot read '%s': %s (line %d)",
+				     path, je.text, je.line);
+	if (!json_is_object(doc)) {
+		json_decref(doc);
+		return err_set_field(e, ERR_INVALID, "schema",
+				     "'%s' must hold {\"schema\": ..., \"bounds\": ...}", path);
+	}
+	rc = schema_parse_extra(json_object_get(doc, "schema"), json_object_get(doc, "bounds"), ret,
+				ret_x, e);
+	json_decref(doc);
+	return rc;
+}
+
+/* "l2_ball:radius=5" -> {"kind": "l2_ball", "radius": 5}; values are JSON
+ * numbers (or strings when they are not numbers). */
+static enum err_code
+constraint_json(const char *spec, json_t **ret, struct err *e)
+{
+	const char *colon = strchr(spec, ':');
+	char kind[64], item[256];
+	json_t *c;
+
+	if (colon == NULL || colon == spec || (size_t)(colon - spec) >= sizeof(kind))
+		return err_set_field(e, ERR_INVALID, "constraints.x",
+				     "'--constraint' must be KIND:KEY=VALUE,... (e.g. "
+				     "l2_ball:radius=5)");
+	memcpy(kind, spec, (size_t)(colon - spec));
+	kind[colon - spec] = '\0';
+	c = json_pack("{s:s}", "kind", kind);
+	for (const char *p = colon + 1; c != NULL && *p != '\0';) {
+		size_t n = strcspn(p, ",");
+		char *eq, *end;
+		double v;
+
+		if (n == 0 || n >= sizeof(item)) {
+			json_decref(c);
+			return err_set_field(e, ERR_INVALID, "constraints.x",
+					     "'--constraint': empty or overlong KEY=VALUE");
+		}
+		memcpy(item, p, n);
+		item[n] = '\0';
+		eq = strchr(item, '=');
+		if (eq == NULL || eq == item) {
+			json_decref(c);
+			return err_set_field(e, ERR_INVALID, "constraints.x",
+					     "'--constraint': '%s' is not KEY=VALUE", item);
+		}
+		*eq++ = '\0';
+		v = strtod(eq, &end);
+		json_object_set_new(c, item,
+				    *eq != '\0' && *end == '\0' ? json_real(v) : json_string(eq));
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	if (c == NULL)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	*ret = c;
+	return ERR_OK;
+}
+
+static enum err_code
+json_arg(const char *text, const char *field, json_t **ret, struct err *e)
+{
+	json_error_t je;
+	json_t *j = json_loads(text, 0, &je);
+
+	if (j == NULL || !json_is_object(j)) {
+		json_decref(j);
+		return err_set_field(e, ERR_INVALID, field, "'%s' must be a JSON object", field);
+	}
+	*ret = j;
+	return ERR_OK;
+}
+
+/* The API's run request body, from the options. */
+static enum err_code
+request_json(const struct solve_opts *o, json_t **ret, struct err *e)
+{
+	json_t *obj = NULL, *cx = NULL, *params = NULL, *doc;
+	char *end;
+	double eps = strtod(o->epsilon, &end), delta;
+	enum err_code rc;
+
+	if (*o->epsilon == '\0' || *end != '\0')
+		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+				     "'--epsilon' must be a number");
+	delta = strtod(o->delta, &end);
+	if (*o->delta == '\0' || *end != '\0')
+		return err_set_field(e, ERR_INVALID, "privacy.delta", "'--delta' must be a number");
+	if (o->objective[0] == '{')
+		rc = json_arg(o->objective, "objective", &obj, e);
+	else
+		rc = (obj = json_pack("{s:s}", "name", o->objective)) != NULL
+			     ? ERR_OK
+			     : err_set(e, ERR_NOMEM, "out of memory");
+	if (rc == ERR_OK)
+		rc = constraint_json(o->constraint, &cx, e);
+	if (rc == ERR_OK && o->params != NULL)
+		rc = json_arg(o->params, "params", &params, e);
+	if (rc != ERR_OK) {
+		json_decref(obj);
+		json_decref(cx);
+		return rc;
+	}
+	doc = json_pack("{s:s, s:o, s:{s:o}, s:{s:f, s:f}, s:o*}", "algorithm", o->algorithm,
+			"objective", obj, "constraints", "x", cx, "privacy", "epsilon", eps,
+			"delta", delta, "params", params);
+	if (doc == NULL)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	*ret = doc;
+	return ERR_OK;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+static enum err_code
+solve(const struct solve_opts *o, json_t **ret, struct err *e)
+{
+	struct data_schema s;
+	struct schema_extra x = { 0 };
+	struct rows_builder b = { 0 }, eb = { 0 };
+	struct dataset_meta m = { 0 };
+	struct run_request req = { 0 };
+	struct run_plan plan;
+	struct dataset view, eview;
+	struct rng *rng = NULL;
+	json_t *doc = NULL, *result = NULL;
+	double *w = NULL, t0;
+	enum err_code rc;
+
+	rc = read_schema(o->schema, &s, &x, e);
+	if (rc == ERR_OK)
+		rc = read_rows(o->data, o->format, &s, &x, &b, e);
+	if (rc != ERR_OK)
+		goto out;
+	rows_builder_view(&b, &view, NULL);
+	m.schema = s;
+	m.d = s.d;
+	m.task = s.task;
+	m.bounds = s.bounds;
+	m.n_rows = (long long)view.n;
+	m.layout = b.layout;
+	snprintf(m.state, sizeof(m.state), "sealed");
+	snprintf(m.mode, sizeof(m.mode), "%s", o->mode != NULL ? o->mode : "renyi");
+	if (strcmp(m.mode, "renyi") != 0 && strcmp(m.mode, "basic") != 0) {
+		rc = err_set_field(e, ERR_INVALID, "accounting_mode",
+				   "'--mode' must be renyi or basic");
+		goto out;
+	}
+	rc = request_json(o, &doc, e);
+	if (rc == ERR_OK)
+		rc = run_request_parse(doc, &m, &req, e);
+	if (rc == ERR_OK)
+		rc = datasets_check_delta(&m, req.spec.delta, m.n_rows, "privacy.delta", e);
+	if (rc == ERR_OK)
+		rc = req.alg->plan(&req.spec, &plan, e);
+	if (rc != ERR_OK)
+		goto out;
+	w = calloc(req.spec.dim, sizeof(double));
+	rng = rng_openssl_new(e);
+	if (w == NULL) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (rng == NULL) {
+		rc = e->code;
+		goto out;
+	}
+	t0 = now_ms();
+	rc = alg_run(req.alg, &req.spec, &plan, &view, rng, NULL, NULL, w, e);
+	if (rc != ERR_OK)
+		goto out;
+	result = run_result_json(&req, &plan, w, now_ms() - t0);
+	if (result == NULL) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (o->eval != NULL) {
+		/* The caller vouches the file is public (solve.h). */
+		rc = read_rows(o->eval, o->eval_format != NULL ? o->eval_format : o->format, &s, &x,
+			       &eb, e);
+		if (rc != ERR_OK) {
+			err_prefix_field(e, "eval");
+			goto out;
+		}
+		rows_builder_view(&eb, &eview, NULL);
+		json_object_set_new(result, "evaluation",
+				    evaluate_json(&req.spec.objective, &eview, w, NULL));
+		json_object_set_new(json_object_get(result, "evaluation"), "file",
+				    json_string(o->eval));
+	}
+	*ret = result;
+	result = NULL;
+out:
+	json_decref(result);
+	json_decref(doc);
+	rng_free(rng);
+	free(w);
+	run_request_clear(&req);
+	rows_builder_clear(&b);
+	rows_builder_clear(&eb);
+	schema_extra_clear(&x);
+	return rc;
+}
+
+int
+solve_main(int argc, char **argv)
+{
+	struct solve_opts o = { 0 };
+	struct {
+		const char *name;
+		const char **dst;
+	} const opt[] = {
+		{ "--data", &o.data },           { "--format", &o.format },
+		{ "--schema", &o.schema },       { "--algorithm", &o.algorithm },
+		{ "--objective", &o.objective }, { "--constraint", &o.constraint },
+		{ "--epsilon", &o.epsilon },     { "--delta", &o.delta },
+		{ "--params", &o.params },       { "--mode", &o.mode },
+		{ "--eval", &o.eval },           { "--eval-format", &o.eval_format },
+	};
+	struct err e = { 0 };
+	json_t *out = NULL;
+	char *text;
+	enum err_code rc;
+
+	for (int i = 2; i < argc; i++) {
+		size_t k;
+
+		if (strcmp(argv[i], "--list") == 0) {
+			o.list = true;
+			continue;
+		}
+		for (k = 0; k < sizeof(opt) / sizeof(opt[0]); k++)
+			if (strcmp(argv[i], opt[k].name) == 0)
+				break;
+		if (k == sizeof(opt) / sizeof(opt[0]))
+			return usage("unknown option");
+		if (i + 1 >= argc)
+			return usage("an option lacks its value");
+		*opt[k].dst = argv[++i];
+	}
+	if (o.list) {
+		out = catalogue_json();
+	} else {
+		if (o.data == NULL || o.format == NULL || o.schema == NULL || o.algorithm == NULL ||
+		    o.objective == NULL || o.constraint == NULL || o.epsilon == NULL ||
+		    o.delta == NULL)
+			return usage("missing a required option");
+		rc = solve(&o, &out, &e);
+		if (rc != ERR_OK) {
+			print_error(&e);
+			return 1;
+		}
+	}
+	text = out != NULL ? json_dumps(out, JSON_INDENT(2)) : NULL;
+	json_decref(out);
+	if (text == NULL) {
+		fprintf(stderr, "dpoptd solve: out of memory\n");
+		return 1;
+	}
+	printf("%s\n", text);
+	free(text);
+	return 0;
+}

@@ -1,0 +1,30 @@
+/*
+ * solve.h - `dpoptd solve`: the algorithms on local files, without the
+ * service or a database.
+ *
+ *   dpoptd solve --data FILE --format csv|libsvm --schema FILE.json
+ *                --algorithm NAME --objective NAME|JSON --constraint KIND:K=V,...
+ *                --epsilon E --delta D [--params JSON] [--mode renyi|basic]
+ *                [--eval FILE [--eval-format csv|libsvm]]
+ *   dpoptd solve --list
+ *
+ * The same path as the API, in one process: the schema file holds the
+ * "schema" and "bounds" members of POST /v1/datasets (service/schema.h);
+ * the rows go through the same parsers, validation and clipping
+ * (service/rows.h); the run request is built from the options and goes
+ * through run_request_parse(), the δ < 1/n check, plan(), the accountant,
+ * calibration and noise of the service; the output is the "result" member
+ * a run of the API would have (run_result_json()), plus "evaluation" on
+ * the --eval file, which the caller vouches is public.  Noise comes from
+ * OpenSSL, as in the service: a run cannot be replayed by a seed.
+ *
+ * Exit status: 0 and the result on stdout; 1 and {"error": {...}} (code,
+ * message, field) on stderr when the input is refused or the run fails;
+ * 2 on a usage error.
+ */
+#ifndef SERVICE_SOLVE_H
+#define SERVICE_SOLVE_H
+
+int solve_main(int argc, char **argv);
+
+#endif /* SERVICE_SOLVE_H */
