@@ -37,7 +37,8 @@ HANDLER(handle_metrics)
 {
 	struct db_conn *db = db_pool_acquire(srv->pool, NULL);
 
-	ret->text = metrics_render(srv->metrics, db, e); /* db may be NULL: gauges left out */
+	ret->text = metrics_render(srv->metrics, db, srv->datasets,
+				   e); /* db may be NULL: gauges left out */
 	db_pool_release(srv->pool, db);
 	if (ret->text == NULL)
 		return e->code;

@@ -13,7 +13,7 @@
 #include "util.h"
 
 static const unsigned statuses[] = { 200, 201, 202, 204, 400, 401, 403, 404,
-				     409, 413, 415, 422, 500, 503, 0 /* other */ };
+				     405, 409, 413, 415, 422, 500, 503, 0 /* other */ };
 static const double buckets[] = { 0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
 				  0.25,  0.5,   1.0,  2.5,   5.0,  10.0 };
 
@@ -148,8 +148,32 @@ render_runs(struct buf *b, struct db_conn *db)
 		   counts[0]);
 }
 
+/* This process's shared dataset cache (dataset_cache.h). */
+static void
+render_cache(struct buf *b, struct dataset_cache *c)
+{
+	struct dataset_cache_stats st;
+
+	if (c == NULL)
+		return;
+	dataset_cache_stats(c, &st);
+	buf_printf(b,
+		   "# HELP dpopt_dataset_cache_bytes Memory held by loaded datasets.\n"
+		   "# TYPE dpopt_dataset_cache_bytes gauge\ndpopt_dataset_cache_bytes %zu\n"
+		   "# HELP dpopt_dataset_cache_entries Loaded datasets.\n"
+		   "# TYPE dpopt_dataset_cache_entries gauge\ndpopt_dataset_cache_entries %zu\n"
+		   "# HELP dpopt_dataset_cache_lookups_total Dataset lookups by outcome.\n"
+		   "# TYPE dpopt_dataset_cache_lookups_total counter\n"
+		   "dpopt_dataset_cache_lookups_total{outcome=\"hit\"} %lu\n"
+		   "dpopt_dataset_cache_lookups_total{outcome=\"miss\"} %lu\n"
+		   "# HELP dpopt_dataset_cache_evictions_total Loaded datasets freed.\n"
+		   "# TYPE dpopt_dataset_cache_evictions_total counter\n"
+		   "dpopt_dataset_cache_evictions_total %lu\n",
+		   st.bytes, st.entries, st.hits, st.misses, st.evictions);
+}
+
 char *
-metrics_render(struct metrics *m, struct db_conn *db, struct err *e)
+metrics_render(struct metrics *m, struct db_conn *db, struct dataset_cache *cache, struct err *e)
 {
 	struct buf b = { .cap = 4096 };
 	char label[128];
@@ -208,6 +232,7 @@ metrics_render(struct metrics *m, struct db_conn *db, struct err *e)
 			   label, cum);
 	}
 	render_runs(&b, db);
+	render_cache(&b, cache);
 	if (b.failed) {
 		free(b.s);
 		err_set(e, ERR_NOMEM, "cannot render metrics");

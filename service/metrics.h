@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "dataset_cache.h"
 #include "db.h"
 #include "err.h"
 
@@ -27,6 +28,7 @@ void metrics_observe_request(struct metrics *m, size_t route, unsigned status, d
 
 /* Render the Prometheus text format; owned string or NULL with *e set.
  * db may be NULL (then the run gauges are left out). */
-char *metrics_render(struct metrics *m, struct db_conn *db, struct err *e);
+char *metrics_render(struct metrics *m, struct db_conn *db, struct dataset_cache *cache,
+		     struct err *e);
 
 #endif /* SERVICE_METRICS_H */

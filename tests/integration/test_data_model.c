@@ -245,6 +245,17 @@ START_TEST(test_runs_on_new_data)
 	j = h_run_wait(&srv, owner, run, "succeeded", 60);
 	ck_assert_uint_eq(json_array_size(h_get(j, "result.x")), (6 + 1) * 3);
 	json_decref(j);
+	/* Both datasets were loaded once into the workers' cache. */
+	{
+		struct h_resp r;
+
+		h_http(&srv, "GET", "/metrics", NULL, NULL, NULL, 0, NULL, &r);
+		ck_assert_int_eq(r.status, 200);
+		ck_assert_ptr_nonnull(
+			strstr(r.body, "dpopt_dataset_cache_lookups_total{outcome=\"miss\"} 2\n"));
+		ck_assert_ptr_nonnull(strstr(r.body, "dpopt_dataset_cache_entries 2\n"));
+		h_resp_clear(&r);
+	}
 	free(svm);
 	free(mc);
 }
