@@ -153,7 +153,9 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 				     "task",
 				     ops->name);
 	if (s->d == 0)
-		return err_set(e, ERR_INVALID, "the dataset has no features");
+		return err_set_field(e, ERR_INVALID, "objective.name",
+				     "'%s' needs numeric features: the dataset has none",
+				     ops->name);
 	if ((ops->multi == NULL) == (ops->phi == NULL || ops->dphi == NULL))
 		return err_set(e, ERR_INTERNAL, "objective '%s' has no loss", ops->name);
 	if (ops->multi != NULL && (s->n_classes < 2 || s->n_classes > DATA_MAX_CLASSES))

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libsvm.h"
 #include "rows.h"
 #include "util.h"
 
@@ -29,25 +30,27 @@ is_index(double v, size_t n)
 	return v >= 0.0 && v < (double)n && v == floor(v);
 }
 
-enum err_code
-rows_check_tail(const struct data_schema *s, double *tail, unsigned long line, size_t first_col,
-		struct err *e)
+/* Check the tail, naming value k's position as "<unit> pos(k)". */
+static enum err_code
+check_tail(const struct data_schema *s, double *tail, unsigned long line, const char *unit,
+	   size_t first, const size_t *pos, struct err *e)
 {
 	size_t k = 0;
+#define POS(k) (pos != NULL ? pos[k] : first + (k))
 
 	for (size_t c = 0; c < s->n_categorical; c++, k++)
 		if (!is_index(tail[k], s->categorical[c].size))
 			return err_set_field(e, ERR_INVALID, "data",
-					     "line %lu, column %zu: '%s' must be an index 0..%zu "
+					     "line %lu, %s %zu: '%s' must be an index 0..%zu "
 					     "or one of its labels",
-					     line, first_col + k, s->categorical[c].name,
+					     line, unit, POS(k), s->categorical[c].name,
 					     s->categorical[c].size - 1);
 	if (s->n_groups > 0) {
 		if (!is_index(tail[k], s->n_groups))
 			return err_set_field(e, ERR_INVALID, "data",
-					     "line %lu, column %zu: the group must be an integer "
+					     "line %lu, %s %zu: the group must be an integer "
 					     "0..%zu",
-					     line, first_col + k, s->n_groups - 1);
+					     line, unit, POS(k), s->n_groups - 1);
 		k++;
 	}
 	if (!labeled(s))
@@ -56,16 +59,15 @@ rows_check_tail(const struct data_schema *s, double *tail, unsigned long line, s
 	case TASK_BINARY:
 		if (tail[k] != 1.0 && tail[k] != -1.0)
 			return err_set_field(e, ERR_INVALID, "data",
-					     "line %lu, column %zu: the label must be -1 or 1",
-					     line, first_col + k);
+					     "line %lu, %s %zu: the label must be -1 or 1", line,
+					     unit, POS(k));
 		break;
 	case TASK_MULTICLASS:
 		if (!is_index(tail[k], s->n_classes))
-			return err_set_field(
-				e, ERR_INVALID, "data",
-				"line %lu, column %zu: the label must be a class index "
-				"0..%zu",
-				line, first_col + k, s->n_classes - 1);
+			return err_set_field(e, ERR_INVALID, "data",
+					     "line %lu, %s %zu: the label must be a class index "
+					     "0..%zu",
+					     line, unit, POS(k), s->n_classes - 1);
 		break;
 	case TASK_REGRESSION: {
 		const struct bounds *b = &s->bounds;
@@ -81,6 +83,71 @@ rows_check_tail(const struct data_schema *s, double *tail, unsigned long line, s
 	default:
 		break;
 	}
+	return ERR_OK;
+#undef POS
+}
+
+enum err_code
+rows_check_tail(const struct data_schema *s, double *tail, unsigned long line, size_t first_col,
+		struct err *e)
+{
+	return check_tail(s, tail, line, "column", first_col, NULL, e);
+}
+
+enum err_code
+rows_ingest_dense(const struct data_schema *s, double *row, unsigned long line, struct err *e)
+{
+	enum err_code rc = check_tail(s, row + s->d, line, "column", s->d + 1, NULL, e);
+
+	if (rc != ERR_OK)
+		return rc;
+	rows_clip_dense(s, row);
+	for (size_t j = 0; j < s->d; j++)
+		if (row[j] == 0.0)
+			row[j] = 0.0; /* -0 is stored as +0, as the sparse form would be */
+	return ERR_OK;
+}
+
+enum err_code
+rows_ingest_libsvm(const struct data_schema *s, const struct libsvm_row *r, uint32_t *col,
+		   double *val, size_t *ret_nnz, double *tail, struct err *e)
+{
+	/* On the line the label is entry 1 and qid entry 2; in the tail the
+	 * group comes first. */
+	static const size_t pos_group_label[2] = { 2, 1 };
+	size_t t = 0, nnz = 0;
+	enum err_code rc;
+
+	if (s->n_groups > 0 && !r->has_group)
+		return err_set_field(e, ERR_INVALID, "data",
+				     "line %lu: 'qid:<group>' is required: the schema has a group "
+				     "column",
+				     r->line);
+	if (s->n_groups == 0 && r->has_group)
+		return err_set_field(e, ERR_INVALID, "data",
+				     "line %lu: 'qid' given but the schema has no group column",
+				     r->line);
+	if (s->n_categorical > 0)
+		return err_set_field(e, ERR_INVALID, "data",
+				     "LIBSVM lines have no categorical cells: upload as CSV");
+	if (s->n_groups > 0)
+		tail[t++] = (double)r->group;
+	if (s->task != TASK_UNLABELED)
+		tail[t++] = r->label;
+	rc = check_tail(s, tail, r->line, "entry", 1, s->n_groups > 0 ? pos_group_label : NULL, e);
+	if (rc != ERR_OK)
+		return rc;
+	memcpy(val, r->val, r->nnz * sizeof(double));
+	memcpy(col, r->col, r->nnz * sizeof(uint32_t));
+	rows_clip_sparse(s, col, val, r->nnz);
+	/* Scaling may underflow a tiny value to zero: a stored value is never
+	 * zero, so drop it, as the dense form does not list zeros either. */
+	for (size_t j = 0; j < r->nnz; j++)
+		if (val[j] != 0.0) {
+			col[nnz] = col[j];
+			val[nnz++] = val[j];
+		}
+	*ret_nnz = nnz;
 	return ERR_OK;
 }
 

@@ -41,6 +41,20 @@ size_t rows_tail_len(const struct data_schema *s);
 enum err_code rows_check_tail(const struct data_schema *s, double *tail, unsigned long line,
 			      size_t first_col, struct err *e);
 
+/* The one path of a parsed row (upload and offline solver alike): a CSV
+ * row (d features then the tail, in place) is checked, clipped, and -0
+ * becomes +0; a LIBSVM row's qid and label become the tail (group, label),
+ * which is checked (positions as "entry": the label is entry 1, qid entry
+ * 2), and its non-zeros are copied to col/val (room for r->nnz), clipped,
+ * and those that underflow to 0 dropped (*ret_nnz left).  LIBSVM rows have
+ * no categorical cells: a schema with some is refused. */
+struct libsvm_row;
+enum err_code rows_ingest_dense(const struct data_schema *s, double *row, unsigned long line,
+				struct err *e);
+enum err_code rows_ingest_libsvm(const struct data_schema *s, const struct libsvm_row *r,
+				 uint32_t *col, double *val, size_t *ret_nnz, double *tail,
+				 struct err *e);
+
 /* Clip a dense row (s->d values) / the non-zeros of a sparse one. */
 void rows_clip_dense(const struct data_schema *s, double *x);
 void rows_clip_sparse(const struct data_schema *s, const uint32_t *col, double *val, size_t nnz);

@@ -72,49 +72,27 @@ static enum err_code
 on_csv(void *ctx, const double *cells, size_t ncols, unsigned long line, struct err *e)
 {
 	struct reader *r = ctx;
-	size_t d = r->s->d;
 	enum err_code rc;
 
 	memcpy(r->row, cells, ncols * sizeof(double));
-	rc = rows_check_tail(r->s, r->row + d, line, d + 1, e);
+	rc = rows_ingest_dense(r->s, r->row, line, e);
 	if (rc != ERR_OK)
 		return rc;
-	rows_clip_dense(r->s, r->row);
-	for (size_t j = 0; j < d; j++)
-		if (r->row[j] == 0.0)
-			r->row[j] = 0.0; /* -0 as +0, as the upload stores it */
-	return rows_builder_add_dense(r->b, r->row, r->row + d, e);
+	return rows_builder_add_dense(r->b, r->row, r->row + r->s->d, e);
 }
 
 static enum err_code
 on_svm(void *ctx, const struct libsvm_row *row, struct err *e)
 {
 	struct reader *r = ctx;
-	double tail[2], *val = r->row;
-	size_t t = 0, nnz = 0;
+	double tail[2];
+	size_t nnz;
 	enum err_code rc;
 
-	if ((r->s->n_groups > 0) != row->has_group)
-		return err_set_field(e, ERR_INVALID, "data",
-				     "line %lu: 'qid:<group>' is required exactly when the schema "
-				     "has a group column",
-				     row->line);
-	if (r->s->n_groups > 0)
-		tail[t++] = (double)row->group;
-	if (r->s->task != TASK_UNLABELED)
-		tail[t++] = row->label;
-	rc = rows_check_tail(r->s, tail, row->line, 1, e);
+	rc = rows_ingest_libsvm(r->s, row, r->col, r->row, &nnz, tail, e);
 	if (rc != ERR_OK)
 		return rc;
-	memcpy(val, row->val, row->nnz * sizeof(double));
-	memcpy(r->col, row->col, row->nnz * sizeof(uint32_t));
-	rows_clip_sparse(r->s, r->col, val, row->nnz);
-	for (size_t j = 0; j < row->nnz; j++)
-		if (val[j] != 0.0) {
-			r->col[nnz] = r->col[j];
-			val[nnz++] = val[j];
-		}
-	return rows_builder_add_sparse(r->b, r->col, val, nnz, tail, e);
+	return rows_builder_add_sparse(r->b, r->col, r->row, nnz, tail, e);
 }
 
 /* Read path (format "csv" or "libsvm") into b, whose schema is s. */

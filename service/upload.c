@@ -137,28 +137,23 @@ on_csv_row(void *ctx, const double *cells, size_t ncols, unsigned long line, str
 {
 	struct upload *u = ctx;
 	size_t d = u->s->d, nnz = 0, len = rows_dense_bytes(u->s);
-	double *tail = u->row + d;
 	enum err_code rc;
 
 	memcpy(u->row, cells, ncols * sizeof(double));
-	rc = rows_check_tail(u->s, tail, line, d + 1, e);
+	rc = rows_ingest_dense(u->s, u->row, line, e);
 	if (rc != ERR_OK)
 		return rc;
-	rows_clip_dense(u->s, u->row);
-	for (size_t j = 0; j < d; j++) {
-		if (u->row[j] == 0.0) {
-			u->row[j] = 0.0; /* -0 is stored as +0, as the sparse form would */
-			continue;
+	for (size_t j = 0; j < d; j++)
+		if (u->row[j] != 0.0) {
+			u->col[nnz] = (uint32_t)j;
+			u->nzval[nnz++] = u->row[j];
 		}
-		u->col[nnz] = (uint32_t)j;
-		u->nzval[nnz++] = u->row[j];
-	}
-	rc = hash_row(u, u->col, u->nzval, nnz, tail, e);
+	rc = hash_row(u, u->col, u->nzval, nnz, u->row + d, e);
 	if (rc == ERR_OK)
 		rc = reserve(u, len, e);
 	if (rc != ERR_OK)
 		return rc;
-	rows_put_dense(u->s, u->chunk + u->chunk_len, u->row, tail);
+	rows_put_dense(u->s, u->chunk + u->chunk_len, u->row, u->row + d);
 	u->chunk_len += len;
 	return stored(u);
 }
@@ -167,44 +162,19 @@ static enum err_code
 on_svm_row(void *ctx, const struct libsvm_row *r, struct err *e)
 {
 	struct upload *u = ctx;
-	size_t t = rows_tail_len(u->s), nnz = 0, len;
-	double *val = u->row, tail[2];
+	double tail[2];
+	size_t nnz, len;
 	enum err_code rc;
 
-	if (u->s->n_groups > 0 && !r->has_group)
-		return err_set_field(e, ERR_INVALID, "data",
-				     "line %lu: 'qid:<group>' is required: the schema has a group "
-				     "column",
-				     r->line);
-	if (u->s->n_groups == 0 && r->has_group)
-		return err_set_field(e, ERR_INVALID, "data",
-				     "line %lu: 'qid' given but the schema has no group column",
-				     r->line);
-	t = 0;
-	if (u->s->n_groups > 0)
-		tail[t++] = (double)r->group;
-	if (u->s->task != TASK_UNLABELED)
-		tail[t++] = r->label;
-	rc = rows_check_tail(u->s, tail, r->line, 1, e);
-	if (rc != ERR_OK)
-		return rc;
-	memcpy(val, r->val, r->nnz * sizeof(double));
-	memcpy(u->col, r->col, r->nnz * sizeof(uint32_t));
-	rows_clip_sparse(u->s, u->col, val, r->nnz);
-	/* Scaling may underflow a tiny value to zero: a stored value is never
-	 * zero (rows.h), so drop it here, as the dense path does. */
-	for (size_t j = 0; j < r->nnz; j++)
-		if (val[j] != 0.0) {
-			u->col[nnz] = u->col[j];
-			val[nnz++] = val[j];
-		}
-	rc = hash_row(u, u->col, val, nnz, tail, e);
+	rc = rows_ingest_libsvm(u->s, r, u->col, u->row, &nnz, tail, e);
+	if (rc == ERR_OK)
+		rc = hash_row(u, u->col, u->row, nnz, tail, e);
 	len = rows_sparse_bytes(u->s, nnz);
 	if (rc == ERR_OK)
 		rc = reserve(u, len, e);
 	if (rc != ERR_OK)
 		return rc;
-	rows_put_sparse(u->s, u->chunk + u->chunk_len, u->col, val, nnz, tail);
+	rows_put_sparse(u->s, u->chunk + u->chunk_len, u->col, u->row, nnz, tail);
 	u->chunk_len += len;
 	u->nnz += (long long)nnz;
 	return stored(u);

@@ -91,7 +91,7 @@ START_TEST(test_libsvm_upload)
 	put(a, "text/plain", svm, 415, "Content-Type", "text/x-libsvm");
 	put(a, "text/x-libsvm", "1 5:0.1\n", 400, "data", "line 1");
 	put(a, "text/x-libsvm", "1 1:0.1\n1 3:0.1 2:0.2\n", 400, "data", "line 2");
-	put(a, "text/x-libsvm", "0.5 1:0.1\n", 400, "data", "line 1, column 1: the label");
+	put(a, "text/x-libsvm", "0.5 1:0.1\n", 400, "data", "line 1, entry 1: the label");
 	put(a, "text/x-libsvm", "1 qid:1 1:0.1\n", 400, "data", "no group column");
 	state_is(a, "created", "dense");
 	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM dataset_chunks"), 0);
@@ -131,6 +131,8 @@ START_TEST(test_rich_schema)
 			 g);
 	put(g, "text/csv", "0.1,0.2,2,1\n", 400, "data", "line 1, column 3: the group");
 	put(g, "text/x-libsvm", "1 1:0.1\n", 400, "data", "qid");
+	put(g, "text/x-libsvm", "1 qid:2 1:0.1\n", 400, "data", "line 1, entry 2: the group");
+	put(g, "text/x-libsvm", "0 qid:1 1:0.1\n", 400, "data", "line 1, entry 1: the label");
 	put(g, "text/x-libsvm", "1 qid:1 1:0.1\n-1 qid:0 2:0.2\n", 200, NULL, NULL);
 
 	/* categorical attributes, cells by label or index; no LIBSVM */
