@@ -315,6 +315,9 @@ START_TEST(test_contains)
 	ck_assert(!constraint_contains(&lp, a, 2, 0.0));
 	ck_assert(constraint_contains(&lp, a, 2, 1e-3));
 	ck_assert(constraint_contains(&sx, s, 3, 0.0));
+	s[1] = 0.5; /* sum 1.5 < 2: inside the l1 ball of radius 2, not on the simplex */
+	ck_assert(!constraint_contains(&sx, s, 3, 1e-3));
+	s[1] = 1.0;
 	ck_assert(!constraint_contains(&sx, t, 3, 0.0));
 	ck_assert(!constraint_contains(&sx, t, 3, 1e-10));
 	ck_assert(constraint_contains(&sx, t, 3, 1e-9));

@@ -136,6 +136,16 @@ START_TEST(test_entropic_log_domain)
 	for (int j = 0; j < 4; j++)
 		ck_assert(isfinite(th[j]));
 	ck_assert(th[1] == 0.0); /* max-shifted */
+	{
+		/* a point from large unshifted log-weights: no overflow, sums to scale */
+		double big[3] = { 1000.0, 1001.0, 999.0 }, xb[3];
+		double z = 1.0 + exp(-1.0) + exp(-2.0);
+
+		mirror_entropic_point(big, 3, 2.0, xb);
+		ck_assert_double_eq_tol(xb[0], 2.0 * exp(-1.0) / z, 1e-15);
+		ck_assert_double_eq_tol(xb[1], 2.0 / z, 1e-15);
+		ck_assert_double_eq_tol(xb[2], 2.0 * exp(-2.0) / z, 1e-15);
+	}
 	ck_assert(th[0] < th[2] && th[2] < th[3] && th[3] < th[1]);
 	for (int j = 0; j < 4; j++)
 		g[j] = -g[j];
@@ -217,6 +227,15 @@ START_TEST(test_pnorm_p_and_kappa)
 	ck_assert_double_eq_tol(mirror_pnorm_p(1000), 1.0 + 1.0 / log(1000.0), 1e-15);
 	ck_assert_double_eq_tol(mirror_pnorm_kappa(1.5, 8), 2.0, 1e-15);
 	ck_assert(mirror_pnorm_kappa(2.0, 9) == 3.0);
+	{
+		/* the default normalisation is Alg. 5/6's c = 1/(2(p - 1)) */
+		struct mirror_pnorm m;
+		double a[1] = { 0.0 };
+
+		mirror_pnorm_init(&m, 1000, a);
+		ck_assert(m.d == 1000 && m.a == a && m.p == mirror_pnorm_p(1000));
+		ck_assert_double_eq_tol(m.c, 0.5 * log(1000.0), 1e-13);
+	}
 	for (size_t d = 1; d <= 1000000; d = d * 3 + 1) {
 		double p = mirror_pnorm_p(d), k = mirror_pnorm_kappa(p, d);
 
