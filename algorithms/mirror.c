@@ -220,7 +220,7 @@ mirror_pnorm_bregman(const struct mirror_pnorm *m, const double *x, const double
 
 /* ---- the exact constrained mirror step (spec 004 section 3.2) ---- */
 
-enum ms_outer { MS_FREE, MS_L1, MS_SIMPLEX };
+enum ms_outer { MS_FREE, MS_L1, MS_SIMPLEX, MS_LP };
 
 struct ms {
 	const struct mirror_pnorm *m;
@@ -231,8 +231,71 @@ struct ms {
 	double log_r;     /* log R (+inf without the local ball) */
 	double nu;        /* the outer multiplier of the current tau-solve */
 	double theta_max; /* ||theta||_inf, the scale of nu */
+	double op;        /* the outer lp ball's exponent p' (MS_LP) */
 	int evals;
 };
+
+/* sign(t)|t|^e */
+static double
+spow(double t, double e)
+{
+	return copysign(pow(fabs(t), e), t);
+}
+
+/*
+ * MS-LP, one coordinate: the root x of
+ *
+ *	tau psi_p(x - a) + tau' psi_p'(x) = theta
+ *
+ * (tau' = nu >= 0 absorbs the outer multiplier: stationarity of
+ * c||x - a||_p^2 - <theta, x> + nu_R ||x - a||_p + nu' ||x||_p' has the
+ * gradients psi of both balls).  Divided by tau + tau' it reads
+ * alpha psi_p(x - a) + beta psi_p'(x) = w with alpha + beta = 1 and
+ * w = theta / (tau + tau'); the left side increases strictly in x, and
+ * splitting w = alpha w + beta w shows the root lies between the two
+ * single-term roots a + psi_p^{-1}(w) and psi_p'^{-1}(w).  Regula falsi
+ * (Illinois) with a bisection every fourth step on that bracket, to a few
+ * ulps: the derivative is infinite at x = a and x = 0 for p < 2, which
+ * rules out a plain Newton iteration.
+ */
+static double
+ms_coord_lp(const struct ms *s, double th, double a, double lt)
+{
+	double tau = exp(lt), den = tau + s->nu, w = th / den;
+	double alpha = isinf(tau) ? 1.0 : tau / den, beta = 1.0 - alpha;
+	double p = s->pm1 + 1.0, x1 = a + spow(w, s->qm1), x2 = spow(w, 1.0 / (s->op - 1.0));
+	double lo = fmin(x1, x2), hi = fmax(x1, x2), flo, fhi;
+	int side = 0;
+
+	flo = alpha * spow(lo - a, p - 1.0) + beta * spow(lo, s->op - 1.0) - w;
+	fhi = alpha * spow(hi - a, p - 1.0) + beta * spow(hi, s->op - 1.0) - w;
+	for (int it = 0; it < 200; it++) {
+		double t, ft;
+
+		if (flo >= 0.0)
+			return lo;
+		if (fhi <= 0.0 || hi - lo <= 4.0 * DBL_EPSILON * fmax(fabs(lo), fabs(hi)))
+			return hi;
+		t = lo - flo * (hi - lo) / (fhi - flo);
+		if (!(t > lo && t < hi) || it % 4 == 3)
+			t = 0.5 * (lo + hi);
+		ft = alpha * spow(t - a, p - 1.0) + beta * spow(t, s->op - 1.0) - w;
+		if (ft > 0.0) {
+			hi = t;
+			fhi = ft;
+			if (side == -1)
+				flo *= 0.5;
+			side = -1;
+		} else {
+			lo = t;
+			flo = ft;
+			if (side == 1)
+				fhi *= 0.5;
+			side = 1;
+		}
+	}
+	return 0.5 * (lo + hi);
+}
 
 /*
  * One coordinate of the KKT solution for (tau = e^lt, nu) (spec 004
@@ -275,6 +338,14 @@ ms_coord(const struct ms *s, size_t j, double lt, double *ret_log, bool *ret_zer
 			goto clamp;
 		w = th - s->nu;
 		break;
+	case MS_LP:
+		if (s->nu == 0.0) {
+			w = th;
+			break;
+		}
+		l = ms_coord_lp(s, th, a, lt) - a;
+		*ret_log = l == 0.0 ? -INFINITY : log(fabs(l));
+		return l;
 	default:
 		goto clamp;
 	}
@@ -300,6 +371,7 @@ static double
 ms_pass(struct ms *s, double lt, double *ret_outer, double *x)
 {
 	double mlog = -INFINITY, sum = 0.0, outer = 0.0, p = s->pm1 + 1.0;
+	double olog = -INFINITY, osum = 0.0; /* log-sum-exp of p' log|x_j| (MS_LP) */
 
 	s->evals++;
 	for (size_t j = 0; j < s->m->d; j++) {
@@ -311,6 +383,16 @@ ms_pass(struct ms *s, double lt, double *ret_outer, double *x)
 		if (x != NULL)
 			x[j] = xj;
 		outer += s->outer == MS_L1 ? fabs(xj) : xj;
+		if (s->outer == MS_LP && xj != 0.0) {
+			double ov = s->op * log(fabs(xj));
+
+			if (ov > olog) {
+				osum = osum * exp(olog - ov) + 1.0;
+				olog = ov;
+			} else {
+				osum += exp(ov - olog);
+			}
+		}
 		if (lg == -INFINITY)
 			continue;
 		v = p * lg;
@@ -321,6 +403,8 @@ ms_pass(struct ms *s, double lt, double *ret_outer, double *x)
 			sum += exp(v - mlog);
 		}
 	}
+	if (s->outer == MS_LP) /* log ||x||_p' */
+		outer = olog == -INFINITY ? -INFINITY : (olog + log(osum)) / s->op;
 	if (ret_outer != NULL)
 		*ret_outer = outer;
 	return mlog == -INFINITY ? -INFINITY : (mlog + log(sum)) / p;
@@ -479,9 +563,14 @@ ms_check(const struct mirror_pnorm *m, const struct constraint *outer, double R,
 		if (fabs(tot - outer->radius) > 1e-9 * outer->radius)
 			return err_set(e, ERR_INVALID, "the centre a is outside the simplex");
 		return ERR_OK;
+	case CONSTRAINT_LP_BALL:
+		if (m->a != NULL &&
+		    norm_shifted(m->a, NULL, m->d, outer->p, &tot) > outer->radius * (1.0 + 1e-9))
+			return err_set(e, ERR_INVALID, "the centre a is outside the lp ball");
+		return ERR_OK;
 	default:
 		return err_set(e, ERR_INVALID,
-			       "the p-norm mirror step supports l1_ball and simplex");
+			       "the p-norm mirror step supports l1_ball, simplex and lp_ball");
 	}
 }
 
@@ -500,7 +589,9 @@ mirror_pnorm_step(const struct mirror_pnorm *m, const struct constraint *outer, 
 	s->m = m;
 	s->outer = outer == NULL                            ? MS_FREE
 		   : (int)outer->kind == CONSTRAINT_L1_BALL ? MS_L1
-							    : MS_SIMPLEX;
+		   : (int)outer->kind == CONSTRAINT_SIMPLEX ? MS_SIMPLEX
+							    : MS_LP;
+	s->op = outer != NULL ? outer->p : 2.0;
 	s->theta = theta;
 	s->pm1 = m->p - 1.0;
 	s->qm1 = 1.0 / s->pm1;
@@ -508,7 +599,7 @@ mirror_pnorm_step(const struct mirror_pnorm *m, const struct constraint *outer, 
 	s->log_r = log(R);
 	for (size_t j = 0; j < m->d; j++)
 		s->theta_max = fmax(s->theta_max, fabs(theta[j]));
-	oc.target = outer != NULL ? outer->radius : 0.0;
+	oc.target = outer == NULL ? 0.0 : s->outer == MS_LP ? log(outer->radius) : outer->radius;
 
 	/*
 	 * Step 2 of the spec: the outer multiplier.  l1 ball: nu = 0 when the
@@ -517,13 +608,17 @@ mirror_pnorm_step(const struct mirror_pnorm *m, const struct constraint *outer, 
 	 * t0_j|), bracketed by doubling from ||theta||_inf.  Simplex: nu is
 	 * free; sum x(nu) - s is positive for nu -> -inf (all y_j > 0) and
 	 * -s for nu -> +inf (all x_j = 0); bracketed by doubling both ways.
+	 * lp ball (MS-LP): as the l1 ball, with nu = tau' and G(nu) =
+	 * log ||x(nu)||_p' - log rho (x is pulled to 0 as tau' grows).
 	 */
-	if (s->outer == MS_L1) {
+	if (s->outer == MS_L1 || s->outer == MS_LP) {
 		s->nu = 0.0;
 		flo = ms_f_outer(s, 0.0);
 		if (flo > 0.0) {
 			lo = 0.0;
 			hi = fmax(s->theta_max, DBL_MIN);
+			if (s->outer == MS_LP) /* tau' has the units of theta / |x|^{p'-1} */
+				hi /= pow(outer->radius, s->op - 1.0);
 			while ((fhi = ms_f_outer(s, hi)) > 0.0 && hi < DBL_MAX / 4.0)
 				hi *= 2.0;
 			nu = ms_root(s, ms_f_outer, lo, flo, hi, fhi,
@@ -550,6 +645,12 @@ mirror_pnorm_step(const struct mirror_pnorm *m, const struct constraint *outer, 
 	if (s->outer == MS_L1 && (nu > 0.0 || tot > outer->radius) && tot > 0.0)
 		for (size_t j = 0; j < m->d; j++)
 			ret_x[j] = ret_x[j] / tot * outer->radius;
+	if (s->outer == MS_LP && (nu > 0.0 || tot > log(outer->radius))) {
+		double mx, n = norm_shifted(ret_x, NULL, m->d, s->op, &mx);
+
+		for (size_t j = 0; n > 0.0 && j < m->d; j++)
+			ret_x[j] = ret_x[j] / n * outer->radius;
+	}
 	if (s->outer == MS_SIMPLEX) {
 		tot = 0.0;
 		for (size_t j = 0; j < m->d; j++)

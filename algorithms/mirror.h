@@ -99,15 +99,17 @@ struct mirror_step_info {
  *	C = outer  intersected with  {x : ||x - a||_p <= R},
  *
  * with theta = grad h(x_k) - gamma g for the step from x_k.  outer is
- * NULL (all of R^d), an l1 ball (MS-L1) or a simplex of scale s (MS-SIMPLEX);
+ * NULL (all of R^d), an l1 ball (MS-L1), a simplex of scale s
+ * (MS-SIMPLEX) or an lp ball of any exponent p' in (1, 2] (MS-LP);
  * R = INFINITY drops the local ball.  a must lie in outer (up to 1e-9
- * relative); the lp-ball outer set (MS-LP) is not implemented and gives
- * ERR_INVALID, as do a bad m, R <= 0, a non-finite theta or a centre
- * outside the set.  Solved by the nested monotone root finding of the
- * spec (tau for fixed nu, then nu) with safeguarded regula falsi to
- * machine precision in the multipliers; the result is then put exactly
- * on the outer set (rescaled onto the l1 sphere when that constraint
- * binds, renormalised to sum s on the simplex).  info may be NULL.
+ * relative); a bad m, R <= 0, another outer kind or a centre outside
+ * gives ERR_INVALID, a non-finite theta or a ERR_NUMERIC.  Solved by the
+ * nested monotone root finding of the spec (tau for fixed nu, then nu;
+ * for MS-LP each coordinate is itself a monotone scalar root) with
+ * safeguarded regula falsi to machine precision in the multipliers; the
+ * result is then put exactly on the outer set when it binds (rescaled
+ * onto the l1 or lp sphere, renormalised to sum s on the simplex).  info
+ * may be NULL.
  */
 enum err_code mirror_pnorm_step(const struct mirror_pnorm *m, const struct constraint *outer,
 				double R, const double *theta, double *ret_x,

@@ -448,11 +448,22 @@ START_TEST(test_pnorm_step_p2_is_projection)
 }
 END_TEST
 
-/* A random point of outer (l1 ball or simplex). */
+/* A random point of outer (l1 ball, simplex or lp ball). */
 static void
 random_outer(struct rng *r, const struct constraint *c, size_t d, double *y)
 {
 	double s = 0.0;
+
+	if (c->kind == CONSTRAINT_LP_BALL) {
+		for (size_t j = 0; j < d; j++)
+			y[j] = gauss(r);
+		s = c->radius *
+		    (rng_uniform(r) < 0.2 ? 1.0 : pow(rng_uniform(r), 1.0 / (double)d)) /
+		    normp(y, d, c->p);
+		for (size_t j = 0; j < d; j++)
+			y[j] *= s;
+		return;
+	}
 
 	for (size_t j = 0; j < d; j++)
 		s += y[j] = -log(1.0 - rng_uniform(r));
@@ -467,12 +478,11 @@ random_outer(struct rng *r, const struct constraint *c, size_t d, double *y)
 }
 
 /*
- * MS-L1 and MS-SIMPLEX, d = 2..4, p in {1.15, 1.3, 1.6, 2}, R from 0.05
- * to 5 (the spec's prototype grid): the step is feasible, and no feasible
- * point beats it on <gamma g, x> + D_h(x, x_k) (computed here by plain
- * formulas, with theta = grad h(x_k) - gamma g): neither 20000 random
- * points of the set nor 20000 points sampled around the answer at three
- * radii (a local check of optimality that random points cannot give).
+ * MS-L1, MS-SIMPLEX and MS-LP (outer exponent p' random in [1.1, 2]), d = 2..4, p in
+ * {1.15, 1.3, 1.6, 2}, R from 0.05 to 5 (the spec's prototype grid): the step is feasible, and no
+ * feasible point beats it on <gamma g, x> + D_h(x, x_k) (computed here by plain formulas, with
+ * theta = grad h(x_k) - gamma g): neither 20000 random points of the set nor 20000 points sampled
+ * around the answer at three radii (a local check of optimality that random points cannot give).
  */
 START_TEST(test_pnorm_step_brute_force)
 {
@@ -480,12 +490,16 @@ START_TEST(test_pnorm_step_brute_force)
 	static const double Rs[] = { 0.05, 0.3, 1.0, 5.0 };
 	struct rng r;
 
+	int outer_active = 0, ball_active = 0, cases = 0;
+
 	rng_splitmix_init(&r, 0xe9 + (uint64_t)_i);
 	for (size_t d = 2; d <= 4; d++)
 		for (int trial = 0; trial < 16; trial++) {
-			struct constraint outer = { .kind = _i ? CONSTRAINT_SIMPLEX
-							       : CONSTRAINT_L1_BALL,
-						    .radius = 0.5 + 1.5 * rng_uniform(&r) };
+			struct constraint outer = { .kind = _i == 0   ? CONSTRAINT_L1_BALL
+							    : _i == 1 ? CONSTRAINT_SIMPLEX
+								      : CONSTRAINT_LP_BALL,
+						    .radius = 0.5 + 1.5 * rng_uniform(&r),
+						    .p = 1.1 + 0.9 * rng_uniform(&r) };
 			struct mirror_pnorm m;
 			struct mirror_step_info info;
 			double a[4], xk[4], g[4], th[4], gk[4], x[4], y[4], u[4];
@@ -514,10 +528,28 @@ START_TEST(test_pnorm_step_brute_force)
 				th[j] = gk[j] - gamma * g[j];
 			ck_assert_int_eq(mirror_pnorm_step(&m, &outer, R, th, x, &info, NULL),
 					 ERR_OK);
+			cases++;
+			outer_active += info.outer_active;
+			ball_active += info.ball_active;
 
 			/* feasible */
 			ck_assert_msg(constraint_contains(&outer, x, d, 1e-12), "%s: outside",
 				      constraint_kind_name(outer.kind));
+			if (info.outer_active) { /* put exactly on the outer set's boundary */
+				double on = 0.0;
+
+				for (size_t j = 0; j < d; j++)
+					on += outer.kind == CONSTRAINT_SIMPLEX ? x[j] : 0.0;
+				if (outer.kind != CONSTRAINT_SIMPLEX)
+					on = normp(x, d,
+						   outer.kind == CONSTRAINT_L1_BALL ? 1.0
+										    : outer.p);
+
+				ck_assert_msg(fabs(on - outer.radius) <=
+						      16.0 * DBL_EPSILON * outer.radius,
+					      "%s: %.17g, not on the boundary %.17g",
+					      constraint_kind_name(outer.kind), on, outer.radius);
+			}
 			for (size_t j = 0; j < d; j++)
 				u[j] = x[j] - a[j];
 			ck_assert_msg(normp(u, d, m.p) <= R * (1.0 + 1e-9),
@@ -562,6 +594,10 @@ START_TEST(test_pnorm_step_brute_force)
 			}
 			ck_assert(tried > 1000);
 		}
+	/* every regime was exercised: both constraints binding and not */
+	ck_assert_msg(outer_active > 0 && (_i == 1 || outer_active < cases) && ball_active > 0 &&
+			      ball_active < cases,
+		      "outer active %d, ball active %d of %d", outer_active, ball_active, cases);
 }
 END_TEST
 
@@ -570,7 +606,8 @@ START_TEST(test_pnorm_step_invalid)
 	double a[3] = { 0.5, 0.5, 0.5 }, th[3] = { 1.0, 0.0, 0.0 }, x[3];
 	struct mirror_pnorm m = { .d = 3, .p = 1.5, .c = 1.0, .a = a };
 	struct constraint l1 = { .kind = CONSTRAINT_L1_BALL, .radius = 1.0 };
-	struct constraint lp = { .kind = CONSTRAINT_LP_BALL, .radius = 1.0, .p = 1.5 };
+	struct constraint lp = { .kind = CONSTRAINT_LP_BALL, .radius = 0.5, .p = 1.5 };
+	struct constraint bx = { .kind = CONSTRAINT_BOX, .lo = -1.0, .hi = 1.0 };
 	struct err e;
 
 	memset(&e, 0, sizeof(e));
@@ -579,6 +616,11 @@ START_TEST(test_pnorm_step_invalid)
 	ck_assert_int_eq(mirror_pnorm_step(&m, &l1, 1.0, th, x, NULL, &e), ERR_OK);
 	ck_assert_int_eq(mirror_pnorm_step(&m, &l1, 0.0, th, x, NULL, &e), ERR_INVALID);
 	ck_assert_int_eq(mirror_pnorm_step(&m, &lp, 1.0, th, x, NULL, &e), ERR_INVALID);
+	lp.radius = 1.0; /* ||a||_1.5 = 0.5 * 3^{2/3} = 1.04 */
+	ck_assert_int_eq(mirror_pnorm_step(&m, &lp, 1.0, th, x, NULL, &e), ERR_INVALID);
+	lp.radius = 1.1;
+	ck_assert_int_eq(mirror_pnorm_step(&m, &lp, 1.0, th, x, NULL, &e), ERR_OK);
+	ck_assert_int_eq(mirror_pnorm_step(&m, &bx, 1.0, th, x, NULL, &e), ERR_INVALID);
 	th[1] = NAN;
 	ck_assert_int_eq(mirror_pnorm_step(&m, &l1, 1.0, th, x, NULL, &e), ERR_NUMERIC);
 	th[1] = 0.0;
@@ -606,7 +648,7 @@ mirror_suite(void)
 	tcase_add_test(tp, test_pnorm_extremes);
 	tcase_add_test(tp, test_pnorm_step_free);
 	tcase_add_test(tp, test_pnorm_step_p2_is_projection);
-	tcase_add_loop_test(tp, test_pnorm_step_brute_force, 0, 2);
+	tcase_add_loop_test(tp, test_pnorm_step_brute_force, 0, 3);
 	tcase_add_test(tp, test_pnorm_step_invalid);
 	suite_add_tcase(s, tp);
 	return s;
