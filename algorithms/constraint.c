@@ -1,6 +1,6 @@
 /*
- * constraint.c - the feasible sets' names, radii and exact Euclidean
- * projections.
+ * constraint.c - the feasible sets' names, radii, membership, exact
+ * Euclidean projections and linear minimisation oracles, and products.
  *
  * l2 ball: scale by radius / ||x||_2 when outside.  Box: clamp each
  * coordinate.  Simplex {x >= 0 : sum x = s}: x_j <- max(x_j - theta, 0) with
@@ -12,7 +12,12 @@
  * values sorted in decreasing order and rho the largest j such that
  * u_j > (u_1 + ... + u_j - s) / j, theta = (u_1 + ... + u_rho - s) / rho.
  * O(d log d) with qsort on the caller's d-double scratch; no allocation.
+ *
+ * The lp ball (1 < p < 2) has no finite-step projection; see
+ * project_lp_ball() for the KKT system and the two nested monotone
+ * Newton iterations that solve it to a few ulps.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +26,9 @@
 #include "util.h"
 
 static const char *const kind_names[CONSTRAINT__COUNT] = {
-	[CONSTRAINT_L2_BALL] = "l2_ball",
-	[CONSTRAINT_L1_BALL] = "l1_ball",
-	[CONSTRAINT_SIMPLEX] = "simplex",
-	[CONSTRAINT_BOX] = "box",
+	[CONSTRAINT_L2_BALL] = "l2_ball", [CONSTRAINT_L1_BALL] = "l1_ball",
+	[CONSTRAINT_SIMPLEX] = "simplex", [CONSTRAINT_BOX] = "box",
+	[CONSTRAINT_LP_BALL] = "lp_ball",
 };
 
 const char *
@@ -46,17 +50,77 @@ constraint_kind_from_name(const char *name)
 	return -1;
 }
 
+/* err_set_field() on "<field>.<sub>": the sub-field is set, then prefixed. */
+static enum err_code
+invalid(struct err *e, const char *field, const char *sub, const char *what)
+{
+	if (e == NULL)
+		return ERR_INVALID;
+	err_set_field(e, ERR_INVALID, sub, "'%s%s%s' %s", field != NULL ? field : "",
+		      field != NULL && field[0] != '\0' ? "." : "", sub, what);
+	err_prefix_field(e, field);
+	return ERR_INVALID;
+}
+
+enum err_code
+constraint_validate(const struct constraint *c, size_t d, const char *field, struct err *e)
+{
+	if (d == 0) {
+		if (e == NULL)
+			return ERR_INVALID;
+		return err_set_field(e, ERR_INVALID, field != NULL ? field : "",
+				     "the set '%s' needs dimension at least 1",
+				     field != NULL ? field : "");
+	}
+	switch ((int)c->kind) {
+	case CONSTRAINT_LP_BALL:
+		/* p = 1 is the l1 ball (its own kind); the exponent map |t|^{p-1}
+		 * of the projection is only continuous for p > 1, and p > 2 is
+		 * outside what the mirror maps need. */
+		if (!(isfinite(c->p) && c->p > 1.0 && c->p <= 2.0))
+			return invalid(e, field, "p", "must be a number in (1, 2]");
+		/* fall through */
+	case CONSTRAINT_L2_BALL:
+	case CONSTRAINT_L1_BALL:
+		if (!(isfinite(c->radius) && c->radius > 0.0))
+			return invalid(e, field, "radius", "must be a finite number above 0");
+		return ERR_OK;
+	case CONSTRAINT_SIMPLEX:
+		if (!(isfinite(c->radius) && c->radius > 0.0))
+			return invalid(e, field, "scale", "must be a finite number above 0");
+		return ERR_OK;
+	case CONSTRAINT_BOX:
+		if (!isfinite(c->lo))
+			return invalid(e, field, "lo", "must be a finite number");
+		if (!isfinite(c->hi))
+			return invalid(e, field, "hi", "must be a finite number");
+		if (!(c->lo <= c->hi))
+			return invalid(e, field, "hi", "must be at least lo");
+		return ERR_OK;
+	default:
+		return invalid(e, field, "kind", "is not a known set");
+	}
+}
+
 double
 constraint_l2_radius(const struct constraint *c, size_t d)
 {
-	switch (c->kind) {
+	switch ((int)c->kind) {
 	case CONSTRAINT_L2_BALL:
 	case CONSTRAINT_L1_BALL: /* the vertices radius * (+-e_j) are the farthest points */
 	case CONSTRAINT_SIMPLEX: /* so are the vertices scale * e_j */
 		return c->radius;
+	case CONSTRAINT_LP_BALL:
+		/* For p <= 2, ||x||_2 <= ||x||_p (the lp norms decrease in p), so
+		 * the lp ball sits inside the l2 ball of the same radius, and
+		 * radius * e_1 touches it: the answer is the radius itself, for
+		 * every d.  (d^{1/2 - 1/p} radius is the p >= 2 formula; for
+		 * p < 2 it is below the radius and would under-state every
+		 * sensitivity built on it.) */
+		return c->radius;
 	case CONSTRAINT_BOX:
 		return sqrt((double)d) * fmax(fabs(c->lo), fabs(c->hi));
-	case CONSTRAINT__COUNT:
+	default:
 		break;
 	}
 	return NAN;
@@ -73,10 +137,64 @@ constraint_l1_radius(const struct constraint *c, size_t d)
 		return c->radius;
 	case CONSTRAINT_BOX:
 		return (double)d * fmax(fabs(c->lo), fabs(c->hi));
+	case CONSTRAINT_LP_BALL: /* Hoelder: ||x||_1 <= d^(1 - 1/p) ||x||_p */
+		return pow((double)d, 1.0 - 1.0 / c->p) * c->radius;
 	case CONSTRAINT__COUNT:
 		break;
 	}
 	return NAN;
+}
+
+/*
+ * ||x||_p with the largest magnitude factored out (M (sum (|x_j|/M)^p)^{1/p}),
+ * so that no power overflows or underflows to a wrong answer however
+ * large p or the entries; 0 for x = 0.
+ */
+static double
+lp_norm(const double *x, size_t d, double p)
+{
+	double m = 0.0, s = 0.0;
+
+	for (size_t j = 0; j < d; j++)
+		m = fmax(m, fabs(x[j]));
+	if (m == 0.0 || !isfinite(m))
+		return m;
+	for (size_t j = 0; j < d; j++)
+		s += pow(fabs(x[j]) / m, p);
+	return m * pow(s, 1.0 / p);
+}
+
+bool
+constraint_contains(const struct constraint *c, const double *x, size_t d, double tol)
+{
+	double s = 0.0, slack;
+
+	switch ((int)c->kind) {
+	case CONSTRAINT_L2_BALL:
+		return lp_norm(x, d, 2.0) <= c->radius * (1.0 + tol);
+	case CONSTRAINT_LP_BALL:
+		return lp_norm(x, d, c->p) <= c->radius * (1.0 + tol);
+	case CONSTRAINT_L1_BALL:
+		for (size_t j = 0; j < d; j++)
+			s += fabs(x[j]);
+		return s <= c->radius * (1.0 + tol);
+	case CONSTRAINT_SIMPLEX:
+		slack = tol * c->radius;
+		for (size_t j = 0; j < d; j++) {
+			if (!(x[j] >= -slack))
+				return false;
+			s += x[j];
+		}
+		return fabs(s - c->radius) <= slack;
+	case CONSTRAINT_BOX:
+		slack = tol * fmax(fabs(c->lo), fabs(c->hi));
+		for (size_t j = 0; j < d; j++)
+			if (!(x[j] >= c->lo - slack && x[j] <= c->hi + slack))
+				return false;
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* qsort comparator: decreasing order. */
@@ -113,19 +231,30 @@ simplex_threshold(double *u, size_t d, double s)
 	return theta;
 }
 
+/* After a rescale onto the sphere of radius r, rounding can leave
+ * ||x||_p an ulp or two above r; shave ulps until lp_norm() (what
+ * constraint_contains() measures) says ||x||_p <= r. */
+static void
+shave_into(double r, double p, double *x, size_t d)
+{
+	double nrm;
+
+	for (int k = 1; k <= 8 && (nrm = lp_norm(x, d, p)) > r; k *= 2)
+		for (size_t j = 0; j < d; j++)
+			x[j] = x[j] / nrm * r * (1.0 - k * DBL_EPSILON);
+}
+
 static void
 project_l2_ball(double r, double *x, size_t d)
 {
-	double ss = 0.0, norm;
+	/* max-normalised: sum x_j^2 would under/overflow for |x| ~ 1e+-200 */
+	double norm = lp_norm(x, d, 2.0);
 
-	for (size_t j = 0; j < d; j++)
-		ss += x[j] * x[j];
-	norm = sqrt(ss);
 	if (norm > r) {
-		double f = r / norm;
-
+		/* (x_j / norm) r: the factor r / norm alone can underflow */
 		for (size_t j = 0; j < d; j++)
-			x[j] *= f;
+			x[j] = x[j] / norm * r;
+		shave_into(r, 2.0, x, d);
 	}
 }
 
@@ -180,10 +309,191 @@ project_box(double lo, double hi, double *x, size_t d)
 	}
 }
 
+/* log(e^a + e^b) without overflow; a or b may be -inf. */
+static double
+log_add_exp(double a, double b)
+{
+	double m = fmax(a, b);
+
+	if (m == -INFINITY)
+		return m;
+	return m + log1p(exp(-fabs(a - b)));
+}
+
+/*
+ * The lp-ball scalar equation.  For one coordinate a = |v_j| / r > 0 and
+ * the multiplier lambda = e^t, the projected magnitude is u = a w with w in
+ * (0, 1] the root of  w + k w^{p-1} = 1,  k = lambda p a^{p-2}  (that is
+ * u + lambda p u^{p-1} = a divided by a).  With w = e^s the equation reads
+ *
+ *	G(s) = log(e^s + k e^{(p-1)s}) = 0,
+ *
+ * and G is a log-sum-exp of two affine functions of s: convex, increasing,
+ * with slope between p - 1 and 1.  Newton's method on a convex increasing
+ * function started right of the root decreases monotonically to it (the
+ * tangent lies below the graph) and converges quadratically; the start
+ * s0 = min(0, -log(k) / (p - 1)) is right of the root because both terms
+ * are positive and one of them alone is already >= 1 there.  Working in s
+ * keeps the tiny roots of large k (w ~ k^{-1/(p-1)}, which underflows for p
+ * near 1) as finite logs.  Returns s = log w; *ret_dlog is the factor
+ * (1 - w) / (w + (p - 1)(1 - w)) of the outer derivative below.
+ */
+static double
+lp_coordinate(double log_a, double t, double p, double *ret_dlog)
+{
+	double logk = t + log(p) + (p - 2.0) * log_a;
+	double s = fmin(0.0, -logk / (p - 1.0)), w, omw;
+
+	for (int it = 0; it < 100; it++) {
+		double b = logk + (p - 1.0) * s, g = log_add_exp(s, b);
+		double sig = 1.0 / (1.0 + exp(b - s)); /* weight of the slope-1 term */
+		double step = g / (sig + (1.0 - sig) * (p - 1.0));
+
+		if (!(g > 0.0) || !(step > 0.0))
+			break; /* at the root up to rounding */
+		s -= step;
+		if (step <= 4.0 * DBL_EPSILON * fmax(1.0, fabs(s)))
+			break;
+	}
+	w = exp(s);
+	omw = -expm1(s);
+	*ret_dlog = omw / (w + (p - 1.0) * omw);
+	return s;
+}
+
+/*
+ * phi(t) = log sum_j u_j(e^t)^p, the log of ||u||_p^p for the multiplier
+ * lambda = e^t, for the point b = x / r (log_a_j = log|x_j| - log r is
+ * recomputed here rather than stored, so the projection needs no scratch);
+ * a log-sum-exp, max-normalised.  *ret_dphi is its derivative in t:
+ * differentiating u + lambda p u^{p-1} = a and using lambda p u^{p-1} =
+ * a - u gives d(u^p)/dt = -p u^p (a - u) / (u + (p - 1)(a - u)), so
+ * dphi/dt = -p sum_j pi_j (1 - w_j) / (w_j + (p - 1)(1 - w_j)) with the
+ * weights pi_j = u_j^p / sum u^p.  Zero coordinates stay 0 and are skipped.
+ */
+static double
+lp_phi(const double *x, size_t d, double log_r, double t, double p, double *ret_dphi)
+{
+	double m = -INFINITY, sum = 0.0, dsum = 0.0;
+
+	/* Online log-sum-exp: sum and dsum are kept relative to e^m. */
+	for (size_t j = 0; j < d; j++) {
+		double log_a, s, f, lu;
+
+		if (x[j] == 0.0)
+			continue;
+		log_a = log(fabs(x[j])) - log_r;
+		s = lp_coordinate(log_a, t, p, &f);
+		lu = p * (log_a + s);
+		if (lu > m) {
+			double r = exp(m - lu);
+
+			sum = sum * r + 1.0;
+			dsum = dsum * r + f;
+			m = lu;
+		} else {
+			double e = exp(lu - m);
+
+			sum += e;
+			dsum += e * f;
+		}
+	}
+	*ret_dphi = -p * dsum / sum;
+	return m + log(sum);
+}
+
+/*
+ * Euclidean projection onto {x : ||x||_p <= r}, 1 < p < 2 (p = 2 is the
+ * l2 ball).  Scale to r = 1 (the projection is positively homogeneous:
+ * P_{rB}(v) = r P_B(v / r)).  When ||b||_p > 1 for b = v / r the constraint
+ * is active and the KKT conditions of min ||x - b||^2 / 2 s.t.
+ * ||x||_p^p <= 1 are, with a multiplier lambda > 0 and x_j = sign(b_j) u_j,
+ *
+ *	u_j + lambda p u_j^{p-1} = |b_j|,   sum_j u_j^p = 1.
+ *
+ * For fixed lambda each u_j is the unique root of an increasing function
+ * (lp_coordinate), and sum u_j^p decreases strictly in lambda, so the
+ * outer equation phi(t) = 0 (t = log lambda, lp_phi) has one root.
+ * Bracket: at lambda p = ||b||_q (q = p / (p - 1)) every u_j <=
+ * (|b_j| / (lambda p))^{q-1} and so sum u_j^p <= sum (|b_j| / ||b||_q)^q = 1,
+ * hence t_hi = log(||b||_q / p); t_lo steps down from there until phi > 0
+ * (it is as lambda -> 0, where u -> |b|).  Inside the bracket: Newton on t
+ * with the analytic derivative, falling back to bisection whenever a step
+ * leaves the bracket, until the step is a few ulps of t.  Both levels
+ * converge quadratically near the root, so the result is the projection
+ * to a few ulps relative to r (tested against brute force and the KKT
+ * conditions); a final rescale by r / ||x||_p puts it on the sphere
+ * (||x||_p <= r as computed, within a few ulps of r).  No scratch: x is
+ * only overwritten in the last pass.
+ */
+static void
+project_lp_ball(double r, double p, double *x, size_t d)
+{
+	double log_r, t_lo, t_hi, t, phi, dphi, nrm;
+
+	if (p >= 2.0) {
+		project_l2_ball(r, x, d);
+		return;
+	}
+	if (d == 0 || lp_norm(x, d, p) <= r)
+		return;
+	if (!(r > 0.0)) {
+		memset(x, 0, d * sizeof(*x));
+		return;
+	}
+	log_r = log(r);
+	t_hi = log(lp_norm(x, d, p / (p - 1.0))) - log_r - log(p); /* no overflow of v / r */
+	t_lo = t_hi;
+	for (double step = 1.0; step < 0x1p20; step *= 2.0) {
+		t_lo = t_hi - step;
+		if (lp_phi(x, d, log_r, t_lo, p, &dphi) > 0.0)
+			break;
+	}
+	t = t_hi;
+	for (int it = 0; it < 400; it++) {
+		double next, tol = 4.0 * DBL_EPSILON * fmax(1.0, fabs(t));
+
+		phi = lp_phi(x, d, log_r, t, p, &dphi);
+		if (phi == 0.0)
+			break;
+		if (phi > 0.0)
+			t_lo = t;
+		else
+			t_hi = t;
+		next = t - phi / dphi;
+		if (!(next > t_lo && next < t_hi))
+			next = 0.5 * (t_lo + t_hi);
+		if (fabs(next - t) <= tol || t_hi - t_lo <= tol) {
+			t = next;
+			break;
+		}
+		t = next;
+	}
+	for (size_t j = 0; j < d; j++) {
+		double log_a, f;
+
+		if (x[j] == 0.0)
+			continue;
+		log_a = log(fabs(x[j])) - log_r;
+		x[j] = copysign(r * exp(log_a + lp_coordinate(log_a, t, p, &f)), x[j]);
+	}
+	/* The constraint is active: put x on the sphere exactly.  Besides
+	 * feasibility this repairs the one ill-conditioned direction: for p
+	 * near 1 and v far outside, u_j ~ (|b_j| / (lambda p))^{q-1}, whose
+	 * ratios do not depend on lambda but whose common scale moves by a
+	 * factor (1 + delta)^{q-1} when lambda moves by one ulp delta (q - 1 =
+	 * 1/(p - 1) can be 10^6); the rescale removes that common factor. */
+	nrm = lp_norm(x, d, p);
+	if (nrm > 0.0 && nrm != r)
+		for (size_t j = 0; j < d; j++)
+			x[j] = x[j] / nrm * r;
+	shave_into(r, p, x, d);
+}
+
 void
 constraint_project(const struct constraint *c, double *x, size_t d, double *scratch)
 {
-	switch (c->kind) {
+	switch ((int)c->kind) {
 	case CONSTRAINT_L2_BALL:
 		project_l2_ball(c->radius, x, d);
 		return;
@@ -196,7 +506,166 @@ constraint_project(const struct constraint *c, double *x, size_t d, double *scra
 	case CONSTRAINT_BOX:
 		project_box(c->lo, c->hi, x, d);
 		return;
-	case CONSTRAINT__COUNT:
+	case CONSTRAINT_LP_BALL:
+		project_lp_ball(c->radius, c->p, x, d);
+		return;
+	default:
 		break;
 	}
+}
+
+/*
+ * LMOs, argmin_{s in C} <g, s>.
+ *
+ * l2 ball: s = -r g / ||g||_2 (Cauchy-Schwarz), value -r ||g||_2.
+ * lp ball: Hoelder with the dual exponent q = p / (p - 1): <g, s> >=
+ * -||g||_q ||s||_p, with equality iff s_j = -r sign(g_j) |g_j|^{q-1} /
+ * ||g||_q^{q-1} (then ||s||_p^p = r^p sum |g_j|^q / ||g||_q^q = r^p since
+ * (q - 1) p = q).  With z_j = |g_j| / max|g| in [0, 1] this is
+ * -r sign(g_j) z_j^{q-1} / ||z||_q^{q-1}, whose powers cannot overflow
+ * however large q is (q = 1 + ln d for the mirror maps' p); z^{q-1}
+ * underflowing to 0 is the right limit.  The minimiser is unique for g != 0
+ * (the ball is strictly convex for 1 < p <= 2).
+ * l1 ball: a linear function is minimised at a vertex +-r e_j; the best is
+ * -r sign(g_j) e_j at the largest |g_j|, value -r ||g||_inf.
+ * Simplex: s e_j at the smallest g_j, value s min g.
+ * Box: coordinatewise lo where g_j >= 0, hi where g_j < 0.
+ */
+static double
+lmo_lp_ball(double r, double p, const double *g, size_t d, double *s)
+{
+	double m = 0.0, nq, q = p / (p - 1.0), value = 0.0;
+
+	for (size_t j = 0; j < d; j++)
+		m = fmax(m, fabs(g[j]));
+	if (m == 0.0) {
+		memset(s, 0, d * sizeof(*s));
+		return 0.0;
+	}
+	nq = lp_norm(g, d, q) / m; /* ||z||_q, in [1, d^{1/q}] */
+	for (size_t j = 0; j < d; j++) {
+		s[j] = -r * copysign(pow(fabs(g[j]) / m, q - 1.0) / pow(nq, q - 1.0), g[j]);
+		value += g[j] * s[j];
+	}
+	return value;
+}
+
+double
+constraint_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s)
+{
+	double value = 0.0, best;
+	size_t jb = 0;
+
+	switch ((int)c->kind) {
+	case CONSTRAINT_L2_BALL:
+		return lmo_lp_ball(c->radius, 2.0, g, d, ret_s);
+	case CONSTRAINT_LP_BALL:
+		return lmo_lp_ball(c->radius, c->p, g, d, ret_s);
+	case CONSTRAINT_L1_BALL:
+		memset(ret_s, 0, d * sizeof(*ret_s));
+		if (d == 0)
+			return 0.0;
+		best = fabs(g[0]);
+		for (size_t j = 1; j < d; j++)
+			if (fabs(g[j]) > best) { /* strict: the lowest index wins ties */
+				best = fabs(g[j]);
+				jb = j;
+			}
+		ret_s[jb] = g[jb] > 0.0 ? -c->radius : c->radius;
+		return g[jb] * ret_s[jb];
+	case CONSTRAINT_SIMPLEX:
+		memset(ret_s, 0, d * sizeof(*ret_s));
+		if (d == 0)
+			return 0.0;
+		best = g[0];
+		for (size_t j = 1; j < d; j++)
+			if (g[j] < best) {
+				best = g[j];
+				jb = j;
+			}
+		ret_s[jb] = c->radius;
+		return g[jb] * c->radius;
+	case CONSTRAINT_BOX:
+		for (size_t j = 0; j < d; j++) {
+			ret_s[j] = g[j] < 0.0 ? c->hi : c->lo;
+			value += g[j] * ret_s[j];
+		}
+		return value;
+	default:
+		break;
+	}
+	return NAN;
+}
+
+/* ---- products ---- */
+
+enum err_code
+constraint_product_validate(const struct constraint_product *cp, const char *field, struct err *e)
+{
+	size_t end = 0;
+
+	if (cp->nparts < 1 || cp->nparts > CONSTRAINT_MAX_PARTS) {
+		if (e == NULL)
+			return ERR_INVALID;
+		return err_set_field(e, ERR_INVALID, field != NULL ? field : "",
+				     "a product of sets has 1 to %d parts, not %zu",
+				     CONSTRAINT_MAX_PARTS, cp->nparts);
+	}
+	for (size_t i = 0; i < cp->nparts; i++) {
+		const struct constraint_part *pt = &cp->part[i];
+		const char *f = pt->field != NULL ? pt->field : field;
+		enum err_code rc;
+
+		if (pt->offset != end || pt->size == 0 || pt->size > cp->dim - end) {
+			if (e == NULL)
+				return ERR_INVALID;
+			return err_set_field(e, ERR_INVALID, f != NULL ? f : "",
+					     "part %zu covers [%zu, %zu + %zu) but must start at "
+					     "%zu, be non-empty and end by %zu",
+					     i, pt->offset, pt->offset, pt->size, end, cp->dim);
+		}
+		end += pt->size;
+		if ((rc = constraint_validate(&pt->c, pt->size, f, e)) != ERR_OK)
+			return rc;
+	}
+	if (end != cp->dim) {
+		if (e == NULL)
+			return ERR_INVALID;
+		return err_set_field(e, ERR_INVALID, field != NULL ? field : "",
+				     "the parts cover [0, %zu), not [0, %zu)", end, cp->dim);
+	}
+	return ERR_OK;
+}
+
+void
+constraint_product_project(const struct constraint_product *cp, double *x, double *scratch)
+{
+	for (size_t i = 0; i < cp->nparts; i++)
+		constraint_project(&cp->part[i].c, x + cp->part[i].offset, cp->part[i].size,
+				   scratch);
+}
+
+double
+constraint_product_lmo(const struct constraint_product *cp, const double *g, double *ret_s)
+{
+	double value = 0.0;
+
+	for (size_t i = 0; i < cp->nparts; i++) {
+		const struct constraint_part *pt = &cp->part[i];
+
+		value += constraint_lmo(&pt->c, g + pt->offset, pt->size, ret_s + pt->offset);
+	}
+	return value;
+}
+
+bool
+constraint_product_contains(const struct constraint_product *cp, const double *x, double tol)
+{
+	for (size_t i = 0; i < cp->nparts; i++) {
+		const struct constraint_part *pt = &cp->part[i];
+
+		if (!constraint_contains(&pt->c, x + pt->offset, pt->size, tol))
+			return false;
+	}
+	return true;
 }

@@ -1,32 +1,50 @@
 /*
- * constraint.h - feasible sets and their exact Euclidean projections.
+ * constraint.h - feasible sets, their exact Euclidean projections and
+ * linear minimisation oracles, and products of sets for two-player
+ * problems.
  *
  * A constraint is a small value type parsed from the request
- * ("constraints": {"x": {"kind": "l2_ball", "radius": 1}}).  Projections
- * never allocate.
+ * ("constraints": {"x": {"kind": "l2_ball", "radius": 1}}).  Nothing here
+ * allocates; functions that need room take the caller's scratch and say
+ * how many doubles.  Methods and accuracy: algorithms/README.md, "Geometry".
  */
 #ifndef ALGORITHMS_CONSTRAINT_H
 #define ALGORITHMS_CONSTRAINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "err.h"
 
 enum constraint_kind {
 	CONSTRAINT_L2_BALL, /* {x : ||x||_2 <= radius} */
 	CONSTRAINT_L1_BALL, /* {x : ||x||_1 <= radius} */
 	CONSTRAINT_SIMPLEX, /* {x >= 0 : sum x = scale} (scale in radius) */
 	CONSTRAINT_BOX,     /* {x : lo <= x_j <= hi} */
+	CONSTRAINT_LP_BALL, /* {x : ||x||_p <= radius}, 1 < p <= 2 */
 	CONSTRAINT__COUNT
 };
 
 struct constraint {
 	enum constraint_kind kind;
-	double radius; /* l2_ball, l1_ball radius; simplex scale */
+	double radius; /* l2_ball, l1_ball, lp_ball radius; simplex scale */
 	double lo, hi; /* box */
+	double p;      /* lp_ball exponent, 1 < p <= 2; ignored by the other kinds */
 };
 
 /* API name of a kind ("l2_ball", ...), and back; -1 when unknown. */
 const char *constraint_kind_name(enum constraint_kind k);
 int constraint_kind_from_name(const char *name);
+
+/*
+ * ERR_OK when c is a usable set in dimension d; otherwise ERR_INVALID with
+ * e->field = field + ".radius" (".scale" for the simplex, the API's name),
+ * ".p", ".lo", ".hi" or ".kind", or field itself for d = 0.  Usable:
+ * finite parameters, radius > 0, 1 < p <= 2, lo <= hi.  field is borrowed
+ * (the JSON path of the constraint, e.g. "constraints.x").
+ */
+enum err_code constraint_validate(const struct constraint *c, size_t d, const char *field,
+				  struct err *e);
 
 /* Largest l2 norm of a point of the set in dimension d. */
 double constraint_l2_radius(const struct constraint *c, size_t d);
@@ -34,8 +52,64 @@ double constraint_l2_radius(const struct constraint *c, size_t d);
 /* Largest l1 norm of a point of the set in dimension d. */
 double constraint_l1_radius(const struct constraint *c, size_t d);
 
+/*
+ * x is in the set up to a slack relative to the set's scale s (the radius,
+ * or max(|lo|, |hi|) for a box): a norm may exceed the radius by tol * s,
+ * simplex entries may be -tol * s and the sum off by tol * s, box entries
+ * outside [lo, hi] by tol * s.  tol = 0 is exact membership.
+ */
+bool constraint_contains(const struct constraint *c, const double *x, size_t d, double tol);
+
 /* Replace x (d entries) by its Euclidean projection onto the set.  The
- * l1-ball and simplex projections need d doubles of scratch. */
+ * l1-ball and simplex projections need d doubles of scratch; the others
+ * none (scratch may then be NULL). */
 void constraint_project(const struct constraint *c, double *x, size_t d, double *scratch);
+
+/*
+ * Linear minimisation oracle: ret_s (d entries) <- a point of
+ * argmin_{s in C} <g, s>; returns the minimum <g, ret_s>.  Ties are broken
+ * deterministically: on the polytopes (l1 ball, simplex, box) the answer
+ * is always a vertex, the one of lowest coordinate index among the
+ * minimisers (l1 ball: of lowest j, and +radius e_j when g_j = 0; box:
+ * lo where g_j = 0); on the l2 and lp balls the minimiser is unique when
+ * g != 0, and for g = 0 the answer is the centre 0.  No scratch.
+ */
+double constraint_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s);
+
+/* ---- products of sets (two-player problems, blockwise) ---- */
+
+#define CONSTRAINT_MAX_PARTS 4
+
+/* One block x[offset .. offset + size) constrained to c. */
+struct constraint_part {
+	struct constraint c;
+	size_t offset, size;
+	const char *field; /* borrowed JSON path for errors ("constraints.y"); NULL: none */
+};
+
+/* C_1 x ... x C_n over a vector of dimension dim: the parts tile [0, dim)
+ * in order (part i starts where part i - 1 ends). */
+struct constraint_product {
+	size_t nparts; /* 1..CONSTRAINT_MAX_PARTS */
+	size_t dim;
+	struct constraint_part part[CONSTRAINT_MAX_PARTS];
+};
+
+/*
+ * ERR_OK when 1 <= nparts <= CONSTRAINT_MAX_PARTS, the parts tile
+ * [0, dim) exactly (first offset 0, each next offset the previous end, no
+ * empty part, last end dim) and every part validates (errors name the
+ * part's field, or field when the part has none).
+ */
+enum err_code constraint_product_validate(const struct constraint_product *cp, const char *field,
+					  struct err *e);
+
+/* Blockwise: the projection onto a product is the product of the
+ * projections, the LMO of a product the product of the LMOs (the
+ * objective is separable).  project needs as much scratch as the largest
+ * part; lmo returns the sum of the blocks' minima. */
+void constraint_product_project(const struct constraint_product *cp, double *x, double *scratch);
+double constraint_product_lmo(const struct constraint_product *cp, const double *g, double *ret_s);
+bool constraint_product_contains(const struct constraint_product *cp, const double *x, double tol);
 
 #endif /* ALGORITHMS_CONSTRAINT_H */

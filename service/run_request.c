@@ -16,6 +16,7 @@ parse_constraint(const json_t *obj, const char *prefix, const struct alg_ops *al
 	static const char *const ball_keys[] = { "kind", "radius", NULL };
 	static const char *const simplex_keys[] = { "kind", "scale", NULL };
 	static const char *const box_keys[] = { "kind", "lo", "hi", NULL };
+	static const char *const lp_keys[] = { "kind", "radius", "p", NULL };
 	struct constraint c = { 0 };
 	const char *kind;
 	char path[96];
@@ -29,7 +30,8 @@ parse_constraint(const json_t *obj, const char *prefix, const struct alg_ops *al
 	k = constraint_kind_from_name(kind);
 	if (k < 0)
 		return err_set_field(e, ERR_INVALID, path,
-				     "'%s' must be one of l2_ball, l1_ball, simplex, box", path);
+				     "'%s' must be one of l2_ball, l1_ball, lp_ball, simplex, box",
+				     path);
 	if (!(alg->constraints & (1u << k)))
 		return err_set_field(e, ERR_INVALID, path, "%s does not support '%s' = '%s'",
 				     alg->name, path, kind);
@@ -63,11 +65,27 @@ parse_constraint(const json_t *obj, const char *prefix, const struct alg_ops *al
 		}
 		*ret_norm = json_pack("{s:s, s:f, s:f}", "kind", kind, "lo", c.lo, "hi", c.hi);
 		break;
+	case CONSTRAINT_LP_BALL:
+		if ((rc = jv_only_keys(obj, prefix, lp_keys, e)) != ERR_OK ||
+		    (rc = jv_number(obj, prefix, "radius", true, 0, true, 1e9, &c.radius, NULL,
+				    e)) != ERR_OK ||
+		    (rc = jv_number(obj, prefix, "p", true, 1, true, 2, &c.p, NULL, e)) != ERR_OK)
+			return rc;
+		*ret_norm =
+			json_pack("{s:s, s:f, s:f}", "kind", kind, "radius", c.radius, "p", c.p);
+		break;
 	case CONSTRAINT__COUNT:
 		return err_set(e, ERR_INTERNAL, "bad constraint kind");
 	}
 	if (*ret_norm == NULL)
 		return err_set(e, ERR_NOMEM, "cannot normalise the constraint");
+	/* The set's own rules (e.g. 1 < p <= 2), naming the field. */
+	rc = constraint_validate(&c, 1, prefix, e);
+	if (rc != ERR_OK) {
+		json_decref(*ret_norm);
+		*ret_norm = NULL;
+		return rc;
+	}
 	*ret = c;
 	return ERR_OK;
 }

@@ -1,20 +1,22 @@
 /*
  * sgd/one_pass.c - "dp_sgd.one_pass": differentially private projected
- * minibatch SGD over an l2 ball, one pass over the data.
+ * minibatch SGD over a convex set, one pass over the data.
  *
  * The run.  A secret uniformly random permutation pi of the n records
  * (Fisher-Yates with rng_below) is cut into T = floor(n / b) disjoint
  * batches B_1..B_T of b records; the n - T b records left over are not used
- * at all (reported as "unused_records").  From x_0 = 0, for t = 1..T:
+ * at all (reported as "unused_records").  From x_0 = Pi(0), for t = 1..T:
  *
  *	g_t     = (1/b) sum_{i in B_t} clip_G(grad l_i(x_{t-1}))
- *	x_t     = Pi_R(x_{t-1} - eta (g_t + N(0, sigma^2 I_p) + grad r(x_{t-1})))
+ *	x_t     = Pi(x_{t-1} - eta (g_t + N(0, sigma^2 I_p) + grad r(x_{t-1})))
  *	result  = (x_1 + ... + x_T) / T
  *
  * with l_i the record's weighted data term and r the public regularizer
  * of the objective instance (objective.h; p = its dim, d features plus an
- * intercept, times K for multiclass_logistic), Pi_R the projection onto
- * {||x||_2 <= R}, G the objective's lipschitz_l2 on that ball (the largest
+ * intercept, times K for multiclass_logistic), Pi the exact Euclidean
+ * projection onto the feasible set X of constraints.x (any kind of
+ * constraint.h: l2, l1 or lp ball, simplex, box; R its largest l2 norm),
+ * G the objective's lipschitz_l2 on X (the largest
  * class or group weight included) and clip_G(v) = v min(1, G / ||v||_2).
  * Every gradient already has norm <= G, so the clip is a guard that only
  * rounding can trigger: it makes the sensitivity below hold for the
@@ -96,7 +98,7 @@ struct sgd_state {
 	const struct objective *obj; /* borrowed: the spec's instance, outlives the run */
 	const struct dataset *ds;    /* borrowed: outlives the run */
 	struct rng *rng;             /* borrowed: the run's generator */
-	struct constraint ball;      /* the l2 ball of radius R */
+	struct constraint ball;      /* the feasible set X */
 	size_t dim;                  /* p: coordinates of the model */
 	size_t b;
 	unsigned long steps; /* T */
@@ -110,6 +112,7 @@ struct sgd_state {
 	double *x;                  /* owned: current iterate, dim */
 	double *avg;                /* owned: mean of x_1..x_t, dim */
 	double *g;                  /* owned: noisy batch gradient, dim */
+	double *scratch;            /* owned: dim, for the l1 ball and simplex projections */
 #ifdef DPOPT_TESTING
 	const struct alg_testing_hook *hook; /* borrowed from the spec; may be NULL */
 #endif
@@ -172,12 +175,9 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 		return err_set_field(e, ERR_INVALID, "objective",
 				     "objective '%s' does not accept this dataset's labels",
 				     obj->ops->name);
-	if (spec->x.kind != CONSTRAINT_L2_BALL)
-		return err_set_field(e, ERR_INVALID, "constraints.x",
-				     "dp_sgd.one_pass needs an 'l2_ball' in 'constraints.x'");
-	if (!is_finite_pos(spec->x.radius))
-		return err_set_field(e, ERR_INVALID, "constraints.x",
-				     "the radius of 'constraints.x' must be finite and positive");
+	rc = constraint_validate(&spec->x, spec->dim, "constraints.x", e);
+	if (rc != ERR_OK)
+		return rc;
 	if (!is_finite_pos(spec->epsilon))
 		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
 				     "'privacy.epsilon' must be finite and positive");
@@ -202,7 +202,16 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 			spec->n);
 
 	memset(&s, 0, sizeof(s));
-	s.radius = spec->x.radius;
+	/* The step size needs D >= ||x_0 - x*||: R around a set centred at 0
+	 * (the balls, a box around 0), else the diameter bound 2R. */
+	s.radius = constraint_l2_radius(&spec->x, spec->dim);
+	if (!is_finite_pos(s.radius))
+		return err_set_field(
+			e, ERR_INVALID, "constraints.x",
+			"'constraints.x' must be a bounded set with a point other than 0");
+	if (spec->x.kind == CONSTRAINT_SIMPLEX ||
+	    (spec->x.kind == CONSTRAINT_BOX && !(spec->x.lo <= 0.0 && spec->x.hi >= 0.0)))
+		s.radius *= 2.0;
 	rc = objective_constants(obj, &spec->schema, &spec->x, &oc, e);
 	if (rc != ERR_OK)
 		return rc;
@@ -419,8 +428,12 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	s->x = calloc(s->dim, sizeof(*s->x));
 	s->avg = calloc(s->dim, sizeof(*s->avg));
 	s->g = calloc(s->dim, sizeof(*s->g));
-	if (s->order == NULL || s->x == NULL || s->avg == NULL || s->g == NULL)
+	s->scratch = calloc(s->dim, sizeof(*s->scratch));
+	if (s->order == NULL || s->x == NULL || s->avg == NULL || s->g == NULL ||
+	    s->scratch == NULL)
 		return err_set(e, ERR_NOMEM, "cannot allocate the dp_sgd.one_pass state");
+	/* x_0 = Pi(0): 0 itself for the balls and a box around 0. */
+	constraint_project(&s->ball, s->x, s->dim, s->scratch);
 
 	/*
 	 * The first m = T b entries of a uniformly random permutation: the
@@ -478,7 +491,7 @@ sgd_step(void *state, struct err *e)
 
 	for (size_t j = 0; j < d; j++)
 		s->x[j] -= s->step_size * s->g[j];
-	constraint_project(&s->ball, s->x, d, NULL);
+	constraint_project(&s->ball, s->x, d, s->scratch);
 
 	s->t++;
 	for (size_t j = 0; j < d; j++) {
@@ -512,6 +525,7 @@ sgd_fini(void *state)
 	free(s->x);
 	free(s->avg);
 	free(s->g);
+	free(s->scratch);
 	s->order = NULL;
 	s->x = s->avg = s->g = NULL;
 }
@@ -537,7 +551,9 @@ const struct alg_ops alg_sgd_one_pass = {
 		 "calibration: B. Balle, Y.-X. Wang, ICML 2018",
 	.privacy_model = "(epsilon, delta)-DP, replace-one",
 	.objectives = sgd_objectives,
-	.constraints = 1u << CONSTRAINT_L2_BALL,
+	.constraints = (1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) |
+		       (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) |
+		       (1u << CONSTRAINT_BOX),
 	.params = sgd_params,
 	.state_size = sizeof(struct sgd_state),
 	.plan = sgd_plan,

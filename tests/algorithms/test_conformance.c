@@ -171,7 +171,7 @@ make_data(struct fixture *f, enum task task, uint64_t seed)
 static struct constraint
 canonical_set(enum constraint_kind k)
 {
-	struct constraint c = { .kind = k, .radius = 0.3, .lo = -0.1, .hi = 0.1 };
+	struct constraint c = { .kind = k, .radius = 0.3, .lo = -0.1, .hi = 0.1, .p = 1.5 };
 
 	if (k == CONSTRAINT_SIMPLEX)
 		c.radius = 1.0;
@@ -302,6 +302,10 @@ is_feasible(const struct constraint *c, const double *x, size_t d)
 			if (x[j] < c->lo || x[j] > c->hi)
 				return false;
 		return true;
+	case CONSTRAINT_LP_BALL:
+		for (size_t j = 0; j < d; j++)
+			s += pow(fabs(x[j]), c->p);
+		return pow(s, 1.0 / c->p) <= c->radius * (1.0 + 1e-12);
 	default:
 		return false;
 	}

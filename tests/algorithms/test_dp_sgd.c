@@ -581,10 +581,11 @@ START_TEST(test_plan_refusals)
 	struct err e;
 
 	spec_init(&s, "logistic", TASK_BINARY, 5.0, 1000, 10);
-	s.x.kind = CONSTRAINT_L1_BALL;
+	s.x.kind = CONSTRAINT_LP_BALL;
+	s.x.p = 2.5; /* outside (1, 2] */
 	memset(&e, 0, sizeof(e));
 	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_INVALID);
-	ck_assert_str_eq(e.field, "constraints.x");
+	ck_assert_str_eq(e.field, "constraints.x.p");
 
 	spec_init(&s, "logistic", TASK_BINARY, 5.0, 1000, 10);
 	s.schema.task = TASK_REGRESSION; /* an instance built for other labels */
@@ -616,7 +617,7 @@ START_TEST(test_plan_refusals)
 
 	spec_init(&s, "logistic", TASK_BINARY, INFINITY, 1000, 10);
 	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_INVALID);
-	ck_assert_str_eq(e.field, "constraints.x");
+	ck_assert_str_eq(e.field, "constraints.x.radius");
 }
 END_TEST
 
