@@ -664,9 +664,9 @@ START_TEST(test_bad_run_requests)
 	bad_run(ds, RUN_HEAD RUN_X ", " RUN_PRIV ", \"params\": {\"batch_size\": 2001}}", 400,
 		"invalid_request", "params.batch_size", "2001");
 	bad_run(ds,
-		RUN_HEAD
-		"\"constraints\": {\"x\": {\"kind\": \"l1_ball\", \"radius\": 3}}, " RUN_PRIV "}",
-		400, "invalid_request", "constraints.x.kind", "l1_ball");
+		RUN_HEAD "\"constraints\": {\"x\": {\"kind\": \"lp_ball\", \"radius\": 3, \"p\": "
+			 "3}}, " RUN_PRIV "}",
+		400, "invalid_request", "constraints.x.p", NULL);
 	bad_run(ds,
 		RUN_HEAD
 		"\"constraints\": {\"x\": {\"kind\": \"sphere\", \"radius\": 3}}, " RUN_PRIV "}",
