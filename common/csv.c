@@ -1,9 +1,9 @@
 /*
- * csv.c - the streaming numeric CSV parser declared in csv.h.  Bytes are
- * copied into one line buffer (max_line_bytes + 1: room for a CR before
- * the LF, or for the NUL that ends the last cell), lines are found with
- * memchr, cells are split with memchr and converted in place
- * (decimal_parse).  Nothing is allocated after csv_parser_init() and
+ * csv.c - the streaming numeric CSV parser declared in csv.h.  lines.c
+ * assembles the lines (BOM, CRLF, blank lines, length, sticky failure);
+ * here each line is split into cells with memchr and converted in place
+ * (decimal_parse), using the byte after the line for the NUL that ends
+ * the last cell.  Nothing is allocated after csv_parser_init() and
  * csv_parser_set_labels().
  */
 #include <limits.h>
@@ -16,8 +16,6 @@
 #include "csv.h"
 #include "decimal.h"
 #include "util.h"
-
-static const unsigned char csv_bom[3] = { 0xef, 0xbb, 0xbf };
 
 /* The labels of one label column (csv_parser_set_labels), copied. */
 struct csv_label_col {
@@ -42,17 +40,6 @@ static bool
 is_blank(char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-/* Mark p failed with code, at line and column (0 if none); returns code. */
-static enum err_code
-fail(struct csv_parser *p, enum err_code code, unsigned long line, unsigned long column)
-{
-	p->failed = true;
-	p->fail_code = code;
-	p->err_line = line;
-	p->err_column = column;
-	return code;
 }
 
 /* Compare a[0..an) with b[0..bn) as byte strings. */
@@ -120,7 +107,7 @@ cell_error(struct csv_parser *p, unsigned long line, unsigned long col, enum cel
 	char q[DECIMAL_QUOTE_SIZE];
 	const char *what = "not a number";
 
-	fail(p, ERR_INVALID, line, col);
+	p->err_column = col;
 	switch (st) { /* no default: -Wswitch flags a new status left out */
 	case CELL_NOT_LABEL:
 	case CELL_BAD_INDEX:
@@ -150,16 +137,6 @@ cell_error(struct csv_parser *p, unsigned long line, unsigned long col, enum cel
 	decimal_quote(q, s, n);
 	return err_set_field(e, ERR_INVALID, "data", "line %lu, column %lu: %s: \"%s\"", line, col,
 			     what, q);
-}
-
-static enum err_code
-too_long(struct csv_parser *p, struct err *e)
-{
-	unsigned long line = p->lineno + 1;
-
-	fail(p, ERR_INVALID, line, 0);
-	return err_set_field(e, ERR_INVALID, "data", "line %lu: longer than %zu bytes", line,
-			     p->max_line_bytes);
 }
 
 /* Trim the cell s[0..end): blanks, then one pair of surrounding double
@@ -241,22 +218,24 @@ static enum err_code
 count_error(struct csv_parser *p, unsigned long line, size_t found, bool more, struct err *e)
 {
 	if (more) {
-		fail(p, ERR_INVALID, line, (unsigned long)p->ncols + 1);
+		p->err_column = (unsigned long)p->ncols + 1;
 		return err_set_field(e, ERR_INVALID, "data",
 				     "line %lu, column %lu: expected %zu cells, found %zu", line,
 				     (unsigned long)p->ncols + 1, p->ncols, found);
 	}
-	fail(p, ERR_INVALID, line, (unsigned long)found + 1);
+	p->err_column = (unsigned long)found + 1;
 	return err_set_field(e, ERR_INVALID, "data",
 			     "line %lu, column %lu: expected %zu cells, found %zu", line,
 			     (unsigned long)found + 1, p->ncols, found);
 }
 
-/* Split and convert a non-empty line s[0..len) (s[len] is writable) and
- * deliver it, or take it as the header. */
+/* The lines_fn: split and convert the non-blank line s[0..len) (s[len]
+ * is writable) and deliver it, or take it as the header.  An error sets
+ * err_column where it has one; lines.c records the line. */
 static enum err_code
-parse_line(struct csv_parser *p, char *s, size_t len, unsigned long line, struct err *e)
+parse_line(void *ctx, char *s, size_t len, unsigned long line, struct err *e)
 {
+	struct csv_parser *p = ctx;
 	bool first = !p->header_checked; /* classify instead of failing fast */
 	char *lend = s + len;
 	char *pos = s;
@@ -329,72 +308,10 @@ parse_line(struct csv_parser *p, char *s, size_t len, unsigned long line, struct
 		enum err_code rc = p->on_row(p->ctx, p->cells, p->ncols, line, e);
 
 		if (rc != ERR_OK)
-			return fail(p, rc, line, 0);
+			return rc;
 	}
 	p->rows++;
 	return ERR_OK;
-}
-
-/* The line in p->line is complete (its LF, if any, already dropped). */
-static enum err_code
-end_line(struct csv_parser *p, struct err *e)
-{
-	unsigned long line = p->lineno + 1;
-	size_t len = p->len;
-	size_t i;
-	enum err_code rc;
-
-	p->len = 0;
-	if (len > 0 && p->line[len - 1] == '\r')
-		len--;
-	if (len > p->max_line_bytes) /* cannot happen: append() caps it */
-		return too_long(p, e);
-
-	for (i = 0; i < len && is_blank(p->line[i]); i++)
-		;
-	if (i == len) {
-		if (!p->pending_blank) {
-			p->pending_blank = true;
-			p->blank_line = line;
-		}
-		p->lineno++;
-		return ERR_OK;
-	}
-	if (p->pending_blank) {
-		fail(p, ERR_INVALID, p->blank_line, 0);
-		return err_set_field(e, ERR_INVALID, "data", "line %lu: empty line", p->blank_line);
-	}
-
-	rc = parse_line(p, p->line, len, line, e);
-	if (rc != ERR_OK)
-		return rc;
-	p->lineno++;
-	return ERR_OK;
-}
-
-/* Add src[0..n) to the line being assembled, failing as soon as it is
- * certain to exceed max_line_bytes (one extra byte is held for a CR). */
-static enum err_code
-append(struct csv_parser *p, const char *src, size_t n, struct err *e)
-{
-	if (n > p->max_line_bytes + 1 - p->len)
-		return too_long(p, e);
-	memcpy(p->line + p->len, src, n);
-	p->len += n;
-	if (p->len > p->max_line_bytes && p->line[p->len - 1] != '\r')
-		return too_long(p, e);
-	return ERR_OK;
-}
-
-static enum err_code
-sticky(struct csv_parser *p, struct err *e)
-{
-	enum err_code code = p->fail_code != ERR_OK ? p->fail_code : ERR_INVALID;
-
-	if (p->err_line != 0)
-		return err_set_field(e, code, "data", "line %lu: the data was already refused",
-				     p->err_line);
-	return err_set_field(e, code, "data", "the data was already refused");
 }
 
 enum err_code
@@ -402,20 +319,20 @@ csv_parser_init(struct csv_parser *p, size_t ncols, size_t max_line_bytes, csv_r
 		void *ctx, struct err *e)
 {
 	size_t cells_bytes;
+	enum err_code rc;
 
 	memset(p, 0, sizeof(*p));
 	if (ncols == 0)
 		return err_set(e, ERR_INVALID, "a csv row needs at least one column");
 	if (max_line_bytes >= SIZE_MAX - 1 || !size_mul(ncols, sizeof(double), &cells_bytes))
 		return err_set(e, ERR_NOMEM, "csv parser buffers too large");
-	p->line = malloc(max_line_bytes + 1);
+	rc = lines_init(&p->in, max_line_bytes);
 	p->cells = malloc(cells_bytes);
-	if (p->line == NULL || p->cells == NULL) {
+	if (rc != ERR_OK || p->cells == NULL) {
 		csv_parser_clear(p);
 		return err_set(e, ERR_NOMEM, "out of memory for the csv parser");
 	}
 	p->ncols = ncols;
-	p->max_line_bytes = max_line_bytes;
 	p->on_row = on_row;
 	p->ctx = ctx;
 	return ERR_OK;
@@ -424,72 +341,13 @@ csv_parser_init(struct csv_parser *p, size_t ncols, size_t max_line_bytes, csv_r
 enum err_code
 csv_parser_feed(struct csv_parser *p, const char *buf, size_t len, struct err *e)
 {
-	enum err_code rc;
-
-	if (p->failed)
-		return sticky(p, e);
-
-	if (!p->started) {
-		while (len > 0 && p->bom_seen < sizeof(csv_bom) &&
-		       (unsigned char)*buf == csv_bom[p->bom_seen]) {
-			p->bom_seen++;
-			buf++;
-			len--;
-		}
-		if (len == 0 && p->bom_seen < sizeof(csv_bom))
-			return ERR_OK; /* still a possible BOM */
-		p->started = true;
-		if (p->bom_seen < sizeof(csv_bom)) { /* a false start: those bytes are data */
-			rc = append(p, (const char *)csv_bom, p->bom_seen, e);
-			if (rc != ERR_OK)
-				return rc;
-		}
-	}
-
-	while (len > 0) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t n = nl != NULL ? (size_t)(nl - buf) : len;
-
-		rc = append(p, buf, n, e);
-		if (rc != ERR_OK)
-			return rc;
-		if (nl == NULL)
-			break;
-		rc = end_line(p, e);
-		if (rc != ERR_OK)
-			return rc;
-		buf += n + 1;
-		len -= n + 1;
-	}
-	return ERR_OK;
+	return lines_feed(&p->in, buf, len, parse_line, p, e);
 }
 
 enum err_code
 csv_parser_finish(struct csv_parser *p, struct err *e)
 {
-	enum err_code rc;
-
-	if (p->failed)
-		return sticky(p, e);
-
-	if (!p->started) {
-		p->started = true;
-		if (p->bom_seen < sizeof(csv_bom)) {
-			rc = append(p, (const char *)csv_bom, p->bom_seen, e);
-			if (rc != ERR_OK)
-				return rc;
-		}
-	}
-	if (p->len > 0) {
-		rc = end_line(p, e);
-		if (rc != ERR_OK)
-			return rc;
-	}
-	if (p->rows == 0) {
-		fail(p, ERR_INVALID, 0, 0);
-		return err_set_field(e, ERR_INVALID, "data", "no data rows");
-	}
-	return ERR_OK;
+	return lines_finish(&p->in, parse_line, p, &p->rows, e);
 }
 
 static void
@@ -552,7 +410,7 @@ csv_parser_set_labels(struct csv_parser *p, size_t col, const char *const *label
 	struct csv_label_col *lc;
 	enum err_code rc = ERR_OK;
 
-	if (p->started || p->bom_seen > 0 || p->failed)
+	if (lines_begun(&p->in))
 		return err_set(e, ERR_INVALID, "csv labels must be set before the first chunk");
 	if (col >= p->ncols)
 		return err_set(e, ERR_INVALID, "csv label column %zu is not below %zu", col,
@@ -610,7 +468,7 @@ out_free:
 void
 csv_parser_clear(struct csv_parser *p)
 {
-	free(p->line);
+	lines_clear(&p->in);
 	free(p->cells);
 	for (size_t i = 0; p->label_cols != NULL && i < p->ncols; i++)
 		label_col_free(p->label_cols[i]);

@@ -39,6 +39,7 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "lines.h"
 
 struct csv_label_col; /* private to csv.c */
 
@@ -48,26 +49,15 @@ typedef enum err_code (*csv_row_fn)(void *ctx, const double *cells, size_t ncols
 				    unsigned long line, struct err *e);
 
 struct csv_parser {
-	size_t ncols;          /* cells every row must have */
-	size_t max_line_bytes; /* longest accepted line, terminator excluded */
+	LINES_MEMBER; /* in: the line assembly (lines.h); line, len, failed, err_line */
+	size_t ncols; /* cells every row must have */
 	csv_row_fn on_row;
 	void *ctx;                         /* borrowed: passed to on_row */
-	char *line;                        /* owned: the line being assembled */
-	size_t len;                        /* bytes in line */
 	double *cells;                     /* owned: ncols parsed cells */
 	struct csv_label_col **label_cols; /* owned: ncols entries (NULL: numeric), or NULL */
-	unsigned long lineno;              /* lines completed so far */
 	unsigned long rows;                /* data rows delivered */
-	unsigned bom_seen;                 /* bytes of a leading BOM matched so far */
-	bool started;                      /* past the BOM check */
 	bool header_checked;               /* first line has been classified */
-	bool pending_blank;                /* an empty line was seen; an error unless at the end */
-	bool failed;                       /* sticky: a call returned an error */
-	unsigned long err_line;            /* 1-based line of the error, 0 if none */
 	unsigned long err_column;          /* 1-based column (cell) of the error, 0 if none */
-	/* private to csv.c */
-	unsigned long blank_line; /* first line of the pending run of empty lines */
-	enum err_code fail_code;  /* the first error, returned again once failed */
 };
 
 /* Set up p.  ERR_NOMEM, or ERR_INVALID for ncols == 0. */

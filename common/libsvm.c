@@ -1,7 +1,7 @@
 /*
- * libsvm.c - the streaming LIBSVM parser declared in libsvm.h.  The line
- * assembly (BOM, CRLF, one line buffer of max_line_bytes + 1, sticky
- * failure) is csv.c's; a complete line is cut at its first '#' and split
+ * libsvm.c - the streaming LIBSVM parser declared in libsvm.h.  lines.c
+ * assembles the lines (BOM, CRLF, blank lines, length, sticky failure),
+ * as for csv.c; here a complete line is cut at its first '#' and split
  * into blank-separated tokens, converted in place.  Nothing is allocated
  * after libsvm_parser_init().
  */
@@ -14,23 +14,10 @@
 #include "libsvm.h"
 #include "util.h"
 
-static const unsigned char libsvm_bom[3] = { 0xef, 0xbb, 0xbf };
-
 static bool
 is_blank(char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-/* Mark p failed with code, at line and entry (0 if none); returns code. */
-static enum err_code
-fail(struct libsvm_parser *p, enum err_code code, unsigned long line, unsigned long entry)
-{
-	p->failed = true;
-	p->fail_code = code;
-	p->err_line = line;
-	p->err_entry = entry;
-	return code;
 }
 
 /* Refuse the token s[0..n), entry `entry` of line `line`: "line L, entry
@@ -41,20 +28,10 @@ token_error(struct libsvm_parser *p, unsigned long line, unsigned long entry, co
 {
 	char q[DECIMAL_QUOTE_SIZE];
 
-	fail(p, ERR_INVALID, line, entry);
+	p->err_entry = entry;
 	decimal_quote(q, s, n);
 	return err_set_field(e, ERR_INVALID, "data", "line %lu, entry %lu: %s: \"%s\"", line, entry,
 			     what, q);
-}
-
-static enum err_code
-too_long(struct libsvm_parser *p, struct err *e)
-{
-	unsigned long line = p->lineno + 1;
-
-	fail(p, ERR_INVALID, line, 0);
-	return err_set_field(e, ERR_INVALID, "data", "line %lu: longer than %zu bytes", line,
-			     p->max_line_bytes);
 }
 
 /* A number token s[0..end) (end writable); what names it ("label",
@@ -205,79 +182,28 @@ parse_line(struct libsvm_parser *p, char *s, size_t len, unsigned long line, str
 	if (p->on_row != NULL) {
 		rc = p->on_row(p->ctx, &row, e);
 		if (rc != ERR_OK)
-			return fail(p, rc, line, 0);
+			return rc;
 	}
 	p->rows++;
 	return ERR_OK;
 }
 
-/* The line in p->line is complete (its LF, if any, already dropped). */
+/* The lines_fn: cut the non-blank line s[0..len) at its first '#' and
+ * parse what is left, unless that is blank too (a comment line).  An
+ * error sets err_entry where it has one; lines.c records the line. */
 static enum err_code
-end_line(struct libsvm_parser *p, struct err *e)
+parse_comment_line(void *ctx, char *s, size_t len, unsigned long line, struct err *e)
 {
-	unsigned long line = p->lineno + 1;
-	size_t len = p->len;
-	char *hash;
-	bool comment;
+	char *hash = memchr(s, '#', len);
 	size_t i;
-	enum err_code rc;
 
-	p->len = 0;
-	if (len > 0 && p->line[len - 1] == '\r')
-		len--;
-	if (len > p->max_line_bytes) /* cannot happen: append() caps it */
-		return too_long(p, e);
-	hash = memchr(p->line, '#', len);
-	comment = hash != NULL;
-	if (comment)
-		len = (size_t)(hash - p->line);
-
-	for (i = 0; i < len && is_blank(p->line[i]); i++)
+	if (hash != NULL)
+		len = (size_t)(hash - s);
+	for (i = 0; i < len && is_blank(s[i]); i++)
 		;
-	if (i == len && !comment) {
-		if (!p->pending_blank) {
-			p->pending_blank = true;
-			p->blank_line = line;
-		}
-		p->lineno++;
+	if (i == len)
 		return ERR_OK;
-	}
-	if (p->pending_blank) {
-		fail(p, ERR_INVALID, p->blank_line, 0);
-		return err_set_field(e, ERR_INVALID, "data", "line %lu: empty line", p->blank_line);
-	}
-	if (i < len) {
-		rc = parse_line(p, p->line, len, line, e);
-		if (rc != ERR_OK)
-			return rc;
-	}
-	p->lineno++;
-	return ERR_OK;
-}
-
-/* Add src[0..n) to the line being assembled, failing as soon as it is
- * certain to exceed max_line_bytes (one extra byte is held for a CR). */
-static enum err_code
-append(struct libsvm_parser *p, const char *src, size_t n, struct err *e)
-{
-	if (n > p->max_line_bytes + 1 - p->len)
-		return too_long(p, e);
-	memcpy(p->line + p->len, src, n);
-	p->len += n;
-	if (p->len > p->max_line_bytes && p->line[p->len - 1] != '\r')
-		return too_long(p, e);
-	return ERR_OK;
-}
-
-static enum err_code
-sticky(struct libsvm_parser *p, struct err *e)
-{
-	enum err_code code = p->fail_code != ERR_OK ? p->fail_code : ERR_INVALID;
-
-	if (p->err_line != 0)
-		return err_set_field(e, code, "data", "line %lu: the data was already refused",
-				     p->err_line);
-	return err_set_field(e, code, "data", "the data was already refused");
+	return parse_line(ctx, s, len, line, e);
 }
 
 enum err_code
@@ -285,6 +211,7 @@ libsvm_parser_init(struct libsvm_parser *p, size_t d, bool labeled, size_t max_l
 		   libsvm_row_fn on_row, void *ctx, struct err *e)
 {
 	size_t cap;
+	enum err_code rc;
 
 	memset(p, 0, sizeof(*p));
 	if (d > UINT32_MAX)
@@ -297,17 +224,16 @@ libsvm_parser_init(struct libsvm_parser *p, size_t d, bool labeled, size_t max_l
 	cap = max_line_bytes / 2 + 1;
 	if (cap > d)
 		cap = d;
-	p->line = malloc(max_line_bytes + 1);
+	rc = lines_init(&p->in, max_line_bytes);
 	p->col = calloc(cap > 0 ? cap : 1, sizeof(*p->col));
 	p->val = calloc(cap > 0 ? cap : 1, sizeof(*p->val));
-	if (p->line == NULL || p->col == NULL || p->val == NULL) {
+	if (rc != ERR_OK || p->col == NULL || p->val == NULL) {
 		libsvm_parser_clear(p);
 		return err_set(e, ERR_NOMEM, "out of memory for the libsvm parser");
 	}
 	p->d = d;
 	p->labeled = labeled;
 	p->cap = cap;
-	p->max_line_bytes = max_line_bytes;
 	p->on_row = on_row;
 	p->ctx = ctx;
 	return ERR_OK;
@@ -316,78 +242,19 @@ libsvm_parser_init(struct libsvm_parser *p, size_t d, bool labeled, size_t max_l
 enum err_code
 libsvm_parser_feed(struct libsvm_parser *p, const char *buf, size_t len, struct err *e)
 {
-	enum err_code rc;
-
-	if (p->failed)
-		return sticky(p, e);
-
-	if (!p->started) {
-		while (len > 0 && p->bom_seen < sizeof(libsvm_bom) &&
-		       (unsigned char)*buf == libsvm_bom[p->bom_seen]) {
-			p->bom_seen++;
-			buf++;
-			len--;
-		}
-		if (len == 0 && p->bom_seen < sizeof(libsvm_bom))
-			return ERR_OK; /* still a possible BOM */
-		p->started = true;
-		if (p->bom_seen < sizeof(libsvm_bom)) { /* a false start: those bytes are data */
-			rc = append(p, (const char *)libsvm_bom, p->bom_seen, e);
-			if (rc != ERR_OK)
-				return rc;
-		}
-	}
-
-	while (len > 0) {
-		const char *nl = memchr(buf, '\n', len);
-		size_t n = nl != NULL ? (size_t)(nl - buf) : len;
-
-		rc = append(p, buf, n, e);
-		if (rc != ERR_OK)
-			return rc;
-		if (nl == NULL)
-			break;
-		rc = end_line(p, e);
-		if (rc != ERR_OK)
-			return rc;
-		buf += n + 1;
-		len -= n + 1;
-	}
-	return ERR_OK;
+	return lines_feed(&p->in, buf, len, parse_comment_line, p, e);
 }
 
 enum err_code
 libsvm_parser_finish(struct libsvm_parser *p, struct err *e)
 {
-	enum err_code rc;
-
-	if (p->failed)
-		return sticky(p, e);
-
-	if (!p->started) {
-		p->started = true;
-		if (p->bom_seen < sizeof(libsvm_bom)) {
-			rc = append(p, (const char *)libsvm_bom, p->bom_seen, e);
-			if (rc != ERR_OK)
-				return rc;
-		}
-	}
-	if (p->len > 0) {
-		rc = end_line(p, e);
-		if (rc != ERR_OK)
-			return rc;
-	}
-	if (p->rows == 0) {
-		fail(p, ERR_INVALID, 0, 0);
-		return err_set_field(e, ERR_INVALID, "data", "no data rows");
-	}
-	return ERR_OK;
+	return lines_finish(&p->in, parse_comment_line, p, &p->rows, e);
 }
 
 void
 libsvm_parser_clear(struct libsvm_parser *p)
 {
-	free(p->line);
+	lines_clear(&p->in);
 	free(p->col);
 	free(p->val);
 	memset(p, 0, sizeof(*p));

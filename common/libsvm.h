@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "lines.h"
 
 /* One parsed line; every pointer is borrowed until the callback returns. */
 struct libsvm_row {
@@ -59,27 +60,16 @@ struct libsvm_row {
 typedef enum err_code (*libsvm_row_fn)(void *ctx, const struct libsvm_row *row, struct err *e);
 
 struct libsvm_parser {
-	size_t d;              /* declared dimension: indices are 1 .. d */
-	bool labeled;          /* a line starts with its label */
-	size_t max_line_bytes; /* longest accepted line, terminator excluded */
+	LINES_MEMBER; /* in: the line assembly (lines.h); line, len, failed, err_line */
+	size_t d;     /* declared dimension: indices are 1 .. d */
+	bool labeled; /* a line starts with its label */
 	libsvm_row_fn on_row;
 	void *ctx;               /* borrowed: passed to on_row */
-	char *line;              /* owned: the line being assembled */
-	size_t len;              /* bytes in line */
 	uint32_t *col;           /* owned: cap entries */
 	double *val;             /* owned: cap entries */
 	size_t cap;              /* most pairs a line can hold: min(d, max_line_bytes / 2 + 1) */
-	unsigned long lineno;    /* lines completed so far */
 	unsigned long rows;      /* rows delivered */
-	unsigned bom_seen;       /* bytes of a leading BOM matched so far */
-	bool started;            /* past the BOM check */
-	bool pending_blank;      /* an empty line was seen; an error unless at the end */
-	bool failed;             /* sticky: a call returned an error */
-	unsigned long err_line;  /* 1-based line of the error, 0 if none */
 	unsigned long err_entry; /* 1-based entry (token) of the error, 0 if none */
-	/* private to libsvm.c */
-	unsigned long blank_line; /* first line of the pending run of empty lines */
-	enum err_code fail_code;  /* the first error, returned again once failed */
 };
 
 /* Set up p for dimension d.  ERR_INVALID for d > UINT32_MAX, or d == 0

@@ -34,8 +34,8 @@ build() { # build TARGET SOURCES...
 	# shellcheck disable=SC2086
 	"$CLANG" $CFLAGS -o "$OUT/$t" "$SRC/tests/fuzz/$t.c" "$@" -lm
 }
-build fuzz_csv "$SRC/common/csv.c" "$SRC/common/decimal.c" "$SRC/common/err.c"
-build fuzz_libsvm "$SRC/common/libsvm.c" "$SRC/common/decimal.c" "$SRC/common/err.c"
+build fuzz_csv "$SRC/common/csv.c" "$SRC/common/lines.c" "$SRC/common/decimal.c" "$SRC/common/err.c"
+build fuzz_libsvm "$SRC/common/libsvm.c" "$SRC/common/lines.c" "$SRC/common/decimal.c" "$SRC/common/err.c"
 # shellcheck disable=SC2086
 build fuzz_schema "$SRC/service/schema.c" "$SRC/service/jv.c" "$SRC/common/decimal.c" \
 	"$SRC/common/err.c" $JANSSON

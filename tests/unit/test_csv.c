@@ -202,6 +202,18 @@ START_TEST(test_bom)
 	ck_assert_uint_eq(r.lines[0], 1);
 	ck_assert_double_eq(r.vals[0][0], 0.2385);
 
+	/* split anywhere, right before a data row: no header to hide a BOM
+	 * byte taken for data */
+	for (size_t k = 0; k <= 7; k++) {
+		parse_with(&r,
+			   "\xEF\xBB\xBF"
+			   "1,2\n",
+			   7, 2, 64, k, 1);
+		ck_assert_int_eq(r.rc, ERR_OK);
+		ck_assert_uint_eq(r.nrows, 1);
+		ck_assert_double_eq(r.vals[0][0], 1.0);
+	}
+
 	/* the start of a BOM that is not one is data */
 	parse_str(&r,
 		  "\xEF\xBB"
