@@ -555,31 +555,22 @@ datasets_delete(struct db_conn *db, const char *tenant, const char *id, struct e
 		rc = res != NULL ? ERR_OK : e->code;
 		PQclear(res);
 	}
-	if (rc == ERR_OK) {
-		res = db_exec(db,
-			      "UPDATE datasets SET state = 'deleted', deleted_at = now()"
-			      " WHERE id = $1",
-			      1, values, PGRES_COMMAND_OK, e);
-		rc = res != NULL ? ERR_OK : e->code;
-		PQclear(res);
-	}
-	if (rc == ERR_OK) {
-		res = db_exec(db,
-			      "UPDATE runs SET cancel_requested = true"
-			      " WHERE dataset_id = $1 AND state = 'running'",
-			      1, values, PGRES_COMMAND_OK, e);
-		rc = res != NULL ? ERR_OK : e->code;
-		PQclear(res);
-	}
+	if (rc == ERR_OK)
+		rc = db_exec_command(db,
+				     "UPDATE datasets SET state = 'deleted', deleted_at = now()"
+				     " WHERE id = $1",
+				     1, values, e);
+	if (rc == ERR_OK)
+		rc = db_exec_command(db,
+				     "UPDATE runs SET cancel_requested = true"
+				     " WHERE dataset_id = $1 AND state = 'running'",
+				     1, values, e);
 	/* A renyi ledger recomputes its spent vector from what stands. */
 	if (rc == ERR_OK && !m.is_public && strcmp(m.mode, "renyi") == 0)
 		rc = ledger_recompute_renyi(db, m.ledger_id, e);
-	if (rc == ERR_OK) {
-		res = db_exec(db, "DELETE FROM dataset_chunks WHERE dataset_id = $1", 1, values,
-			      PGRES_COMMAND_OK, e);
-		rc = res != NULL ? ERR_OK : e->code;
-		PQclear(res);
-	}
+	if (rc == ERR_OK)
+		rc = db_exec_command(db, "DELETE FROM dataset_chunks WHERE dataset_id = $1", 1,
+				     values, e);
 	if (rc == ERR_OK)
 		rc = db_command(db, "COMMIT", e);
 	else

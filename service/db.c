@@ -107,6 +107,18 @@ db_exec(struct db_conn *db, const char *sql, int nparams, const char *const *val
 	return res;
 }
 
+enum err_code
+db_exec_command(struct db_conn *db, const char *sql, int nparams, const char *const *values,
+		struct err *e)
+{
+	PGresult *res = db_exec(db, sql, nparams, values, PGRES_COMMAND_OK, e);
+
+	if (res == NULL)
+		return e != NULL ? e->code : ERR_DB;
+	PQclear(res);
+	return ERR_OK;
+}
+
 struct db_pool *
 db_pool_new(const char *url, unsigned size, struct err *e)
 {

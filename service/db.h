@@ -40,6 +40,10 @@ enum err_code db_command(struct db_conn *db, const char *sql, struct err *e);
 PGresult *db_exec(struct db_conn *db, const char *sql, int nparams, const char *const *values,
 		  ExecStatusType want, struct err *e);
 
+/* db_exec() of a statement that returns no rows (PGRES_COMMAND_OK). */
+enum err_code db_exec_command(struct db_conn *db, const char *sql, int nparams,
+			      const char *const *values, struct err *e);
+
 struct db_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t freed;
