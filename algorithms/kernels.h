@@ -153,6 +153,21 @@ kern_axpy(double a, const double *restrict x, double *restrict y, size_t n)
 		y[j] += a * x[j];
 }
 
+/*
+ * y += a[0] x0 + a[1] x1 + a[2] x2 + a[3] x3, added to each y[j] in that
+ * order: the same bits as four kern_axpy() calls, one load and one store
+ * of y instead of four.  The x may be the same row (they are only read).
+ */
+static inline void
+kern_axpy4(const double *restrict a, const double *restrict x0, const double *restrict x1,
+	   const double *restrict x2, const double *restrict x3, double *restrict y, size_t n)
+{
+	const double a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+
+	for (size_t j = 0; j < n; j++)
+		y[j] = (((y[j] + a0 * x0[j]) + a1 * x1[j]) + a2 * x2[j]) + a3 * x3[j];
+}
+
 /* Sparse <w, x> for x given by nnz (col, val) pairs. */
 static inline double
 kern_sdot(const uint32_t *restrict col, const double *restrict val, size_t nnz,
@@ -251,6 +266,26 @@ data_row_axpy(const struct dataset *ds, size_t i, double a, double *restrict g)
 		return;
 	}
 	kern_axpy(a, ds->x + i * ds->d, g, ds->d);
+}
+
+/* g += c[t] x_{rows[t]} for t < nb, row after row: the same bits as nb
+ * data_row_axpy() calls; dense rows go four at a time (kern_axpy4). */
+static inline void
+data_rows_axpy(const struct dataset *ds, const size_t *restrict rows, const double *restrict c,
+	       size_t nb, double *restrict g)
+{
+	size_t t = 0;
+
+	if (ds->layout == DATA_DENSE) {
+		const double *x = ds->x;
+		const size_t d = ds->d;
+
+		for (; t + 4 <= nb; t += 4)
+			kern_axpy4(c + t, x + rows[t] * d, x + rows[t + 1] * d, x + rows[t + 2] * d,
+				   x + rows[t + 3] * d, g, d);
+	}
+	for (; t < nb; t++)
+		data_row_axpy(ds, rows[t], c[t], g);
 }
 
 /* ---- multi-output (K classes, W feature-major: W[j * K + k]) ---- */

@@ -429,47 +429,88 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
 /*
  * Rows read in a given (e.g. secret random) order each start with a cache
  * and TLB miss; asking for the row PREFETCH_AHEAD places ahead hides part
- * of that latency.  Sequential passes leave it to the hardware prefetcher.
+ * of that latency.  The multi-output pass leaves sequential passes to the
+ * hardware prefetcher.
  */
 #define PREFETCH_AHEAD 4
 
-/* The one-margin pass: per row one dot product and one axpy over the same
- * bytes, so the row is read from memory once. */
+/*
+ * The one-margin pass works on blocks of MARGIN_BLOCK rows, in three
+ * steps: the block's margins (one dot product per row, the only reads of
+ * the rows from memory), then its loss derivatives, weights and clips
+ * (the exp() of logistic: independent across the block's rows, so their
+ * latencies overlap instead of stalling every row), then its updates g +=
+ * c_t x_t (data_rows_axpy: the rows are still in L1).  Row by row, the
+ * dot product, the exp() and the axpy form one dependent chain longer than
+ * the out-of-order window, and memory sat idle during it.
+ *
+ * Summation order: g[j] receives c_t x_tj row after row, in the order of
+ * idx (or 0..m-1), exactly as m objective_grad() calls would add them, and
+ * each margin and derivative is computed as objective_grad() does; the
+ * block only changes when each product is computed, so the result has the
+ * same bits as the per-record sum.
+ *
+ * A sequential pass over dense rows also asks for row k + SEQ_AHEAD while
+ * it reads row k: the hardware prefetcher alone leaves bandwidth unused
+ * (measured on Zen 3: 64 -> 59 ms per 10^6 x 100 pass; 2 to 8 rows ahead
+ * all help, 4 is best there).
+ */
+#define MARGIN_BLOCK 8
+#define SEQ_AHEAD    4
+
 static void
 batch_grad_margin(const struct objective *o, const struct dataset *ds, const size_t *idx, size_t m,
 		  const double *restrict w, double clip, double *restrict g)
 {
 	const size_t d = o->d;
 	const bool icpt = o->p.intercept, clipped = isfinite(clip);
+	const bool weighted = o->class_weighted || o->group_weighted;
+	const bool seq_prefetch = idx == NULL && ds->layout == DATA_DENSE;
 	const double b = icpt ? w[d] : 0.0, delta = o->delta;
 	double (*const dphi)(double, double, double) = o->ops->dphi;
 	const double *restrict y = ds->y;
 
 	for (size_t k = 0; idx != NULL && k < m && k < PREFETCH_AHEAD; k++)
 		data_row_prefetch(ds, idx[k]);
-	for (size_t k = 0; k < m; k++) {
-		size_t i = idx != NULL ? idx[k] : k;
-		double z, c, nn = 0.0;
+	for (size_t k0 = 0; k0 < m; k0 += MARGIN_BLOCK) {
+		const size_t nb = m - k0 < MARGIN_BLOCK ? m - k0 : MARGIN_BLOCK;
+		size_t row[MARGIN_BLOCK];
+		double c[MARGIN_BLOCK], nn[MARGIN_BLOCK];
 
-		if (idx != NULL && k + PREFETCH_AHEAD < m)
-			data_row_prefetch(ds, idx[k + PREFETCH_AHEAD]);
-		if (clipped)
-			z = data_row_dot_sqnorm(ds, i, w, &nn) + b;
-		else
-			z = data_row_dot(ds, i, w) + b;
-		c = dphi(z, y[i], delta);
-		if (o->class_weighted || o->group_weighted)
-			c *= record_weight(o, ds, i);
-		if (clipped) {
-			/* ||c x~|| = |c| sqrt(||x||^2 + 1[intercept]) */
-			double mag = fabs(c) * sqrt(nn + (icpt ? 1.0 : 0.0));
+		/* 1. margins z_t (in c[t]) and, for the clip, ||x_t||^2 */
+		for (size_t t = 0; t < nb; t++) {
+			const size_t k = k0 + t;
 
-			if (mag > clip)
-				c *= clip / mag;
+			row[t] = idx != NULL ? idx[k] : k;
+			if (idx != NULL && k + PREFETCH_AHEAD < m)
+				data_row_prefetch(ds, idx[k + PREFETCH_AHEAD]);
+			else if (seq_prefetch && k + SEQ_AHEAD < m)
+				data_row_prefetch(ds, k + SEQ_AHEAD);
+			if (clipped)
+				c[t] = data_row_dot_sqnorm(ds, row[t], w, &nn[t]) + b;
+			else
+				c[t] = data_row_dot(ds, row[t], w) + b;
 		}
-		data_row_axpy(ds, i, c, g);
+		/* 2. c_t = omega_t phi'(z_t, y_t), clipped */
+		for (size_t t = 0; t < nb; t++) {
+			double v = dphi(c[t], y[row[t]], delta);
+
+			if (weighted)
+				v *= record_weight(o, ds, row[t]);
+			if (clipped) {
+				/* ||c x~|| = |c| sqrt(||x||^2 + 1[intercept]) */
+				double mag = fabs(v) * sqrt(nn[t] + (icpt ? 1.0 : 0.0));
+
+				if (mag > clip)
+					v *= clip / mag;
+			}
+			c[t] = v;
+		}
+		/* 3. g += c_t x~_t, row after row */
+		data_rows_axpy(ds, row, c, nb, g);
 		if (icpt)
-			g[d] += c;
+			for (size_t t = 0; t < nb; t++)
+				g[d] += c[t];
 	}
 }
 
