@@ -408,6 +408,7 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
 	if (o->ops->multi != NULL) {
 		double loss;
 
+		s[0] = 0.0; /* margins() fills s[0..K); this quiets gcc -O3's maybe-uninitialized */
 		margins(o, ds, i, w, s);
 		loss = o->ops->multi(s, K, (size_t)ds->y[i], r);
 		for (size_t k = 0; k < K; k++)
