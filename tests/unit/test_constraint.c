@@ -21,27 +21,9 @@
 #include "data.h"
 #include "privacy/noise.h"
 #include "rng.h"
+#include "vec_helpers.h"
 
 #define MAX_D 24
-
-static double
-gauss(struct rng *r)
-{
-	double v = 0.0;
-
-	noise_add_gaussian(r, 1.0, &v, 1);
-	return v;
-}
-
-static double
-dot(const double *a, const double *b, size_t d)
-{
-	double s = 0.0;
-
-	for (size_t j = 0; j < d; j++)
-		s += a[j] * b[j];
-	return s;
-}
 
 static double
 norm1(const double *a, size_t d)
@@ -51,17 +33,6 @@ norm1(const double *a, size_t d)
 	for (size_t j = 0; j < d; j++)
 		s += fabs(a[j]);
 	return s;
-}
-
-/* Plain sum of powers: the test values are moderate. */
-static double
-normp(const double *a, size_t d, double p)
-{
-	double s = 0.0;
-
-	for (size_t j = 0; j < d; j++)
-		s += pow(fabs(a[j]), p);
-	return pow(s, 1.0 / p);
 }
 
 static double

@@ -18,37 +18,9 @@
 #include "mirror.h"
 #include "privacy/noise.h"
 #include "rng.h"
+#include "vec_helpers.h"
 
 #define MAX_D 8
-
-static double
-gauss(struct rng *r)
-{
-	double v = 0.0;
-
-	noise_add_gaussian(r, 1.0, &v, 1);
-	return v;
-}
-
-static double
-dot(const double *a, const double *b, size_t d)
-{
-	double s = 0.0;
-
-	for (size_t j = 0; j < d; j++)
-		s += a[j] * b[j];
-	return s;
-}
-
-static double
-normp(const double *a, size_t d, double p)
-{
-	double s = 0.0;
-
-	for (size_t j = 0; j < d; j++)
-		s += pow(fabs(a[j]), p);
-	return pow(s, 1.0 / p);
-}
 
 /* ---- entropic ---- */
 
