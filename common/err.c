@@ -1,12 +1,39 @@
 /*
- * err.c - filling struct err.  Never allocates: messages are truncated to
- * the fixed buffers rather than lost.
+ * err.c - filling struct err.  Never allocates: a message longer than its
+ * buffer is cut at a word boundary and marked, rather than lost.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "err.h"
+
+/* Format into out[size]; when the text does not fit, cut it at the last
+ * blank that leaves room for " …" so no token (an id, a number) is cut in
+ * two.  A single token longer than the buffer is cut where it must be. */
+static void
+format_fit(char *out, size_t size, const char *fmt, va_list ap)
+{
+	static const char mark[] = " \xe2\x80\xa6"; /* " …" */
+	int n = vsnprintf(out, size, fmt, ap);
+	size_t keep;
+
+	if (n < 0) {
+		out[0] = '\0';
+		return;
+	}
+	if ((size_t)n < size)
+		return;
+	keep = size - sizeof(mark); /* room for the mark and the NUL */
+	while (keep > 0 && out[keep] != ' ')
+		keep--;
+	if (keep == 0)
+		keep = size - sizeof(mark);
+	/* Never end inside a UTF-8 sequence. */
+	while (keep > 0 && ((unsigned char)out[keep] & 0xC0) == 0x80)
+		keep--;
+	memcpy(out + keep, mark, sizeof(mark));
+}
 
 enum err_code
 err_set(struct err *e, enum err_code code, const char *fmt, ...)
@@ -19,7 +46,7 @@ err_set(struct err *e, enum err_code code, const char *fmt, ...)
 	e->field[0] = '\0';
 	e->detail[0] = '\0';
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	format_fit(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -35,21 +62,28 @@ err_set_field(struct err *e, enum err_code code, const char *field, const char *
 	snprintf(e->field, sizeof(e->field), "%s", field);
 	e->detail[0] = '\0';
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	format_fit(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
 	return code;
 }
 
-enum err_code
+void
 err_detail(struct err *e, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (e == NULL)
-		return ERR_OK;
+		return;
 	va_start(ap, fmt);
-	vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+	format_fit(e->detail, sizeof(e->detail), fmt, ap);
 	va_end(ap);
+}
+
+enum err_code
+err_failed(const struct err *e)
+{
+	if (e == NULL || e->code == ERR_OK)
+		return ERR_INTERNAL;
 	return e->code;
 }
 

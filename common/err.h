@@ -2,7 +2,13 @@
  * err.h - the one error type every fallible function carries up.
  *
  * A function that can fail returns enum err_code (ERR_OK is 0) and, when
- * the caller passed a non-NULL struct err, fills it in.  The struct is
+ * the caller passed a non-NULL struct err, fills it in.  The returned code
+ * is the truth: a function never derives its result from *e (which may be
+ * NULL), except through err_failed(), which cannot return ERR_OK.
+ *
+ * Messages are never cut inside a word: text past a buffer's end is
+ * dropped at the last blank before it and marked with "…", so an id the
+ * message names is either whole or absent.  The struct is
  * caller-owned and fixed-size, so reporting an error never allocates and
  * out-of-memory can be reported like anything else.  The HTTP status of a
  * code is decided in exactly one place (service/http.c).
@@ -33,8 +39,8 @@ enum err_code {
 struct err {
 	enum err_code code;
 	char field[64];   /* offending field as a dotted JSON path, "" if none */
-	char msg[160];    /* primary: short, lower case, no final period */
-	char detail[256]; /* optional: full sentences; may name internals */
+	char msg[512];    /* primary: short, lower case, no final period */
+	char detail[512]; /* optional: full sentences; may name internals */
 };
 
 /* Fill *e (if e != NULL) and return code, so callers can write
@@ -48,9 +54,15 @@ enum err_code err_set(struct err *e, enum err_code code, const char *fmt, ...)
 enum err_code err_set_field(struct err *e, enum err_code code, const char *field, const char *fmt,
 			    ...) __attribute__((format(printf, 4, 5)));
 
-/* Add a detail line to an error already set; returns e->code (ERR_OK when
- * e is NULL). */
-enum err_code err_detail(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Add a detail line to an error already set.  Returns nothing on purpose:
+ * "return err_detail(e, ...)" once read as success when e was NULL.  Set
+ * the error, add the detail, then return the code you set. */
+void err_detail(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The code of a failure a callee reported in *e: e->code, or ERR_INTERNAL
+ * when e is NULL or holds ERR_OK (a callee that failed without saying
+ * why).  Never ERR_OK, so "return err_failed(e)" cannot read as success. */
+enum err_code err_failed(const struct err *e);
 
 /* Prefix the field of an error already set, e.g. "objective" + "params.l2"
  * gives "objective.params.l2".  Used when a nested parser reports. */

@@ -37,7 +37,8 @@ dataset_load(struct db_conn *db, const char *id, const struct data_schema *schem
 	    !PQsetSingleRowMode(db->pg)) {
 		loaded_dataset_clear(&ds);
 		err_set(e, ERR_DB, "cannot query the dataset rows");
-		return err_detail(e, "%s", PQerrorMessage(db->pg));
+		err_detail(e, "%s", PQerrorMessage(db->pg));
+		return ERR_DB;
 	}
 	while ((res = PQgetResult(db->pg)) != NULL) {
 		ExecStatusType st = PQresultStatus(res);

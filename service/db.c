@@ -54,34 +54,42 @@ db_ensure(struct db_conn *db, struct err *e)
 	if (PQstatus(db->pg) == CONNECTION_OK)
 		return ERR_OK;
 	err_set(e, ERR_DB, "the database connection is broken");
-	return err_detail(e, "%s", PQerrorMessage(db->pg));
+	err_detail(e, "%s", PQerrorMessage(db->pg));
+	return ERR_DB;
 }
 
 enum err_code
 db_check(struct db_conn *db, const PGresult *res, ExecStatusType want, struct err *e)
 {
 	const char *state;
+	enum err_code code;
 
 	if (res == NULL) {
 		err_set(e, ERR_DB, "database request failed");
-		return err_detail(e, "%s", PQerrorMessage(db->pg));
+		err_detail(e, "%s", PQerrorMessage(db->pg));
+		return ERR_DB;
 	}
 	if (PQresultStatus(res) == want)
 		return ERR_OK;
 	state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	/* The code is decided here, never read back from *e: e may be NULL. */
 	if (state != NULL && (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0))
-		err_set(e, ERR_CONFLICT, "concurrent update, please retry");
+		code = err_set(e, ERR_CONFLICT, "concurrent update, please retry");
 	else if (state != NULL && strcmp(state, "23505") == 0)
-		err_set(e, ERR_CONFLICT,
-			"a concurrent request created the same object, please retry");
+		code = err_set(e, ERR_CONFLICT,
+			       "a concurrent request created the same object, please retry");
 	else
-		err_set(e, ERR_DB, "database query failed");
-	/* A 409 shows its detail to the client: the SQLSTATE only.  Server text
-	 * (which may quote values) goes with 5xx codes, which stay in the log. */
-	if (e != NULL && e->code == ERR_CONFLICT)
-		return err_detail(e, "SQLSTATE %s", state);
-	return err_detail(e, "SQLSTATE %s: %s", state != NULL ? state : "?",
-			  PQresultErrorMessage(res));
+		code = err_set(e, ERR_DB, "database query failed");
+	/* A 409 shows its detail to the client: the SQLSTATE only.  Server
+	 * text may quote values (a row's cell in a constraint message), so it
+	 * goes nowhere: the SQLSTATE and the constraint name suffice. */
+	{
+		const char *cons = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
+
+		err_detail(e, "SQLSTATE %s%s%s", state != NULL ? state : "?",
+			   cons != NULL ? ", constraint " : "", cons != NULL ? cons : "");
+	}
+	return code;
 }
 
 enum err_code

@@ -324,7 +324,8 @@ ledger_charge_renyi(struct db_conn *db, const char *dataset_id, double budget_de
 		err_set_field(e, ERR_BUDGET, "privacy",
 			      "the run does not fit the dataset's Rényi filter at any order "
 			      "(GET /v1/datasets/{id}/budget shows the headroom)");
-		return err_detail(e, "per-order headroom %s", head);
+		err_detail(e, "per-order headroom %s", head);
+		return ERR_BUDGET;
 	}
 	filter_add(&f, rdp);
 	ledger_array_text(f.spent, f.m, spent);

@@ -90,7 +90,8 @@ basic_node(const struct dp_event_tree *t, unsigned i, double *ret_eps, double *r
 	if (!isfinite(eps) || !isfinite(delta) || eps < 0.0 || delta < 0.0) {
 		err_set(e, ERR_NUMERIC, "basic composition of a %s event is not usable",
 			dp_event_type_name(n->type));
-		return err_detail(e, "epsilon %.17g, delta %.17g (fails closed)", eps, delta);
+		err_detail(e, "epsilon %.17g, delta %.17g (fails closed)", eps, delta);
+		return ERR_NUMERIC;
 	}
 	*ret_eps = eps;
 	*ret_delta = delta;

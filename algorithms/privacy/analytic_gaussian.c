@@ -128,8 +128,8 @@ ag_epsilon_mu(double mu, double delta, double *ret_epsilon, struct err *e)
 		return rc;
 	if (d <= delta) {
 		err_set(e, ERR_NUMERIC, "the Gaussian curve gives epsilon = 0 at this delta");
-		return err_detail(e, "mu = %.17g, delta(0) = %.17g <= %.17g (fails closed)", mu, d,
-				  delta);
+		err_detail(e, "mu = %.17g, delta(0) = %.17g <= %.17g (fails closed)", mu, d, delta);
+		return ERR_NUMERIC;
 	}
 	for (n = 0;; n++) {
 		if (n == CAL_MAX_OCTAVES)

@@ -59,15 +59,17 @@ calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
 			      "'privacy.epsilon' %.6g cannot be met at this delta with noise up to "
 			      "%.6g",
 			      target_epsilon, upper);
-		return err_detail(e, "epsilon at the largest noise is %.17g", r_hi.epsilon);
+		err_detail(e, "epsilon at the largest noise is %.17g", r_hi.epsilon);
+		return ERR_INVALID;
 	}
 	/* ... and epsilon must not grow with the noise (checked at the ends). */
 	if ((rc = cost(&c, lo, &r_lo, e)) != ERR_OK)
 		return rc;
 	if (r_lo.epsilon < r_hi.epsilon) {
 		err_set(e, ERR_NUMERIC, "the privacy cost grows with the noise");
-		return err_detail(e, "epsilon %.17g at noise %.17g, %.17g at %.17g", r_lo.epsilon,
-				  lo, r_hi.epsilon, hi);
+		err_detail(e, "epsilon %.17g at noise %.17g, %.17g at %.17g", r_lo.epsilon, lo,
+			   r_hi.epsilon, hi);
+		return ERR_NUMERIC;
 	}
 	if (r_lo.epsilon <= target_epsilon) {
 		hi = lo; /* the smallest noise allowed already meets the target */
@@ -93,8 +95,9 @@ calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
 		return rc;
 	if (!(check.epsilon <= target_epsilon)) {
 		err_set(e, ERR_NUMERIC, "the calibrated noise misses the epsilon target");
-		return err_detail(e, "epsilon %.17g > target %.17g at noise %.17g", check.epsilon,
-				  target_epsilon, hi);
+		err_detail(e, "epsilon %.17g > target %.17g at noise %.17g", check.epsilon,
+			   target_epsilon, hi);
+		return ERR_NUMERIC;
 	}
 	*ret_noise = hi;
 	*ret_report = check;

@@ -458,7 +458,8 @@ wor_curve(const struct dp_event_tree *t, unsigned i, const double *a, unsigned n
 			"sampled_without_replacement of a %s event cannot be bounded: the base "
 			"needs a pure-DP bound or must be one gaussian",
 			dp_event_type_name(child->type));
-		return err_detail(e, "WBK19 Theorem 9 needs eps(infinity) of the base mechanism");
+		err_detail(e, "WBK19 Theorem 9 needs eps(infinity) of the base mechanism");
+		return ERR_INVALID;
 	}
 
 	for (unsigned k = 0; k < n; k++) {
@@ -709,8 +710,8 @@ check_curve(const struct dp_event *node, const double *a, unsigned n, const doub
 		if (!isfinite(out[k]) || !(out[k] > 0.0)) {
 			err_set(e, ERR_NUMERIC, "the Rényi curve of a %s event is not usable",
 				dp_event_type_name(node->type));
-			return err_detail(e, "RDP at order %.17g is %.17g (fails closed)", a[k],
-					  out[k]);
+			err_detail(e, "RDP at order %.17g is %.17g (fails closed)", a[k], out[k]);
+			return ERR_NUMERIC;
 		}
 	return ERR_OK;
 }
@@ -812,7 +813,8 @@ check_input(const struct rdp_grid *g, const double *rdp, struct err *e)
 	for (unsigned k = 0; k < g->n; k++)
 		if (!isfinite(rdp[k]) || !(rdp[k] > 0.0)) {
 			err_set(e, ERR_NUMERIC, "a Rényi curve value is not finite and positive");
-			return err_detail(e, "RDP at order %.17g is %.17g", g->order[k], rdp[k]);
+			err_detail(e, "RDP at order %.17g is %.17g", g->order[k], rdp[k]);
+			return ERR_NUMERIC;
 		}
 	return ERR_OK;
 }
@@ -844,8 +846,9 @@ rdp_to_epsilon(const struct rdp_grid *g, const double *rdp, double delta, double
 	if (!(best > 0.0)) {
 		err_set(e, ERR_NUMERIC,
 			"the (epsilon, delta) conversion gives a non-positive epsilon");
-		return err_detail(e, "epsilon %.17g at order %.17g for delta %.17g (fails closed)",
-				  best, best_order, delta);
+		err_detail(e, "epsilon %.17g at order %.17g for delta %.17g (fails closed)", best,
+			   best_order, delta);
+		return ERR_NUMERIC;
 	}
 	*ret_epsilon = best;
 	*ret_order = best_order;
@@ -878,8 +881,8 @@ rdp_to_delta(const struct rdp_grid *g, const double *rdp, double epsilon, double
 	delta = best >= 0.0 ? 1.0 : exp(best);
 	if (!(delta > 0.0)) {
 		err_set(e, ERR_NUMERIC, "delta underflows");
-		return err_detail(e, "log delta %.17g at order %.17g (fails closed)", best,
-				  best_order);
+		err_detail(e, "log delta %.17g at order %.17g (fails closed)", best, best_order);
+		return ERR_NUMERIC;
 	}
 	*ret_delta = delta;
 	*ret_order = best_order;

@@ -440,6 +440,25 @@ START_TEST(test_calibrate_refusals)
 }
 END_TEST
 
+/* Issue 8 item 2: without an error struct the same refusals stay refusals
+ * (err_detail once returned ERR_OK for e == NULL, so calibrate() reported
+ * success without writing the noise). */
+START_TEST(test_calibrate_refusals_without_err)
+{
+	struct family one = { 0, 1 }, broken = { 2, 1 };
+	double noise = SENTINEL;
+	struct accountant_report r = { .epsilon = SENTINEL };
+
+	ck_assert_int_eq(calibrate(make_event, &one, ACCOUNTING_RENYI, 1e-4, 1e-5, 0.05, 10.0, NULL,
+				   &noise, &r, NULL),
+			 ERR_INVALID);
+	ck_assert_int_eq(calibrate(make_event, &broken, ACCOUNTING_RENYI, 1000.0, 1e-5, 0.05, 10.0,
+				   NULL, &noise, &r, NULL),
+			 ERR_NUMERIC);
+	ck_assert(noise == SENTINEL && r.epsilon == SENTINEL);
+}
+END_TEST
+
 static Suite *
 accountant_suite(void)
 {
@@ -455,6 +474,7 @@ accountant_suite(void)
 	tcase_add_test(tc, test_ledger_relation);
 	tcase_add_test(tc, test_calibrate);
 	tcase_add_test(tc, test_calibrate_refusals);
+	tcase_add_test(tc, test_calibrate_refusals_without_err);
 	suite_add_tcase(s, tc);
 	return s;
 }
