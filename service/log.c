@@ -127,5 +127,22 @@ log_err(const char *ctx, const struct err *e)
 	}
 	if (level < min_level)
 		return;
+	if (level == LOG_INFO) {
+		/*
+		 * A client's mistake: its message may quote what the client sent,
+		 * and for an upload that is a cell of private data (issue 8 item
+		 * 3).  The client got the message; the log keeps the code and the
+		 * field, which name a place, never a value.  Failing closed: no
+		 * parser has to remember to mark its messages.
+		 */
+		char where[sizeof(e->field) + 16];
+
+		snprintf(where, sizeof(where), "field '%s'", e->field[0] != '\0' ? e->field : "-");
+		emit(level, ctx, err_code_name(e->code), where, "");
+		return;
+	}
+	/* Ours (5xx): messages and details are written by this code base from
+	 * codes, ids and SQLSTATEs, never from request or row text (db_check
+	 * keeps the server's text out). */
 	emit(level, ctx, err_code_name(e->code), e->msg, e->detail);
 }

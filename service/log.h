@@ -28,7 +28,8 @@ void log_msg(enum log_level level, const char *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Log an error where it is handled: level error for our failures (5xx,
- * database), info for the client's mistakes. */
+ * database) with message and detail, info for the client's mistakes with
+ * code and field only (their messages may quote uploaded cells). */
 void log_err(const char *ctx, const struct err *e);
 
 #endif /* SERVICE_LOG_H */

@@ -320,7 +320,7 @@ execute(struct worker *w, PGresult *claim)
 	} else if (rc == ERR_CANCELLED && ctx.lease_lost) {
 		log_msg(LOG_WARN, run_id, "lease lost, ignoring");
 	} else if (rc != ERR_OK) {
-		log_err(run_id, &e); /* codes and static messages: no data values */
+		log_err(run_id, &e); /* 4xx codes log their field only (log.c) */
 		settle(w, run_id, "failed", "internal_error", NULL);
 	}
 	free(result_text);
