@@ -314,18 +314,23 @@ datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_u
 
 	if (!is_uuid(id))
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
-		/* The ledger columns come from the dataset that owns the ledger (r):
-		 * itself, or the one it shares.  FOR NO KEY UPDATE locks both rows:
-		 * the ledger row is the lock that serialises charges; it is not
-		 * blocked by an upload (upload.c). */
+	/* The ledger columns come from the dataset that owns the ledger (r):
+	 * itself, or the one it shares.  With for_update, the lock order of
+	 * ledger.h: the ledger's row first (ledger_lock), then the dataset's
+	 * own (FOR NO KEY UPDATE OF d: not blocked by an upload, upload.c). */
+	if (for_update) {
+		rc = ledger_lock(db, tenant, id, NULL, e);
+		if (rc != ERR_OK)
+			return rc;
+	}
 #define META_SELECT                                                                                \
 	"SELECT d.id, d.tenant_id, d.n_features, d.task, d.spec::text, d.state,"                   \
 	" coalesce(d.n_rows, 0), r.accounting_mode, r.large_delta_ok, r.budget_delta, r.id,"       \
 	" d.public, d.layout, coalesce(d.nnz, 0)"                                                  \
 	" FROM datasets d JOIN datasets r ON r.id = coalesce(d.ledger_of, d.id)"                   \
 	" WHERE d.id = $1 AND d.tenant_id = $2 AND d.state <> 'deleted'"
-	res = db_exec(db, for_update ? META_SELECT " FOR NO KEY UPDATE" : META_SELECT, 2, values,
-		      PGRES_TUPLES_OK, e);
+	res = db_exec(db, for_update ? META_SELECT " FOR NO KEY UPDATE OF d" : META_SELECT, 2,
+		      values, PGRES_TUPLES_OK, e);
 #undef META_SELECT
 	if (res == NULL)
 		return e->code;

@@ -361,11 +361,17 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret, 
 	rc = db_command(db, "BEGIN", e);
 	if (rc != ERR_OK)
 		return rc;
-	/* Lock order everywhere: the dataset row, then the run row. */
-	res = db_exec(db, "SELECT 1 FROM datasets WHERE id = $1 FOR UPDATE", 1,
-		      (const char *const[]){ dataset_id }, PGRES_TUPLES_OK, e);
-	rc = res != NULL ? ERR_OK : e->code;
-	PQclear(res);
+	/* The lock order of ledger.h: the ledger's row (the root of a shared
+	 * ledger, which admissions on every dataset sharing it lock), the
+	 * dataset's own row, then the run's.  The refund and the Rényi
+	 * recomputation below read the ledger under this lock. */
+	rc = ledger_lock(db, NULL, dataset_id, NULL, e);
+	if (rc == ERR_OK) {
+		res = db_exec(db, "SELECT 1 FROM datasets WHERE id = $1 FOR NO KEY UPDATE", 1,
+			      (const char *const[]){ dataset_id }, PGRES_TUPLES_OK, e);
+		rc = res != NULL ? ERR_OK : e->code;
+		PQclear(res);
+	}
 	if (rc == ERR_OK) {
 		res = db_exec(
 			db,
