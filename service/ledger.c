@@ -429,7 +429,9 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 
 	if (!is_uuid(dataset_id))
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
-	/* Exact decimals and the entries come from PostgreSQL as text. */
+	/* Exact decimals and the entries come from PostgreSQL as text.  A
+	 * deleted dataset's ledger stays readable: its history, and the budget
+	 * that datasets sharing it still charge (issue 8, item 10). */
 	res = db_exec(
 		db,
 		"SELECT json_build_object('dataset_id', x.id, 'ledger_dataset_id', d.id,"
@@ -448,7 +450,7 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 		" WHERE l.dataset_id = d.id), '[]'::json))::text,"
 		" d.accounting_mode = 'renyi', d.budget_epsilon, d.budget_delta, d.id, x.public"
 		" FROM datasets x JOIN datasets d ON d.id = coalesce(x.ledger_of, x.id)"
-		" WHERE x.id = $1 AND x.tenant_id = $2 AND x.state <> 'deleted'",
+		" WHERE x.id = $1 AND x.tenant_id = $2",
 		2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;

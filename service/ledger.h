@@ -19,7 +19,9 @@
  * check), takes its locks in this order and no other:
  *
  *   1. the ledger's root row, FOR NO KEY UPDATE (ledger_lock()), before the
- *      first statement that reads spent_* or budget_* or the filter;
+ *      first statement that reads spent_* or budget_* or the filter (FOR
+ *      SHARE where the ledger need only stay as it is: creating a dataset
+ *      that shares it, which a delete of the root must not miss);
  *   2. then the dataset's own row when it is not the root (a sharer),
  *      FOR NO KEY UPDATE;
  *   3. then rows of runs (SELECT ... FOR UPDATE, UPDATE), and inserts into

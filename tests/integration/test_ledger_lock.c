@@ -375,6 +375,86 @@ START_TEST(test_admission_held_while_cancel)
 }
 END_TEST
 
+/* Item 10: a dataset whose ledger others share is not deleted while any
+ * of them is not (409 naming them); a deleted dataset's ledger and runs
+ * stay readable to its tenant; a dataset may still share a deleted
+ * dataset's ledger (the same rows sealed again), whose budget is then
+ * fixed. */
+START_TEST(test_delete_shared_ledger)
+{
+	char root[40], sharer[40], late[40], run[40], path[160], body[512], other[128];
+	char before[256], after[256];
+	json_t *j;
+
+	shared_pair(1, root, sharer);
+	json_decref(h_run_create(&srv, owner, sharer, H_RUN_BODY_10_STEPS, run));
+	h_ledger_snapshot(db, before, sizeof(before));
+	snprintf(path, sizeof(path), "/v1/datasets/%s", root);
+	h_expect_error(&srv, "DELETE", path, owner, NULL, NULL, 0, NULL, 409, "conflict", NULL,
+		       sharer);
+	h_ledger_snapshot(db, after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	json_decref(h_json(&srv, "GET", path, owner, NULL, 200));
+	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM dataset_chunks WHERE dataset_id = '%s'",
+				  root) > 0,
+			 1);
+
+	/* Once the sharer is deleted, the root may go; both ledgers' history
+	 * (one ledger) and their runs stay readable. */
+	snprintf(path, sizeof(path), "/v1/datasets/%s", sharer);
+	ck_assert_ptr_null(h_json(&srv, "DELETE", path, owner, NULL, 204));
+	snprintf(path, sizeof(path), "/v1/datasets/%s", root);
+	ck_assert_ptr_null(h_json(&srv, "DELETE", path, owner, NULL, 204));
+	h_expect_error(&srv, "GET", path, owner, NULL, NULL, 0, NULL, 404, "not_found", NULL, NULL);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/budget", root);
+	j = h_json(&srv, "GET", path, owner, NULL, 200);
+	ck_assert_str_eq(json_string_value(h_get(j, "ledger_dataset_id")), root);
+	/* The run's charge and its refund (queued, never claimed: the worker
+	 * may have claimed it, then only the charge). */
+	ck_assert_int_ge(json_array_size(h_get(j, "entries")), 1);
+	ck_assert_str_eq(json_string_value(h_get(json_array_get(h_get(j, "entries"), 0), "run_id")),
+			 run);
+	json_decref(j);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/budget", sharer);
+	j = h_json(&srv, "GET", path, owner, NULL, 200);
+	ck_assert_str_eq(json_string_value(h_get(j, "ledger_dataset_id")), root);
+	json_decref(j);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", sharer);
+	j = h_json(&srv, "GET", path, owner, NULL, 200);
+	ck_assert_int_eq(json_array_size(h_get(j, "items")), 1);
+	ck_assert_str_eq(json_string_value(h_get(json_array_get(h_get(j, "items"), 0), "id")), run);
+	json_decref(j);
+	/* Still no other tenant's business. */
+	h_key_create(db, "globex", "owner", other, sizeof(other));
+	snprintf(path, sizeof(path), "/v1/datasets/%s/budget", root);
+	h_expect_error(&srv, "GET", path, other, NULL, NULL, 0, NULL, 404, "not_found", NULL, NULL);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", root);
+	h_expect_error(&srv, "GET", path, other, NULL, NULL, 0, NULL, 404, "not_found", NULL, NULL);
+
+	/* The same rows again must pay from the deleted dataset's ledger:
+	 * sharing it is allowed, its budget is fixed, its runs charge it. */
+	snprintf(body, sizeof(body),
+		 "{\"name\": \"late\", \"schema\": {\"features\": 5, \"task\": \"binary\"},"
+		 " \"bounds\": {\"feature_l2\": 1}, \"share_budget_with\": \"%s\"}",
+		 root);
+	h_dataset_create(&srv, owner, body, late);
+	{
+		char *csv = h_csv(H_N, H_D, true, 11);
+
+		h_upload(&srv, owner, late, csv);
+		free(csv);
+	}
+	snprintf(path, sizeof(path), "/v1/datasets/%s", late);
+	snprintf(body, sizeof(body), "{\"budget\": {\"epsilon\": 9, \"delta\": 1e-4}}");
+	h_expect_error(&srv, "PATCH", path, owner, "application/json", body, strlen(body), NULL,
+		       409, "conflict", "budget", "deleted");
+	json_decref(h_run_create(&srv, owner, late, H_RUN_BODY_10_STEPS, NULL));
+	check_ledger(root, "a deleted dataset's ledger charged by a new sharer");
+	cancel_queued(root);
+	check_ledger(root, "after the refunds");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -389,6 +469,7 @@ main(void)
 	tcase_add_test(tc, test_admission_held_while_cancel);
 	tcase_add_test(tc, test_stress_renyi);
 	tcase_add_test(tc, test_stress_basic);
+	tcase_add_test(tc, test_delete_shared_ledger);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
