@@ -30,15 +30,23 @@
 #define TRIALS    30 /* per mode */
 #define PRESUB    6  /* queued runs on the sharer, cancelled in the race */
 #define ADMITTERS 8  /* concurrent admissions, 6 on the root, 2 on the sharer */
+#define EXTRA     2  /* and a PATCH of the root's budget, a DELETE of a sharer */
 
 static struct h_server srv;
 static char db[512];
 static char owner[128];
 
+#define RENYI_BUDGET "{\"epsilon\": 1, \"delta\": 1e-4}"
+#define BASIC_BUDGET "{\"epsilon\": 3, \"delta\": 1e-4}"
+
 static const char *const mode_budget[2] = {
-	"\"budget\": {\"epsilon\": 1, \"delta\": 1e-4}, \"accounting_mode\": \"renyi\"",
-	"\"budget\": {\"epsilon\": 3, \"delta\": 1e-4}, \"accounting_mode\": \"basic\"",
+	"\"budget\": " RENYI_BUDGET ", \"accounting_mode\": \"renyi\"",
+	"\"budget\": " BASIC_BUDGET ", \"accounting_mode\": \"basic\"",
 };
+
+/* PATCH bodies that set the budget the dataset already has. */
+static const char *const same_budget[2] = { "{\"budget\": " RENYI_BUDGET "}",
+					    "{\"budget\": " BASIC_BUDGET "}" };
 
 static void
 setup(void)
@@ -58,6 +66,22 @@ teardown(void)
 	h_server_stop_fixture(&srv, 30.0);
 }
 
+/* A sealed dataset sharing root's ledger. */
+static void
+sharer_of(const char *root, char *sharer)
+{
+	char body[512];
+	char *csv = h_csv(H_N, H_D, true, 13);
+
+	snprintf(body, sizeof(body),
+		 "{\"name\": \"sharer\", \"schema\": {\"features\": 5, \"task\": \"binary\"},"
+		 " \"bounds\": {\"feature_l2\": 1}, \"share_budget_with\": \"%s\"}",
+		 root);
+	h_dataset_create(&srv, owner, body, sharer);
+	h_upload(&srv, owner, sharer, csv);
+	free(csv);
+}
+
 /* A sealed root ledger of the mode (0 renyi, 1 basic) and a sealed
  * dataset sharing it. */
 static void
@@ -72,13 +96,8 @@ shared_pair(int mode, char *root, char *sharer)
 		 mode_budget[mode]);
 	h_dataset_create(&srv, owner, body, root);
 	h_upload(&srv, owner, root, csv);
-	snprintf(body, sizeof(body),
-		 "{\"name\": \"sharer\", \"schema\": {\"features\": 5, \"task\": \"binary\"},"
-		 " \"bounds\": {\"feature_l2\": 1}, \"share_budget_with\": \"%s\"}",
-		 root);
-	h_dataset_create(&srv, owner, body, sharer);
-	h_upload(&srv, owner, sharer, csv);
 	free(csv);
+	sharer_of(root, sharer);
 }
 
 /* "ok" when the ledger's spent totals equal the sum of the charges that
@@ -201,17 +220,32 @@ stress(int mode)
 	pthread_barrier_t start;
 	int lost = 0, capacity, standing;
 
-	/* What the ledger admits one run after another. */
+	/* What the ledger admits one run after another (after the PATCH the
+	 * stress makes, which sets the caps again). */
 	shared_pair(mode, ref, sharer2);
+	snprintf(what, sizeof(what), "/v1/datasets/%s", ref);
+	json_decref(h_json(&srv, "PATCH", what, owner, same_budget[mode], 200));
 	capacity = fill(ref);
 	ck_assert_int_gt(capacity, PRESUB + ADMITTERS);
 	cancel_queued(ref);
 
 	shared_pair(mode, root, sharer);
 	for (int t = 0; t < TRIALS; t++) {
-		struct call calls[PRESUB + ADMITTERS];
-		pthread_t th[PRESUB + ADMITTERS];
+		struct call calls[PRESUB + ADMITTERS + EXTRA];
+		pthread_t th[PRESUB + ADMITTERS + EXTRA];
+		char spare[40], spare_run[40];
 		int n = 0;
+
+		/* A sharer with a queued run, deleted in the race (its run is
+		 * refunded, the ledger recomputed). */
+		sharer_of(root, spare);
+		json_decref(h_run_create(&srv, owner, spare, H_RUN_BODY_10_STEPS, spare_run));
+		calls[n] = (struct call){ .method = "DELETE" };
+		snprintf(calls[n].path, sizeof(calls[n].path), "/v1/datasets/%s", spare);
+		n++;
+		calls[n] = (struct call){ .method = "PATCH", .body = same_budget[mode] };
+		snprintf(calls[n].path, sizeof(calls[n].path), "/v1/datasets/%s", root);
+		n++;
 
 		/* Runs to cancel, queued on the sharer before the race. */
 		for (int i = 0; i < PRESUB; i++) {
@@ -236,11 +270,16 @@ stress(int mode)
 		for (int i = 0; i < n; i++)
 			pthread_join(th[i], NULL);
 		pthread_barrier_destroy(&start);
+		/* A 409 is a full budget (POST), or a run a worker ended
+		 * (DELETE); never a deadlock or a serialization failure. */
 		for (int i = 0; i < n; i++)
-			ck_assert_msg(calls[i].status == 200 || calls[i].status == 202 ||
-					      calls[i].status == 409,
+			ck_assert_msg((calls[i].status == 200 || calls[i].status == 202 ||
+				       calls[i].status == 204 || calls[i].status == 409) &&
+					      strstr(calls[i].raw, "SQLSTATE") == NULL,
 				      "%s %s: %ld %s", calls[i].method, calls[i].path,
 				      calls[i].status, h_short(calls[i].raw));
+		ck_assert_int_eq(calls[0].status, 204);
+		ck_assert_int_eq(calls[1].status, 200);
 		/* Count the trials that lost an update rather than stop at the
 		 * first, so that a failure says how often it happens.  A renyi
 		 * ledger heals at the next recomputation (cancel_queued), a
