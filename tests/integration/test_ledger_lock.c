@@ -16,7 +16,16 @@
  * admission then uses, so the admission's INSERT waits on the unique key
  * (tenant_id, idempotency_key) until the session rolls back.  While it
  * waits, the cancel of a queued run on the sharing dataset runs; the test
- * sees both waiting in pg_stat_activity before it lets them go.
+ * sees both waiting in pg_stat_activity before it lets them go.  Before
+ * the fix the cancel summed the charges from a snapshot without the
+ * admission's and wrote that sum over it: the test failed every time.
+ *
+ * The stress races, per trial, 6 cancels of queued runs on a sharer, 8
+ * admissions (6 on the root, 2 on the sharer), a PATCH of the root's budget
+ * and the delete of another sharer with a queued run; 30 trials per mode.
+ * Before the fix 4 to 7 of the 30 renyi trials lost an update (measured
+ * on a loaded 2-core machine), or a request met a deadlock (the join
+ * locked a sharer's row and the root's in either order).
  */
 #include <check.h>
 #include <libpq-fe.h>
