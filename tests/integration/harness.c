@@ -52,6 +52,15 @@ static struct {
 } live[MAX_LIVE];
 
 double
+h_timeout_scale(void)
+{
+	const char *v = getenv("DPOPT_TEST_TIMEOUT_SCALE");
+	double k = v != NULL && v[0] != '\0' ? strtod(v, NULL) : 1.0;
+
+	return isfinite(k) && k >= 1.0 ? k : 1.0;
+}
+
+double
 h_now(void)
 {
 	struct timespec t;
@@ -450,7 +459,7 @@ start_once(struct h_server *s, int *ret_status)
 	free(env);
 	live_add(s->pid);
 
-	deadline = h_now() + READY_WAIT_S;
+	deadline = h_now() + READY_WAIT_S * h_timeout_scale();
 	while (h_now() < deadline) {
 		struct h_resp r;
 		long status;
@@ -468,7 +477,8 @@ start_once(struct h_server *s, int *ret_status)
 		h_sleep(0.02);
 	}
 	print_log(s->log);
-	ck_abort_msg("dpoptd (pid %ld) not ready after %.0f s", (long)s->pid, READY_WAIT_S);
+	ck_abort_msg("dpoptd (pid %ld) not ready after %.0f s", (long)s->pid,
+		     READY_WAIT_S * h_timeout_scale());
 	return false;
 }
 
@@ -532,7 +542,7 @@ h_server_check_log(const struct h_server *s)
 int
 h_server_stop(struct h_server *s, int sig, double timeout_s)
 {
-	double deadline = h_now() + timeout_s;
+	double deadline = h_now() + (timeout_s *= h_timeout_scale());
 	int status = 0;
 	pid_t pid = s->pid;
 
@@ -559,7 +569,7 @@ h_server_stop(struct h_server *s, int sig, double timeout_s)
 void
 h_server_stop_fixture(struct h_server *s, double timeout_s)
 {
-	double deadline = h_now() + timeout_s;
+	double deadline = h_now() + (timeout_s *= h_timeout_scale());
 	int status = 0;
 	pid_t pid = s->pid;
 	char *text;
@@ -722,8 +732,8 @@ h_http(const struct h_server *s, const char *method, const char *path, const cha
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROXY, ""); /* never an http_proxy from the environment */
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)(10.0 * h_timeout_scale()));
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)(60.0 * h_timeout_scale()));
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
@@ -977,7 +987,7 @@ h_run_wait(const struct h_server *s, const char *key, const char *id, const char
 	   double timeout_s)
 {
 	char path[128];
-	double deadline = h_now() + timeout_s;
+	double deadline = h_now() + (timeout_s *= h_timeout_scale());
 
 	snprintf(path, sizeof(path), "/v1/runs/%s", id);
 	for (;;) {
