@@ -23,6 +23,10 @@ is checked against the contract:
   `$ref`s resolve inside the whole document);
 - no declared content: the body is empty.
 
+A status any route may answer (the contract's top-level
+`x-any-route-responses`, status -> response, e.g. a rate limit's 429) is
+accepted on every path and method, known or not, with its own body.
+
 New paths and operations need no change here.  Exits 1 listing every
 mismatch (at most 5 per operation and status, with a count), 0 when all
 records conform; an empty RECORD_DIR is a failure (nothing was checked).
@@ -51,6 +55,7 @@ class Contract:
             rx = "".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts)
             self.paths.append((re.compile("^" + rx + "$"), template, item))
         self.paths.sort(key=lambda t: t[1].count("{"))
+        self.any_route = {str(k): v for k, v in doc.get("x-any-route-responses", {}).items()}
         self.validators = {}
 
     def resolve(self, obj):
@@ -93,6 +98,9 @@ class Contract:
         path = rec["path"].split("?", 1)[0].split("#", 1)[0]
         status = rec["status"]
         template, item = self.match(path)
+        if str(status) in self.any_route:
+            op_key = "%s %s" % (rec["method"], template or "<unknown path>")
+            return self.check_body(op_key, rec, self.resolve(self.any_route[str(status)]), status)
         if template is None:
             op_key = "%s <unknown path>" % rec["method"]
             if status != 404:
@@ -212,6 +220,10 @@ def self_test(contract):
         {"method": "GET", "path": "/v1/no-such-path?x=1", "status": 404,
          "content_type": "application/json", "body": err},
     ]
+    if "413" in contract.any_route:  # on any path and method, with its body
+        big = err.replace("not_found", "body_too_large")
+        ok.append({"method": "POST", "path": "/healthz", "status": 413,
+                   "content_type": "application/json", "body": big})
     bad = [
         # a status the operation does not list
         {"method": "GET", "path": "/healthz", "status": 418,
@@ -231,6 +243,9 @@ def self_test(contract):
         # an unknown path answered 200
         {"method": "GET", "path": "/v1/no-such-path", "status": 200,
          "content_type": "application/json", "body": "{}"},
+        # a status any route may get, with another body
+        {"method": "POST", "path": "/healthz", "status": 413,
+         "content_type": "application/json", "body": '{"x": 1}'},
         # an undeclared method answered other than 405
         {"method": "PUT", "path": "/healthz", "status": 200,
          "content_type": "application/json", "body": "{}"},
