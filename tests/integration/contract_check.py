@@ -201,6 +201,11 @@ def run(contract, record_dir):
         total, len(files), len(seen)))
     for k in sorted(seen):
         print("  %6d  %s" % (seen[k], k))
+    ops = {"%s %s" % (m.upper(), t) for _, t, item in contract.paths for m in item
+           if m in METHODS}
+    hit = {k.rsplit(" -> ", 1)[0] for k in seen}
+    for op in sorted(ops - hit):
+        print("  (never exercised: %s)" % op)
     nbad = sum(len(v) for v in bad.values())
     for key in sorted(bad):
         print("MISMATCH %s (%d):" % (key, len(bad[key])))
