@@ -111,7 +111,7 @@ config_faults(struct config *c, struct err *e)
 	if ((rc = env_uint("DPOPT_MIN_RUN_TIMEOUT_SECONDS", 60, 1, 86400, &v, e)) != ERR_OK)
 		return rc;
 	c->min_run_timeout = (unsigned)v;
-	if ((rc = env_double("DPOPT_MAX_RUN_SECONDS", 3600.0, 1e-3, 86400.0, &c->max_run_seconds,
+	if ((rc = env_double("DPOPT_MAX_RUN_SECONDS", 3600.0, 1e-6, 86400.0, &c->max_run_seconds,
 			     e)) != ERR_OK)
 		return rc;
 	if (c->run_timeout_margin * c->max_run_seconds > 86400.0 * 7)

@@ -143,10 +143,12 @@ db_validate(struct db_conn *db, struct err *e)
 	    PQtransactionStatus(db->pg) == PQTRANS_IDLE) {
 		struct pollfd pfd = { .fd = PQsocket(db->pg), .events = POLLIN };
 
-		/* An idle connection receives nothing but notifications; anything
-		 * readable may be the server's goodbye, which PQconsumeInput()
-		 * turns into CONNECTION_BAD. */
-		if (pfd.fd < 0 || (poll(&pfd, 1, 0) > 0 && PQconsumeInput(db->pg) == 0))
+		/* A pooled connection never LISTENs, so while idle it has nothing
+		 * to read; anything readable is the server's goodbye (a restart:
+		 * "terminating connection due to administrator command", then
+		 * EOF), which libpq would only notice on the next query.  Such a
+		 * connection is replaced, not used. */
+		if (pfd.fd < 0 || poll(&pfd, 1, 0) != 0)
 			abandon(db);
 	}
 	return db_ensure(db, e);

@@ -55,10 +55,11 @@ void db_close(struct db_conn *db); /* accepts NULL */
  * idle connection until something is read: see db_validate(). */
 enum err_code db_ensure(struct db_conn *db, struct err *e);
 
-/* db_ensure(), and first read whatever an idle connection has received
- * without waiting: a server that restarted has closed its end, which
- * libpq learns only by reading.  Pool checkouts use it, so the first
- * request after a database restart gets a fresh connection, not 503. */
+/* db_ensure(), after replacing an idle connection that has anything to
+ * read: a server that restarted has closed its end, which libpq learns
+ * only on the next query.  Pool checkouts use it, so the first request
+ * after a database restart gets a fresh connection, not 503.  Not for
+ * connections that LISTEN. */
 enum err_code db_validate(struct db_conn *db, struct err *e);
 
 /* Client-side bound on waiting for an answer on db, in ms; 0 restores the
