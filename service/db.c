@@ -296,7 +296,8 @@ db_command(struct db_conn *db, const char *sql, struct err *e)
 
 	if (res == NULL)
 		return ERR_DB;
-	rc = db_check(db, res, PGRES_COMMAND_OK, e);
+	/* Never e itself when NULL: a failure must not read as success. */
+	rc = db_check(db, res, PGRES_COMMAND_OK, e != NULL ? e : &local);
 	PQclear(res);
 	return rc;
 }
@@ -310,7 +311,7 @@ db_exec(struct db_conn *db, const char *sql, int nparams, const char *const *val
 
 	if (res == NULL)
 		return NULL;
-	if (db_check(db, res, want, e) != ERR_OK) {
+	if (db_check(db, res, want, e != NULL ? e : &local) != ERR_OK) {
 		PQclear(res);
 		return NULL;
 	}
