@@ -223,6 +223,9 @@ START_TEST(test_database_hung)
 	api = get_status(&s, "/v1/datasets", key, &t_api);
 	signal_all(pids, n, SIGCONT);
 
+	printf("faults: database hung: /healthz %ld in %.3f s, /readyz %ld in %.3f s,"
+	       " GET /v1/datasets %ld in %.3f s\n",
+	       health, t_health, ready, t_ready, api, t_api);
 	ck_assert_msg(health == 200 && t_health < 2.0, "/healthz: %ld after %.1f s", health,
 		      t_health);
 	ck_assert_msg(ready == 503 && t_ready < 15.0, "/readyz: %ld after %.1f s", ready, t_ready);
@@ -305,6 +308,7 @@ START_TEST(test_database_restart)
 
 		worst = l > worst ? l : worst;
 	}
+	printf("faults: pickup after the PostgreSQL restart: worst of 5 %.0f ms\n", worst * 1e3);
 	ck_assert_msg(worst < 0.25, "pickup took up to %.0f ms after the restart", worst * 1e3);
 	stop_clean(&s);
 }
@@ -348,6 +352,9 @@ START_TEST(test_reaper_busy_survivor)
 	ck_assert_str_eq(out, "running"); /* B's worker was busy all along */
 	h_sql(db, out, sizeof(out), "SELECT state FROM runs WHERE id = '%s'", orphan);
 	ck_assert_str_eq(out, "queued");
+	printf("faults: dead replica's run re-queued %.2f s after SIGKILL (lease 2 s, reaper 1 "
+	       "s)\n",
+	       took);
 	ck_assert_msg(took < 2.0 + 1.0 + 3.0, "re-queued %.1f s after the replica died", took);
 	stop_clean(&b);
 }
