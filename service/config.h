@@ -32,6 +32,18 @@ struct config {
 	char instance_id[96];         /* DPOPT_INSTANCE_ID: names this process in leases */
 	char log_level[16];           /* DPOPT_LOG_LEVEL */
 	unsigned test_step_delay_ms;  /* DPOPT_TEST_STEP_DELAY_MS: testing builds only */
+	/* HTTP limits (service/http.c); every one is per replica. */
+	unsigned http_idle_timeout;      /* DPOPT_HTTP_IDLE_TIMEOUT_SECONDS: silent connection */
+	unsigned max_connections;        /* DPOPT_MAX_CONNECTIONS: open at once, in total */
+	unsigned max_connections_per_ip; /* DPOPT_MAX_CONNECTIONS_PER_CLIENT: per client address */
+	unsigned max_uploads;            /* DPOPT_MAX_UPLOADS: uploads in flight, < db_pool */
+	unsigned max_uploads_per_tenant; /* DPOPT_MAX_UPLOADS_PER_TENANT */
+	double rate_limit;               /* DPOPT_RATE_LIMIT_PER_SECOND: per key; 0: none */
+	double rate_limit_burst;         /* DPOPT_RATE_LIMIT_BURST */
+	double auth_failures_per_minute; /* DPOPT_AUTH_FAILURES_PER_MINUTE: per client address */
+	double auth_failures_burst;      /* DPOPT_AUTH_FAILURES_BURST */
+	char cors_origins[1024];         /* DPOPT_CORS_ORIGINS: "" (none), "*", or a list */
+	unsigned shutdown_grace;         /* DPOPT_SHUTDOWN_GRACE_SECONDS: requests may finish */
 };
 
 /* Fill *ret from the environment (getenv).  ERR_INVALID naming the variable

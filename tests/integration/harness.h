@@ -54,6 +54,10 @@ struct h_opts {
 	unsigned max_body_bytes; /* DPOPT_MAX_BODY_BYTES; 0: the default */
 	unsigned http_threads;   /* DPOPT_HTTP_THREADS; 0: the default */
 	double max_run_work;     /* DPOPT_MAX_RUN_WORK; 0: the default */
+	/* More "NAME=value" settings, NULL-ended, or NULL.  They win over the
+	 * harness's own: the request and connection limits are lifted for
+	 * tests unless a test sets them here. */
+	const char *const *env;
 };
 
 struct h_server {
