@@ -543,16 +543,18 @@ request_begin(struct http_ctx *ctx, struct request *rq, const char *method, cons
 	enum err_code rc;
 
 	rq->content_length = len_hdr != NULL ? (long long)strtoull(len_hdr, NULL, 10) : -1;
-	if (atomic_load(&srv->stopping)) {
-		rq->retry_after = 1;
-		return err_set(e, ERR_DB, "the service is shutting down");
-	}
 	rq->route = router_match(method, url, rq->path_id, rq->allow);
 	if (rq->route == NULL && rq->allow[0] != '\0')
 		return err_set(e, ERR_METHOD, "method %s is not allowed on %s (allowed: %s)",
 			       method, url, rq->allow);
 	if (rq->route == NULL)
 		return err_set(e, ERR_NOT_FOUND, "no such resource: %s", url);
+	/* During the shutdown grace the probes still answer (readyz says
+	 * 503 itself); keyed work is refused. */
+	if ((rq->route->flags & ROUTE_AUTH) && atomic_load(&srv->stopping)) {
+		rq->retry_after = 1;
+		return err_set(e, ERR_DB, "the service is shutting down");
+	}
 	if (rq->route->flags & ROUTE_AUTH) {
 		rc = authenticate(ctx, rq, e);
 		if (rc != ERR_OK)
