@@ -337,7 +337,8 @@ start_once(struct h_server *s, int *ret_status)
 	 * defaults should refuse them unless a test asks (h_opts.env). */
 	static char *const lifted[] = { "DPOPT_RATE_LIMIT_PER_SECOND=0",
 					"DPOPT_AUTH_FAILURES_BURST=1000000",
-					"DPOPT_MAX_CONNECTIONS_PER_CLIENT=100000", NULL };
+					"DPOPT_MAX_CONNECTIONS_PER_CLIENT=100000",
+					"DPOPT_MAX_UPLOADS_PER_TENANT=1024", NULL };
 	char *extra[48];
 	char *argv[2] = { (char *)bin_path(), NULL };
 	char **env;
