@@ -258,9 +258,9 @@ START_TEST(test_slow_bodies_hold_no_connection)
 		h_sleep(0.002);
 	}
 	/* ...a keyed read and /readyz answer at once meanwhile... */
-	expect_get(&srv, "/v1/datasets", owner, 200, 3.0);
-	expect_get(&srv, "/readyz", NULL, 200, 3.0);
-	expect_get(&srv, "/v1/algorithms", owner, 200, 3.0);
+	expect_get(&srv, "/v1/datasets", owner, 200, 30.0);
+	expect_get(&srv, "/readyz", NULL, 200, 30.0);
+	expect_get(&srv, "/v1/algorithms", owner, 200, 30.0);
 	/* ...and the slow ones complete. */
 	for (size_t k = blen / 2; k < blen; k++) {
 		for (int i = 0; i < 8; i++)
@@ -340,8 +340,8 @@ START_TEST(test_upload_slots)
 		      h_short(reply));
 	free(reply);
 	/* Reads and admissions still have connections. */
-	expect_get(&srv, "/v1/datasets", acme, 200, 3.0);
-	expect_get(&srv, "/readyz", NULL, 200, 3.0);
+	expect_get(&srv, "/v1/datasets", acme, 200, 30.0);
+	expect_get(&srv, "/readyz", NULL, 200, 30.0);
 	/* The uploads in flight complete. */
 	for (int i = 0; i < 3; i++) {
 		size_t clen = strlen(csv[i]);
@@ -508,7 +508,7 @@ START_TEST(test_connection_flood)
 			    10.0);
 	ck_assert_msg(reply_status(reply) == 200, "healthz during the flood: %s", h_short(reply));
 	free(reply);
-	expect_get(&srv, "/readyz", NULL, 200, 5.0);
+	expect_get(&srv, "/readyz", NULL, 200, 30.0);
 	/* The server kept at most its per-client limit of them. */
 	h_sleep(0.5);
 	for (int i = 0; i < FLOOD; i++) {
@@ -543,7 +543,7 @@ START_TEST(test_key_rate_limit)
 	h_key_create(db, "acme", "analyst", k2, sizeof(k2));
 	h_server_start(&srv, db, &o);
 	for (int i = 0; i < 5; i++)
-		expect_get(&srv, "/v1/datasets", k1, 200, 5.0);
+		expect_get(&srv, "/v1/datasets", k1, 200, 30.0);
 	snprintf(req, sizeof(req),
 		 "GET /v1/datasets HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
 		 "Connection: close\r\n\r\n",
@@ -554,7 +554,7 @@ START_TEST(test_key_rate_limit)
 		      h_short(reply));
 	free(reply);
 	/* Per key: the other key of the same tenant is not limited. */
-	expect_get(&srv, "/v1/datasets", k2, 200, 5.0);
+	expect_get(&srv, "/v1/datasets", k2, 200, 30.0);
 	h_server_stop(&srv, SIGTERM, 30.0);
 }
 END_TEST
@@ -595,7 +595,7 @@ START_TEST(test_auth_failure_throttle)
 		      h_short(reply));
 	free(reply);
 	/* Probes need no key: /healthz is not throttled. */
-	expect_get(&srv, "/healthz", NULL, 200, 5.0);
+	expect_get(&srv, "/healthz", NULL, 200, 30.0);
 	h_server_stop(&srv, SIGTERM, 30.0);
 }
 END_TEST
