@@ -132,6 +132,14 @@ config_http_limits(struct config *c, struct err *e)
 	if ((rc = env_uint("DPOPT_SHUTDOWN_GRACE_SECONDS", 10, 0, 600, &v, e)) != ERR_OK)
 		return rc;
 	c->shutdown_grace = (unsigned)v;
+	if ((rc = env_uint("DPOPT_CONNECTION_RESERVE", 16, 0, 1000000, &v, e)) != ERR_OK)
+		return rc;
+	if (v >= c->max_connections)
+		return err_set_field(
+			e, ERR_INVALID, "DPOPT_CONNECTION_RESERVE",
+			"DPOPT_CONNECTION_RESERVE must be below DPOPT_MAX_CONNECTIONS (%u)",
+			c->max_connections);
+	c->connection_reserve = (unsigned)v;
 	return ERR_OK;
 }
 

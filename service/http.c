@@ -64,6 +64,12 @@ struct tenant_uploads {
 	unsigned n; /* 0: a free entry */
 };
 
+/* Open connections of one client address; n == 0: a free slot. */
+struct conn_count {
+	uint32_t addr;
+	unsigned n;
+};
+
 /* The daemon and its limits: srv->mhd points here. */
 struct http_ctx {
 	struct server *srv;         /* borrowed */
@@ -74,6 +80,15 @@ struct http_ctx {
 	unsigned uploads;                  /* upload slots taken */
 	struct tenant_uploads *per_tenant; /* owned: cfg.max_uploads entries */
 	atomic_uint active;                /* requests begun and not completed */
+	/* Open connections per client address (IPv4), for the reserve: the
+	 * last cfg.connection_reserve connections go only to addresses that
+	 * hold none, such as a health checker's, so that no flood of a few
+	 * clients takes them all.  Open addressing, backward-shift deletion. */
+	pthread_mutex_t conn_lock; /* guards the three below */
+	unsigned conn_open;        /* connections open */
+	unsigned conn_limit;       /* the total limit in force (connection_limit()) */
+	size_t conn_mask;          /* table slots - 1 */
+	struct conn_count *conns;  /* owned: conn_mask + 1 slots */
 };
 
 unsigned
@@ -804,6 +819,114 @@ on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 	atomic_fetch_sub(&ctx->active, 1);
 }
 
+/* The IPv4 address of sa as a key, or false for another family. */
+static bool
+ipv4_key(const struct sockaddr *sa, uint32_t *ret)
+{
+	if (sa == NULL || sa->sa_family != AF_INET)
+		return false;
+	*ret = ((const struct sockaddr_in *)sa)->sin_addr.s_addr;
+	return true;
+}
+
+static size_t
+conn_slot(const struct http_ctx *ctx, uint32_t addr)
+{
+	return (size_t)((addr * 2654435761u) >> 7) & ctx->conn_mask;
+}
+
+/* addr's slot, or the free slot where it would go.  conn_lock held. */
+static struct conn_count *
+conn_find(struct http_ctx *ctx, uint32_t addr)
+{
+	size_t i = conn_slot(ctx, addr);
+
+	while (ctx->conns[i].n > 0 && ctx->conns[i].addr != addr)
+		i = (i + 1) & ctx->conn_mask;
+	return &ctx->conns[i];
+}
+
+/* Remove the emptied slot at i, moving later entries of its run back so
+ * that every entry stays reachable from its home slot. */
+static void
+conn_delete(struct http_ctx *ctx, size_t i)
+{
+	size_t j = i;
+
+	for (;;) {
+		size_t home;
+
+		j = (j + 1) & ctx->conn_mask;
+		if (ctx->conns[j].n == 0)
+			break;
+		home = conn_slot(ctx, ctx->conns[j].addr);
+		/* Move j to i unless its home lies cyclically in (i, j]. */
+		if ((i <= j) ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		ctx->conns[i] = ctx->conns[j];
+		ctx->conns[j].n = 0;
+		i = j;
+	}
+	ctx->conns[i].n = 0;
+}
+
+/* Accept policy: past cfg.max_connections - cfg.connection_reserve open
+ * connections, only an address holding none gets one.  (libmicrohttpd
+ * applies the total and per-address limits itself before this.) */
+static enum MHD_Result
+on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	struct http_ctx *ctx = cls;
+	uint32_t key;
+	bool ok = true;
+
+	if (!ipv4_key(addr, &key))
+		return MHD_YES;
+	pthread_mutex_lock(&ctx->conn_lock);
+	if (ctx->conn_open + ctx->srv->cfg.connection_reserve >= ctx->conn_limit)
+		ok = conn_find(ctx, key)->n == 0;
+	pthread_mutex_unlock(&ctx->conn_lock);
+	return ok ? MHD_YES : MHD_NO;
+}
+
+/* Count connections per address as they open and close; the address
+ * rides in the connection's socket context (1 + the IPv4 key). */
+static void
+on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+	      enum MHD_ConnectionNotificationCode toe)
+{
+	struct http_ctx *ctx = cls;
+	const union MHD_ConnectionInfo *ci;
+	struct conn_count *c;
+	uint32_t key;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (ci == NULL || !ipv4_key(ci->client_addr, &key))
+			return;
+		pthread_mutex_lock(&ctx->conn_lock);
+		c = conn_find(ctx, key);
+		c->addr = key;
+		c->n++;
+		ctx->conn_open++;
+		pthread_mutex_unlock(&ctx->conn_lock);
+		*socket_context = (void *)((uintptr_t)key + 1);
+		return;
+	}
+	if (*socket_context == NULL)
+		return;
+	key = (uint32_t)((uintptr_t)*socket_context - 1);
+	*socket_context = NULL;
+	pthread_mutex_lock(&ctx->conn_lock);
+	c = conn_find(ctx, key);
+	if (c->n > 0) {
+		ctx->conn_open--;
+		if (--c->n == 0)
+			conn_delete(ctx, (size_t)(c - ctx->conns));
+	}
+	pthread_mutex_unlock(&ctx->conn_lock);
+}
+
 static void
 ctx_free(struct http_ctx *ctx)
 {
@@ -812,7 +935,9 @@ ctx_free(struct http_ctx *ctx)
 	ratelimit_free(ctx->key_rate);
 	ratelimit_free(ctx->auth_fail);
 	free(ctx->per_tenant);
+	free(ctx->conns);
 	pthread_mutex_destroy(&ctx->lock);
+	pthread_mutex_destroy(&ctx->conn_lock);
 	free(ctx);
 }
 
@@ -860,14 +985,20 @@ http_start(struct server *srv, struct err *e)
 	if (ctx == NULL)
 		return err_set(e, ERR_NOMEM, "cannot allocate the HTTP state");
 	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_mutex_init(&ctx->conn_lock, NULL);
 	atomic_init(&ctx->active, 0);
 	ctx->srv = srv;
+	ctx->conn_limit = connection_limit(cfg);
+	/* At most conn_limit addresses at once: a table twice that size. */
+	for (ctx->conn_mask = 15; ctx->conn_mask < 2 * (size_t)ctx->conn_limit;)
+		ctx->conn_mask = 2 * ctx->conn_mask + 1;
+	ctx->conns = calloc(ctx->conn_mask + 1, sizeof(*ctx->conns));
 	ctx->per_tenant = calloc(cfg->max_uploads, sizeof(*ctx->per_tenant));
 	ctx->auth_fail = ratelimit_new(cfg->auth_failures_per_minute / 60.0,
 				       cfg->auth_failures_burst, RATE_SLOTS);
 	if (cfg->rate_limit > 0.0)
 		ctx->key_rate = ratelimit_new(cfg->rate_limit, cfg->rate_limit_burst, RATE_SLOTS);
-	if (ctx->per_tenant == NULL || ctx->auth_fail == NULL ||
+	if (ctx->per_tenant == NULL || ctx->conns == NULL || ctx->auth_fail == NULL ||
 	    (cfg->rate_limit > 0.0 && ctx->key_rate == NULL)) {
 		ctx_free(ctx);
 		return err_set(e, ERR_NOMEM, "cannot allocate the HTTP state");
@@ -878,11 +1009,12 @@ http_start(struct server *srv, struct err *e)
 	 * MHD_quiesce_daemon() at shutdown. */
 	ctx->d = MHD_start_daemon(
 		MHD_USE_POLL | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC,
-		(uint16_t)cfg->listen_port, NULL, NULL, on_request, ctx, MHD_OPTION_SOCK_ADDR,
+		(uint16_t)cfg->listen_port, on_accept, ctx, on_request, ctx, MHD_OPTION_SOCK_ADDR,
 		(struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, ctx, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned)cfg->http_idle_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)(256 * 1024), MHD_OPTION_CONNECTION_LIMIT, connection_limit(cfg),
+		(size_t)(256 * 1024), MHD_OPTION_CONNECTION_LIMIT, ctx->conn_limit,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, ctx,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
 		MHD_OPTION_END);
 	if (ctx->d == NULL) {

@@ -527,6 +527,49 @@ START_TEST(test_connection_flood)
 }
 END_TEST
 
+/* Many connections from one address, each within the per-client limit
+ * but together at the total: the reserve still lets a client holding
+ * none (a health checker) in. */
+START_TEST(test_connection_reserve)
+{
+	static const char *const env[] = { "DPOPT_MAX_CONNECTIONS=32", "DPOPT_CONNECTION_RESERVE=8",
+					   "DPOPT_MAX_CONNECTIONS_PER_CLIENT=1000", NULL };
+	struct h_opts o = { .env = env };
+	struct h_server srv;
+	char db[512], *reply;
+	int fds[40], opened = 0, closed_by_server = 0;
+
+	h_db_create(db, sizeof(db));
+	h_server_start(&srv, db, &o);
+	for (int i = 0; i < 40; i++) {
+		fds[i] = raw_connect("127.0.0.2", srv.port);
+		opened += fds[i] >= 0;
+	}
+	h_sleep(0.5);
+	for (int i = 0; i < 3; i++) {
+		reply = raw_request(&srv,
+				    "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+				    10.0);
+		ck_assert_msg(reply_status(reply) == 200, "healthz %d at the total: %s", i,
+			      h_short(reply));
+		free(reply);
+	}
+	for (int i = 0; i < 40; i++) {
+		char c;
+
+		if (fds[i] < 0)
+			continue;
+		if (recv(fds[i], &c, 1, MSG_DONTWAIT) == 0)
+			closed_by_server++;
+		close(fds[i]);
+	}
+	fprintf(stderr, "reserve: %d opened, %d kept\n", opened, opened - closed_by_server);
+	ck_assert_int_eq(opened, 40);
+	ck_assert_msg(opened - closed_by_server <= 24, "kept %d", opened - closed_by_server);
+	h_server_stop(&srv, SIGTERM, 30.0);
+}
+END_TEST
+
 /* Rate limits */
 
 START_TEST(test_key_rate_limit)
@@ -809,6 +852,7 @@ main(void)
 	tcase_add_test(tc, test_aborted_upload_released_at_once);
 	tcase_add_test(tc, test_sigterm_answers_upload_503);
 	tcase_add_test(tc, test_connection_flood);
+	tcase_add_test(tc, test_connection_reserve);
 	tcase_add_test(tc, test_key_rate_limit);
 	tcase_add_test(tc, test_auth_failure_throttle);
 	tcase_add_test(tc, test_cors);
