@@ -44,7 +44,7 @@ struct config {
 	double auth_failures_burst;      /* DPOPT_AUTH_FAILURES_BURST */
 	char cors_origins[1024];         /* DPOPT_CORS_ORIGINS: "" (none), "*", or a list */
 	unsigned shutdown_grace;         /* DPOPT_SHUTDOWN_GRACE_SECONDS: requests may finish */
-	unsigned connection_reserve; /* DPOPT_CONNECTION_RESERVE: kept for clients holding none */
+	unsigned connection_reserve;     /* DPOPT_CONNECTION_RESERVE: for clients holding <= 1 */
 };
 
 /* Fill *ret from the environment (getenv).  ERR_INVALID naming the variable

@@ -18,7 +18,8 @@
  *
  * Limits, all in memory and so per replica: token buckets per key and
  * per client address for failed authentications (ratelimit.h), upload
- * slots, connections per client address and in total, and an idle
+ * slots, connections per client address and in total (with a reserve
+ * for addresses holding at most one, such as a health checker), and an idle
  * timeout (libmicrohttpd's options).
  *
  * libmicrohttpd answers some malformed requests itself, before
@@ -82,8 +83,9 @@ struct http_ctx {
 	atomic_uint active;                /* requests begun and not completed */
 	/* Open connections per client address (IPv4), for the reserve: the
 	 * last cfg.connection_reserve connections go only to addresses that
-	 * hold none, such as a health checker's, so that no flood of a few
-	 * clients takes them all.  Open addressing, backward-shift deletion. */
+	 * hold at most one, such as a health checker's, so that no flood of a
+	 * few clients takes them all.  Open addressing, backward-shift
+	 * deletion. */
 	pthread_mutex_t conn_lock; /* guards the three below */
 	unsigned conn_open;        /* connections open */
 	unsigned conn_limit;       /* the total limit in force (connection_limit()) */
@@ -871,8 +873,10 @@ conn_delete(struct http_ctx *ctx, size_t i)
 }
 
 /* Accept policy: past cfg.max_connections - cfg.connection_reserve open
- * connections, only an address holding none gets one.  (libmicrohttpd
- * applies the total and per-address limits itself before this.) */
+ * connections, only an address holding at most one gets one (one: a
+ * prober's previous connection may not be cleaned up yet when its next
+ * one arrives).  libmicrohttpd applies the total and per-address limits
+ * itself before this. */
 static enum MHD_Result
 on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
@@ -884,7 +888,7 @@ on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 		return MHD_YES;
 	pthread_mutex_lock(&ctx->conn_lock);
 	if (ctx->conn_open + ctx->srv->cfg.connection_reserve >= ctx->conn_limit)
-		ok = conn_find(ctx, key)->n == 0;
+		ok = conn_find(ctx, key)->n <= 1;
 	pthread_mutex_unlock(&ctx->conn_lock);
 	return ok ? MHD_YES : MHD_NO;
 }

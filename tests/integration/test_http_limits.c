@@ -528,8 +528,8 @@ START_TEST(test_connection_flood)
 END_TEST
 
 /* Many connections from one address, each within the per-client limit
- * but together at the total: the reserve still lets a client holding
- * none (a health checker) in. */
+ * but together at the total: the reserve still lets a client holding at
+ * most one (a health checker) in, probe after probe. */
 START_TEST(test_connection_reserve)
 {
 	static const char *const env[] = { "DPOPT_MAX_CONNECTIONS=32", "DPOPT_CONNECTION_RESERVE=8",
@@ -565,7 +565,7 @@ START_TEST(test_connection_reserve)
 	}
 	fprintf(stderr, "reserve: %d opened, %d kept\n", opened, opened - closed_by_server);
 	ck_assert_int_eq(opened, 40);
-	ck_assert_msg(opened - closed_by_server <= 24, "kept %d", opened - closed_by_server);
+	ck_assert_msg(opened - closed_by_server <= 25, "kept %d", opened - closed_by_server);
 	h_server_stop(&srv, SIGTERM, 30.0);
 }
 END_TEST
