@@ -566,6 +566,34 @@ START_TEST(test_connection_reserve)
 	fprintf(stderr, "reserve: %d opened, %d kept\n", opened, opened - closed_by_server);
 	ck_assert_int_eq(opened, 40);
 	ck_assert_msg(opened - closed_by_server <= 25, "kept %d", opened - closed_by_server);
+	/* The counts come back to zero: after 100 addresses came and went,
+	 * one address again gets the soft limit, not less. */
+	for (int i = 0; i < 100; i++) {
+		char src[32];
+
+		snprintf(src, sizeof(src), "127.0.1.%d", i + 1);
+		fds[i % 40] = raw_connect(src, srv.port);
+		if (fds[i % 40] >= 0)
+			close(fds[i % 40]);
+	}
+	h_sleep(0.5);
+	opened = closed_by_server = 0;
+	for (int i = 0; i < 40; i++) {
+		fds[i] = raw_connect("127.0.0.3", srv.port);
+		opened += fds[i] >= 0;
+	}
+	h_sleep(0.5);
+	for (int i = 0; i < 40; i++) {
+		char c;
+
+		if (fds[i] >= 0 && recv(fds[i], &c, 1, MSG_DONTWAIT) == 0)
+			closed_by_server++;
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	fprintf(stderr, "reserve, again: %d opened, %d kept\n", opened, opened - closed_by_server);
+	ck_assert_msg(opened - closed_by_server >= 20 && opened - closed_by_server <= 25, "kept %d",
+		      opened - closed_by_server);
 	h_server_stop(&srv, SIGTERM, 30.0);
 }
 END_TEST
