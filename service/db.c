@@ -217,8 +217,8 @@ db_wait_readable(struct db_conn *db, struct err *e)
  * NULL: the simple protocol, which takes several statements (migrations)
  * like PQexec(). */
 static PGresult *
-exec_bounded(struct db_conn *db, const char *sql, int nparams, const char *const *values,
-	     struct err *e)
+exec_bounded_params(struct db_conn *db, const char *sql, int nparams, const char *const *values,
+		    const int *lengths, const int *formats, struct err *e)
 {
 	int sent;
 
@@ -231,7 +231,7 @@ exec_bounded(struct db_conn *db, const char *sql, int nparams, const char *const
 	if (values == NULL && nparams == 0)
 		sent = PQsendQuery(db->pg, sql);
 	else
-		sent = PQsendQueryParams(db->pg, sql, nparams, NULL, values, NULL, NULL, 0);
+		sent = PQsendQueryParams(db->pg, sql, nparams, NULL, values, lengths, formats, 0);
 	if (!sent) {
 		err_set(e, ERR_DB, "database request failed");
 		err_detail(e, "%s", PQerrorMessage(db->pg));
@@ -258,6 +258,13 @@ exec_bounded(struct db_conn *db, const char *sql, int nparams, const char *const
 		err_detail(e, "%s", PQerrorMessage(db->pg));
 	}
 	return res;
+}
+
+static PGresult *
+exec_bounded(struct db_conn *db, const char *sql, int nparams, const char *const *values,
+	     struct err *e)
+{
+	return exec_bounded_params(db, sql, nparams, values, NULL, NULL, e);
 }
 
 enum err_code
@@ -315,6 +322,23 @@ db_exec(struct db_conn *db, const char *sql, int nparams, const char *const *val
 {
 	struct err local = { 0 };
 	PGresult *res = exec_bounded(db, sql, nparams, values, e != NULL ? e : &local);
+
+	if (res == NULL)
+		return NULL;
+	if (db_check(db, res, want, e != NULL ? e : &local) != ERR_OK) {
+		PQclear(res);
+		return NULL;
+	}
+	return res;
+}
+
+PGresult *
+db_exec_binary(struct db_conn *db, const char *sql, int nparams, const char *const *values,
+	       const int *lengths, const int *formats, ExecStatusType want, struct err *e)
+{
+	struct err local = { 0 };
+	PGresult *res = exec_bounded_params(db, sql, nparams, values, lengths, formats,
+					    e != NULL ? e : &local);
 
 	if (res == NULL)
 		return NULL;

@@ -85,6 +85,12 @@ enum err_code db_command(struct db_conn *db, const char *sql, struct err *e);
 PGresult *db_exec(struct db_conn *db, const char *sql, int nparams, const char *const *values,
 		  ExecStatusType want, struct err *e);
 
+/* db_exec() with lengths and formats per parameter (1: binary), for
+ * binary values such as an upload's chunk of rows; the same wait bound. */
+PGresult *db_exec_binary(struct db_conn *db, const char *sql, int nparams,
+			 const char *const *values, const int *lengths, const int *formats,
+			 ExecStatusType want, struct err *e);
+
 /* db_exec() of a statement that returns no rows (PGRES_COMMAND_OK). */
 enum err_code db_exec_command(struct db_conn *db, const char *sql, int nparams,
 			      const char *const *values, struct err *e);
