@@ -64,7 +64,7 @@ auth_check(struct db_conn *db, const char *header, struct auth *ret, struct err 
 		return rc;
 	res = db_exec(db,
 		      "SELECT tenant_id, role, encode(key_hash, 'hex') FROM api_keys"
-		      " WHERE id = $1 AND revoked_at IS NULL",
+		      " WHERE id = $1 AND (revoked_at IS NULL OR revoked_at > now())",
 		      1, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;
@@ -82,6 +82,7 @@ auth_check(struct db_conn *db, const char *header, struct auth *ret, struct err 
 				     "a valid 'Authorization: Bearer <key>' header is required");
 	}
 	snprintf(ret->tenant, sizeof(ret->tenant), "%s", PQgetvalue(res, 0, 0));
+	snprintf(ret->key_id, sizeof(ret->key_id), "%s", id);
 	ret->role = strcmp(PQgetvalue(res, 0, 1), "owner") == 0 ? ROLE_OWNER : ROLE_ANALYST;
 	PQclear(res);
 	return ERR_OK;
