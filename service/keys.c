@@ -121,8 +121,13 @@ finish(struct db_conn *db, enum err_code rc, char **ret_view, struct err *e)
 static enum err_code
 lock_tenant(struct db_conn *db, const char *tenant, struct err *e)
 {
-	return db_exec_command(db, "SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE", 1,
-			       (const char *const[]){ tenant }, e);
+	PGresult *res = db_exec(db, "SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE", 1,
+				(const char *const[]){ tenant }, PGRES_TUPLES_OK, e);
+
+	if (res == NULL)
+		return err_failed(e);
+	PQclear(res);
+	return ERR_OK;
 }
 
 enum err_code
