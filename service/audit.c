@@ -29,9 +29,9 @@ peer_address(const struct request *rq, char *out, size_t cap)
 	const struct sockaddr *sa;
 
 	out[0] = '\0';
-	ci = rq->conn != NULL ? MHD_get_connection_info(rq->conn,
-							 MHD_CONNECTION_INFO_CLIENT_ADDRESS)
-			      : NULL;
+	ci = rq->conn != NULL
+		     ? MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS)
+		     : NULL;
 	sa = ci != NULL ? ci->client_addr : NULL;
 	if (sa == NULL)
 		return;
@@ -111,6 +111,22 @@ audit_budget_detail(char out[AUDIT_DETAIL_LEN], const char *eps, const char *del
 }
 
 const char *
+audit_create_detail(char out[AUDIT_DETAIL_LEN], const char *mode, const char *eps,
+		    const char *delta, const char *share)
+{
+	if (mode != NULL)
+		snprintf(out, AUDIT_DETAIL_LEN,
+			 "{\"accounting_mode\": \"%.8s\", \"budget\": {\"epsilon\": %s,"
+			 " \"delta\": %s}}",
+			 mode, eps, delta);
+	else if (share != NULL)
+		snprintf(out, AUDIT_DETAIL_LEN, "{\"share_budget_with\": \"%.36s\"}", share);
+	else
+		snprintf(out, AUDIT_DETAIL_LEN, "{\"share_budget_with\": null}");
+	return out;
+}
+
+const char *
 audit_algorithm_detail(char out[AUDIT_DETAIL_LEN], const char *name)
 {
 	snprintf(out, AUDIT_DETAIL_LEN, "{\"algorithm\": \"%.100s\"}", name);
@@ -132,12 +148,12 @@ is_row_id(const char *s)
 }
 
 enum err_code
-audit_list(struct db_conn *db, const char *tenant, const struct audit_filter *f,
-	   const char *cursor, long long limit, char **ret, struct err *e)
+audit_list(struct db_conn *db, const char *tenant, const struct audit_filter *f, const char *cursor,
+	   long long limit, char **ret, struct err *e)
 {
 	char lim[24];
-	const char *values[7] = { tenant, cursor, lim, f->dataset_id, f->run_id, f->key_id,
-				  f->action };
+	const char *values[7] = { tenant,    cursor,    lim,      f->dataset_id,
+				  f->run_id, f->key_id, f->action };
 	bool known = f->action == NULL;
 	PGresult *res;
 	enum err_code rc;
@@ -148,7 +164,8 @@ audit_list(struct db_conn *db, const char *tenant, const struct audit_filter *f,
 		return err_set_field(e, ERR_INVALID, "dataset_id",
 				     "'dataset_id' must be a dataset id (a UUID)");
 	if (f->run_id != NULL && !is_uuid(f->run_id))
-		return err_set_field(e, ERR_INVALID, "run_id", "'run_id' must be a run id (a UUID)");
+		return err_set_field(e, ERR_INVALID, "run_id",
+				     "'run_id' must be a run id (a UUID)");
 	if (f->key_id != NULL && !keys_is_id(f->key_id))
 		return err_set_field(e, ERR_INVALID, "key_id",
 				     "'key_id' must be a key id (16 hexadecimal digits)");

@@ -45,9 +45,9 @@ struct audit_target {
 
 /* Append one row for action (one of the CHECK list in migration 0010) by
  * who on target; detail (borrowed, may be NULL) is the text of a JSON object
- * of public parameters (text, so that a budget keeps its shortest decimal).  Call it inside the transaction of the change, at its success
- * point.  ERR_DB when the insert fails: the caller rolls back, so the
- * change does not happen unaudited. */
+ * of public parameters (text, so that a budget keeps its shortest decimal).  Call it inside the
+ * transaction of the change, at its success point.  ERR_DB when the insert fails: the caller rolls
+ * back, so the change does not happen unaudited. */
 enum err_code audit_record(struct db_conn *db, const struct audit_actor *who, const char *action,
 			   const struct audit_target *target, const char *detail, struct err *e);
 
@@ -57,6 +57,13 @@ enum err_code audit_record(struct db_conn *db, const struct audit_actor *who, co
 /* The detail {"budget": {"epsilon": eps, "delta": delta}} of a budget
  * change, from the shortest decimals of db_double_text(); returns out. */
 const char *audit_budget_detail(char out[AUDIT_DETAIL_LEN], const char *eps, const char *delta);
+
+/* The detail of a dataset creation: {"accounting_mode", "budget"} for a
+ * dataset with its own ledger (mode not NULL; eps and delta as in
+ * audit_budget_detail), else {"share_budget_with": share} (a UUID, or
+ * null for a public dataset); returns out. */
+const char *audit_create_detail(char out[AUDIT_DETAIL_LEN], const char *mode, const char *eps,
+				const char *delta, const char *share);
 
 /* The detail {"algorithm": name} of a run submission (name is a
  * registry name: no characters that need escaping); returns out. */

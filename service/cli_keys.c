@@ -81,8 +81,7 @@ list(struct db_conn *db, const char *tenant)
 			fprintf(stderr, "dpoptd keys: unreadable key list\n");
 			return 1;
 		}
-		json_array_foreach(json_object_get(page, "items"), i, item)
-		{
+		json_array_foreach (json_object_get(page, "items"), i, item) {
 			printf("%s\t%s\t%s\t%s\t%s\t%s\n", str(item, "id"), str(item, "tenant"),
 			       str(item, "role"), str(item, "state"), str(item, "created_at"),
 			       str(item, "revoked_at"));

@@ -189,7 +189,7 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 		size_t len, char **ret_view, char ret_id[37], const struct audit_actor *who,
 		struct err *e)
 {
-	char detail[256];
+	char detail[AUDIT_DETAIL_LEN];
 	bool in_tx = false;
 	struct dataset_create c = { 0 };
 	json_t *doc = NULL, *spec = NULL;
@@ -271,17 +271,10 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 	if (rc == ERR_OK)
 		snprintf(ret_id, 37, "%s", PQgetvalue(res, 0, 1));
 	PQclear(res);
-	if (c.mode != NULL)
-		snprintf(detail, sizeof(detail),
-			 "{\"accounting_mode\": \"%s\", \"budget\": {\"epsilon\": %s, \"delta\": %s}}",
-			 c.mode, eps, delta);
-	else
-		snprintf(detail, sizeof(detail), "{\"public\": %s, \"share_budget_with\": %s%.36s%s}",
-			 c.is_public ? "true" : "false", c.share != NULL ? "\"" : "",
-			 c.share != NULL ? c.share : "null", c.share != NULL ? "\"" : "");
 	if (rc == ERR_OK)
 		rc = audit_record(db, who, "dataset.create",
-				  &(struct audit_target){ .dataset_id = ret_id }, detail, e);
+				  &(struct audit_target){ .dataset_id = ret_id },
+				  audit_create_detail(detail, c.mode, eps, delta, c.share), e);
 out:
 	if (in_tx && rc == ERR_OK)
 		rc = db_command(db, "COMMIT", e);
@@ -537,7 +530,8 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 		rc = pgjson_one(res, "no such dataset", ret_view, e);
 	PQclear(res);
 	if (rc == ERR_OK)
-		rc = audit_record(db, who, "dataset.patch", &(struct audit_target){ .dataset_id = id },
+		rc = audit_record(db, who, "dataset.patch",
+				  &(struct audit_target){ .dataset_id = id },
 				  audit_budget_detail(detail, eps, delta), e);
 	if (rc == ERR_OK)
 		rc = db_command(db, "COMMIT", e);

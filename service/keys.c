@@ -74,7 +74,8 @@ insert_key(struct db_conn *db, const char *tenant, const char *role, const char 
 	rc = db_exec_command(db,
 			     "INSERT INTO api_keys (tenant_id, id, role, key_hash, rotated_from)"
 			     " VALUES ($1, $2, $3, decode($4, 'hex'), $5)",
-			     5, (const char *const[]){ tenant, id, role, hash_hex, rotated_from }, e);
+			     5, (const char *const[]){ tenant, id, role, hash_hex, rotated_from },
+			     e);
 	if (rc == ERR_OK) {
 		memcpy(ret_key, key, sizeof(key));
 		memcpy(ret_id, id, sizeof(id));
@@ -218,9 +219,8 @@ lock_key(struct db_conn *db, struct audit_actor *who, const char *tenant, const 
 	rc = lock_tenant(db, owner, e);
 	if (rc != ERR_OK)
 		return rc;
-	res = db_exec(db,
-		      "SELECT k.role, " KEY_VALID " FROM api_keys k WHERE k.id = $1 FOR UPDATE", 1,
-		      (const char *const[]){ id }, PGRES_TUPLES_OK, e);
+	res = db_exec(db, "SELECT k.role, " KEY_VALID " FROM api_keys k WHERE k.id = $1 FOR UPDATE",
+		      1, (const char *const[]){ id }, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return err_failed(e);
 	snprintf(ret_role, 16, "%s", PQgetvalue(res, 0, 0));

@@ -35,8 +35,8 @@ enum err_code keys_create(struct db_conn *db, const struct audit_actor *who, con
 /* One page of keys, oldest first, after cursor (a key id or NULL): of
  * tenant, or of every tenant when tenant is NULL (the command line).
  * Never the hash.  Owned JSON text {"items", "next_cursor"}. */
-enum err_code keys_list(struct db_conn *db, const char *tenant, const char *cursor,
-			long long limit, char **ret, struct err *e);
+enum err_code keys_list(struct db_conn *db, const char *tenant, const char *cursor, long long limit,
+			char **ret, struct err *e);
 
 /* Revoke key id now.  tenant NULL (the command line) finds the key in any
  * tenant and fills who's tenant from it; otherwise another tenant's key is
@@ -51,8 +51,8 @@ enum err_code keys_revoke(struct db_conn *db, struct audit_actor *who, const cha
  * tenant and role; the old one stays valid for grace_seconds (0 to
  * KEYS_MAX_GRACE_SECONDS; 0 revokes it at once).  ret_key gets the new key. */
 enum err_code keys_rotate(struct db_conn *db, struct audit_actor *who, const char *id,
-			  long long grace_seconds, char ret_key[AUTH_KEY_LEN + 1],
-			  char **ret_view, struct err *e);
+			  long long grace_seconds, char ret_key[AUTH_KEY_LEN + 1], char **ret_view,
+			  struct err *e);
 
 /* True when s is a key id: 16 lower-case hexadecimal digits. */
 bool keys_is_id(const char *s);

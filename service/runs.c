@@ -297,10 +297,10 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 		if (rc == ERR_OK)
 			rc = db_command(db, "NOTIFY " RUNS_CHANNEL, e); /* delivered at COMMIT */
 		if (rc == ERR_OK)
-			rc = audit_record(db, who, "run.submit",
-					  &(struct audit_target){ .dataset_id = meta.id,
-								  .run_id = run_id },
-					  audit_algorithm_detail(detail, req.alg->name), e);
+			rc = audit_record(
+				db, who, "run.submit",
+				&(struct audit_target){ .dataset_id = meta.id, .run_id = run_id },
+				audit_algorithm_detail(detail, req.alg->name), e);
 	}
 	if (rc == ERR_OK)
 		rc = db_command(db, "COMMIT", e);
@@ -417,7 +417,7 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret, 
 	if (rc == ERR_OK)
 		rc = audit_record(db, who, "run.cancel",
 				  &(struct audit_target){ .dataset_id = dataset_id, .run_id = id },
-				  pending ? "{\"stopping\": true}"
+				  pending   ? "{\"stopping\": true}"
 				  : claimed ? "{\"refunded\": false}"
 					    : "{\"refunded\": true}",
 				  e);
@@ -540,8 +540,8 @@ enum err_code
 runs_list_all(struct db_conn *db, const char *tenant, const struct runs_filter *f,
 	      const char *cursor, long long limit, char **ret, struct err *e)
 {
-	static const char *const states[] = { "queued", "running", "succeeded", "failed",
-					      "cancelled", NULL };
+	static const char *const states[] = { "queued", "running",   "succeeded",
+					      "failed", "cancelled", NULL };
 	char lim[24];
 	const char *values[5] = { tenant, cursor, lim, f->state, f->dataset_id };
 	bool known = f->state == NULL, newest = true;

@@ -68,4 +68,3 @@ enum err_code runs_list_all(struct db_conn *db, const char *tenant, const struct
 enum err_code runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id,
 			    const char *body, size_t len, const struct run_limits *lim,
 			    json_t **ret, struct err *e);
-

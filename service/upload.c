@@ -56,7 +56,7 @@ struct upload {
 	struct db_conn *db; /* borrowed from the request */
 	uint64_t bytes;     /* body bytes so far */
 	uint64_t max_bytes;
-	struct content_hash hash; /* of the clipped rows as a multiset */
+	struct content_hash hash;   /* of the clipped rows as a multiset */
 	struct feature_names names; /* owned: a CSV header's, stored at the seal */
 };
 

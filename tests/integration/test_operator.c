@@ -106,7 +106,8 @@ call(const struct h_server *s, const char *method, const char *path, const char 
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	curl_slist_free_all(hl);
 	curl_easy_cleanup(c);
-	ck_assert_msg(status == want || (want == 0 && (status == 200 || status == 202)), "%s %s: status %ld, want %ld: %s", method, path, status, want,
+	ck_assert_msg(status == want || (want == 0 && (status == 200 || status == 202)),
+		      "%s %s: status %ld, want %ld: %s", method, path, status, want,
 		      h_short(text != NULL ? text : ""));
 	ck_assert_msg(strlen(h.rid) >= 16, "%s %s: no X-Request-Id", method, path);
 	if (rid != NULL)
@@ -202,8 +203,7 @@ api_rows(json_t *all)
 	json_t *out = json_array(), *row;
 	size_t i;
 
-	json_array_foreach(all, i, row)
-	{
+	json_array_foreach (all, i, row) {
 		if (strcmp(sget(row, "actor.via"), "api") == 0)
 			json_array_append(out, row);
 	}
@@ -216,8 +216,10 @@ START_TEST(test_audit_trail)
 	char db[512], owner[128], analyst[128], other[128], oid[17], aid[17];
 	char ds[40], run[40], run2[40], new_key_id[17], path[256], body[512], cell[16];
 	char rid[8][129];
-	const char *want[8] = { "dataset.create", "dataset.seal", "dataset.patch", "run.submit",
-				"run.cancel",     "key.create",   "key.revoke",    "dataset.delete" };
+	const char *want[8] = {
+		"dataset.create", "dataset.seal", "dataset.patch", "run.submit",
+		"run.cancel",     "key.create",   "key.revoke",    "dataset.delete"
+	};
 	const char *who[8] = { oid, oid, oid, aid, aid, oid, oid, oid };
 	const char *rp[] = { "Idempotency-Key: op-1", NULL };
 	struct h_opts o = { .step_delay_ms = 200 };
@@ -300,7 +302,8 @@ START_TEST(test_audit_trail)
 		ck_assert_str_eq(sget(row, "client_address"), "127.0.0.1");
 		if (c >= 0) {
 			ck_assert_str_eq(sget(row, "actor.key_id"), who[c]);
-			ck_assert_str_eq(sget(row, "actor.role"), who[c] == oid ? "owner" : "analyst");
+			ck_assert_str_eq(sget(row, "actor.role"),
+					 who[c] == oid ? "owner" : "analyst");
 			ck_assert_str_eq(sget(row, "request_id"), rid[c]);
 		} else {
 			ck_assert_str_eq(sget(row, "actor.key_id"), aid);
@@ -422,8 +425,7 @@ START_TEST(test_keys)
 	ck_assert(strstr(text, key + 21) == NULL && strstr(text, "\"key\"") == NULL);
 	free(text);
 	ck_assert_int_eq(json_array_size(json_object_get(j, "items")), 4);
-	json_array_foreach(json_object_get(j, "items"), i, item)
-	{
+	json_array_foreach (json_object_get(j, "items"), i, item) {
 		ck_assert_str_eq(sget(item, "tenant"), "acme");
 		seen = seen || strcmp(sget(item, "id"), id) == 0;
 	}
@@ -433,8 +435,8 @@ START_TEST(test_keys)
 	/* Roles and tenants. */
 	h_expect_error(&s1, "POST", "/v1/keys", analyst, "application/json",
 		       "{\"role\": \"owner\"}", 17, NULL, 403, "forbidden", NULL, NULL);
-	h_expect_error(&s1, "GET", "/v1/keys", analyst, NULL, NULL, 0, NULL, 403, "forbidden",
-		       NULL, NULL);
+	h_expect_error(&s1, "GET", "/v1/keys", analyst, NULL, NULL, 0, NULL, 403, "forbidden", NULL,
+		       NULL);
 	h_expect_error(&s1, "POST", "/v1/keys", owner, "application/json", "{\"role\": \"god\"}",
 		       15, NULL, 400, "invalid_request", "role", NULL);
 	snprintf(path, sizeof(path), "/v1/keys/%s", id);
@@ -486,8 +488,9 @@ START_TEST(test_keys)
 				  id2),
 			 1);
 	key_id(key2, out);
-	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM api_keys WHERE id = '%s' AND"
-				      " rotated_from = '%s' AND role = 'owner' AND tenant_id = 'acme'",
+	ck_assert_int_eq(h_sql_ll(db,
+				  "SELECT count(*) FROM api_keys WHERE id = '%s' AND"
+				  " rotated_from = '%s' AND role = 'owner' AND tenant_id = 'acme'",
 				  out, id2),
 			 1);
 	ck_assert_int_eq(keys_cli(db, "rotate 0000000000000000", NULL, 0), 1);
@@ -523,8 +526,7 @@ page_ids(json_t *page, char *out, size_t cap)
 	size_t i, o = 0;
 
 	out[0] = '\0';
-	json_array_foreach(json_object_get(page, "items"), i, item)
-	{
+	json_array_foreach (json_object_get(page, "items"), i, item) {
 		o += (size_t)snprintf(out + o, cap - o, "%s%s", i > 0 ? "," : "", sget(item, "id"));
 	}
 }
@@ -657,8 +659,9 @@ START_TEST(test_runs_list)
 					       "result.feature_names")),
 			 H_D);
 	json_decref(j);
-	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM datasets WHERE id = '%s'"
-				      " AND feature_names IS NULL",
+	ck_assert_int_eq(h_sql_ll(db,
+				  "SELECT count(*) FROM datasets WHERE id = '%s'"
+				  " AND feature_names IS NULL",
 				  d2),
 			 1);
 	h_server_stop(&s, SIGTERM, 60.0);
