@@ -664,6 +664,33 @@ START_TEST(test_runs_list)
 				  " AND feature_names IS NULL",
 				  d2),
 			 1);
+	/* A header's names are trimmed and unquoted like cells; one unusable
+	 * name (over 128 bytes) keeps none, and the upload still seals. */
+	for (int k = 0; k < 2; k++) {
+		char ds[40], head[512], *rows = h_csv(H_N, H_D, true, 11 + (unsigned)k), *up;
+		size_t hl;
+
+		snprintf(body, sizeof(body), H_DATASET_FMT, k == 0 ? "quoted" : "long", "5");
+		h_dataset_create(&s, owner, body, ds);
+		snprintf(head, sizeof(head), "\"age years\", b ,c,d,%s,y\n",
+			 k == 0 ? "\" e \""
+				: "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+				  "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+				  "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee");
+		hl = strlen(head);
+		up = malloc(hl + strlen(rows) + 1);
+		ck_assert(up != NULL);
+		memcpy(up, head, hl);
+		strcpy(up + hl, strchr(rows, '\n') + 1);
+		h_upload(&s, owner, ds, up);
+		h_sql(db, got, sizeof(got),
+		      "SELECT coalesce(array_to_string(feature_names, '|'), 'NULL') FROM datasets"
+		      " WHERE id = '%s'",
+		      ds);
+		ck_assert_str_eq(got, k == 0 ? "age years|b|c|d|e" : "NULL");
+		free(up);
+		free(rows);
+	}
 	h_server_stop(&s, SIGTERM, 60.0);
 }
 END_TEST
