@@ -695,6 +695,84 @@ START_TEST(test_runs_list)
 }
 END_TEST
 
+/* The audit row is part of the change's transaction: when it cannot be
+ * written, the change does not happen (nothing charged, nothing created),
+ * and the client is told to retry (503). */
+START_TEST(test_unaudited_change_rolls_back)
+{
+	struct h_server s;
+	char db[512], owner[128], ds[40], path[128], before[256], after[256], run[40];
+	const char *patch = "{\"budget\": {\"epsilon\": 3, \"delta\": 1e-4}}";
+	const char *role = "{\"role\": \"owner\"}";
+	const char *pub = "{\"name\": \"n\", \"public\": true, \"schema\": {\"features\": 1,"
+			  " \"task\": \"binary\"}, \"bounds\": {\"feature_l2\": 1}}";
+	char body[512], ds2[40], analyst[128], aid[17], *csv = h_csv(H_N, H_D, true, 5);
+	long long keys, runs;
+
+	h_db_create(db, sizeof(db));
+	h_key_create(db, "acme", "owner", owner, sizeof(owner));
+	h_server_start(&s, db, NULL);
+	h_dataset_sealed(&s, owner, "1", ds);
+	json_decref(h_run_create(&s, owner, ds, H_RUN_BODY, run));
+	json_decref(h_run_wait(&s, owner, run, NULL, 120));
+	snprintf(body, sizeof(body), H_DATASET_FMT, "unsealed", "1");
+	h_dataset_create(&s, owner, body, ds2);
+	h_key_create(db, "acme", "analyst", analyst, sizeof(analyst));
+	key_id(analyst, aid);
+
+	/* Audit rows of these actions now fail to insert. */
+	h_sql_ll(db, "ALTER TABLE audit_log ADD CONSTRAINT t_refuse CHECK (action NOT IN"
+		     " ('dataset.patch', 'run.submit', 'key.create', 'dataset.delete',"
+		     " 'dataset.create', 'dataset.seal', 'key.revoke')) NOT VALID; SELECT 1");
+	h_ledger_snapshot(db, before, sizeof(before));
+	keys = h_sql_ll(db, "SELECT count(*) FROM api_keys");
+	runs = h_sql_ll(db, "SELECT count(*) FROM runs");
+	snprintf(path, sizeof(path), "/v1/datasets/%s", ds);
+	h_expect_error(&s, "PATCH", path, owner, "application/json", patch, strlen(patch), NULL,
+		       503, "database_unavailable", NULL, NULL);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", ds);
+	h_expect_error(&s, "POST", path, owner, "application/json", H_RUN_BODY, strlen(H_RUN_BODY),
+		       NULL, 503, "database_unavailable", NULL, NULL);
+	h_expect_error(&s, "POST", "/v1/keys", owner, "application/json", role, strlen(role), NULL,
+		       503, "database_unavailable", NULL, NULL);
+	snprintf(path, sizeof(path), "/v1/datasets/%s", ds);
+	h_expect_error(&s, "DELETE", path, owner, NULL, NULL, 0, NULL, 503, "database_unavailable",
+		       NULL, NULL);
+	h_expect_error(&s, "POST", "/v1/datasets", owner, "application/json", pub, strlen(pub),
+		       NULL, 503, "database_unavailable", NULL, NULL);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/data", ds2);
+	h_expect_error(&s, "PUT", path, owner, "text/csv", csv, strlen(csv), NULL, 503,
+		       "database_unavailable", NULL, NULL);
+	snprintf(path, sizeof(path), "/v1/keys/%s", aid);
+	h_expect_error(&s, "DELETE", path, owner, NULL, NULL, 0, NULL, 503, "database_unavailable",
+		       NULL, NULL);
+	ck_assert_int_eq(status_of(&s, "GET", "/v1/datasets", analyst), 200);
+	ck_assert_int_eq(h_sql_ll(db,
+				  "SELECT count(*) FROM datasets WHERE id = '%s' AND state ="
+				  " 'created' AND NOT EXISTS (SELECT 1 FROM dataset_chunks"
+				  " WHERE dataset_id = '%s')",
+				  ds2, ds2),
+			 1);
+	free(csv);
+	h_ledger_snapshot(db, after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM api_keys"), keys);
+	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM runs"), runs);
+	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM datasets"), 2);
+	ck_assert_int_eq(h_sql_ll(db,
+				  "SELECT count(*) FROM datasets WHERE id = '%s' AND state ="
+				  " 'sealed' AND budget_epsilon = 1 AND EXISTS (SELECT 1 FROM"
+				  " dataset_chunks WHERE dataset_id = '%s')",
+				  ds, ds),
+			 1);
+	h_sql_ll(db, "ALTER TABLE audit_log DROP CONSTRAINT t_refuse; SELECT 1");
+	snprintf(path, sizeof(path), "/v1/datasets/%s", ds);
+	json_decref(h_json(&s, "PATCH", path, owner,
+			   "{\"budget\": {\"epsilon\": 3, \"delta\": 1e-4}}", 200));
+	h_server_stop(&s, SIGTERM, 60.0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -709,6 +787,7 @@ main(void)
 	tcase_add_test(tc, test_audit_trail);
 	tcase_add_test(tc, test_keys);
 	tcase_add_test(tc, test_runs_list);
+	tcase_add_test(tc, test_unaudited_change_rolls_back);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
