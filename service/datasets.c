@@ -237,10 +237,14 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 		goto out;
 	in_tx = true;
 	/* A shared ledger is resolved to its root in the INSERT itself (the
-	 * root is never public and has its own budget: no chains). */
+	 * root is never public and has its own budget: no chains).  The root's
+	 * row is locked (FOR SHARE: step 1 of ledger.h's order) so that a
+	 * delete of the root, which refuses while datasets share its ledger,
+	 * cannot commit in between. */
 	res = db_exec(db,
-		      "WITH r AS (SELECT coalesce(ledger_of, id) AS root FROM datasets"
-		      " WHERE id = $14::uuid AND tenant_id = $1 AND NOT public),"
+		      "WITH r AS (SELECT l.id AS root FROM datasets l WHERE l.id ="
+		      " (SELECT coalesce(ledger_of, id) FROM datasets"
+		      " WHERE id = $14::uuid AND tenant_id = $1 AND NOT public) FOR SHARE),"
 		      " d AS (INSERT INTO datasets (tenant_id, name, spec, n_features, task,"
 		      " accounting_mode, budget_epsilon, budget_delta, spent_epsilon, spent_delta,"
 		      " large_delta_ok, filter_orders, filter_caps, spent_rdp, public, ledger_of)"
@@ -335,18 +339,23 @@ datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_u
 
 	if (!is_uuid(id))
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
-		/* The ledger columns come from the dataset that owns the ledger (r):
-		 * itself, or the one it shares.  FOR NO KEY UPDATE locks both rows:
-		 * the ledger row is the lock that serialises charges; it is not
-		 * blocked by an upload (upload.c). */
+	/* The ledger columns come from the dataset that owns the ledger (r):
+	 * itself, or the one it shares.  With for_update, the lock order of
+	 * ledger.h: the ledger's row first (ledger_lock), then the dataset's
+	 * own (FOR NO KEY UPDATE OF d: not blocked by an upload, upload.c). */
+	if (for_update) {
+		rc = ledger_lock(db, tenant, id, NULL, e);
+		if (rc != ERR_OK)
+			return rc;
+	}
 #define META_SELECT                                                                                \
 	"SELECT d.id, d.tenant_id, d.n_features, d.task, d.spec::text, d.state,"                   \
 	" coalesce(d.n_rows, 0), r.accounting_mode, r.large_delta_ok, r.budget_delta, r.id,"       \
 	" d.public, d.layout, coalesce(d.nnz, 0)"                                                  \
 	" FROM datasets d JOIN datasets r ON r.id = coalesce(d.ledger_of, d.id)"                   \
 	" WHERE d.id = $1 AND d.tenant_id = $2 AND d.state <> 'deleted'"
-	res = db_exec(db, for_update ? META_SELECT " FOR NO KEY UPDATE" : META_SELECT, 2, values,
-		      PGRES_TUPLES_OK, e);
+	res = db_exec(db, for_update ? META_SELECT " FOR NO KEY UPDATE OF d" : META_SELECT, 2,
+		      values, PGRES_TUPLES_OK, e);
 #undef META_SELECT
 	if (res == NULL)
 		return e->code;
@@ -439,6 +448,31 @@ renyi_caps_for(struct db_conn *db, const char *id, double epsilon, double delta,
 	return ERR_OK;
 }
 
+/* PATCH on a dataset that shares ledger_id's budget: ERR_CONFLICT saying
+ * where the budget is changed, or that it is fixed since that dataset was
+ * deleted (its ledger lives on for the datasets sharing it, read-only). */
+static enum err_code
+shared_budget_conflict(struct db_conn *db, const char *ledger_id, struct err *e)
+{
+	PGresult *res;
+	bool deleted;
+
+	res = db_exec(db, "SELECT state = 'deleted' FROM datasets WHERE id = $1", 1,
+		      (const char *const[]){ ledger_id }, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	deleted = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (deleted)
+		return err_set_field(e, ERR_CONFLICT, "budget",
+				     "this dataset shares the budget of dataset '%s', which was "
+				     "deleted: that budget can no longer change",
+				     ledger_id);
+	return err_set_field(e, ERR_CONFLICT, "budget",
+			     "this dataset shares the budget of dataset '%s': change it there",
+			     ledger_id);
+}
+
 enum err_code
 datasets_update(struct db_conn *db, const char *tenant, const char *id, const char *body,
 		size_t len, char **ret_view, const struct audit_actor *who, struct err *e)
@@ -481,10 +515,7 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 	if (rc == ERR_OK && m.is_public)
 		rc = err_set_field(e, ERR_CONFLICT, "budget", "a public dataset has no budget");
 	else if (rc == ERR_OK && strcmp(m.ledger_id, m.id) != 0)
-		rc = err_set_field(
-			e, ERR_CONFLICT, "budget",
-			"this dataset shares the budget of dataset '%s': change it there",
-			m.ledger_id);
+		rc = shared_budget_conflict(db, m.ledger_id, e);
 	/* A renyi ledger keeps its grid; the caps follow the new budget. */
 	if (rc == ERR_OK && strcmp(m.mode, "renyi") == 0)
 		rc = renyi_caps_for(db, id, epsilon, dlt, caps, e);
@@ -544,6 +575,38 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 	return rc;
 }
 
+/* ERR_CONFLICT naming the datasets (not deleted) that share the ledger of
+ * dataset id, if any: the first in the message, the first six (in creation
+ * order) in the detail, so that every id is whole. */
+static enum err_code
+refuse_if_shared(struct db_conn *db, const char *id, struct err *e)
+{
+	PGresult *res;
+	long long n;
+
+	res = db_exec(db,
+		      "SELECT count(*), coalesce((SELECT string_agg(s.id::text, ', ' ORDER BY"
+		      " s.created_at, s.id) FROM (SELECT id, created_at FROM datasets"
+		      " WHERE ledger_of = $1 AND state <> 'deleted' ORDER BY created_at, id"
+		      " LIMIT 6) s), '')"
+		      " FROM datasets WHERE ledger_of = $1 AND state <> 'deleted'",
+		      1, (const char *const[]){ id }, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	n = atoll(PQgetvalue(res, 0, 0));
+	if (n > 0) {
+		err_set(e, ERR_CONFLICT,
+			"%lld other dataset%s share%s this dataset's ledger, first '%.36s': "
+			"delete %s first",
+			n, n == 1 ? "" : "s", n == 1 ? "s" : "", PQgetvalue(res, 0, 1),
+			n == 1 ? "it" : "them");
+		err_detail(e, "datasets sharing the ledger: %s%s", PQgetvalue(res, 0, 1),
+			   n > 6 ? ", ..." : "");
+	}
+	PQclear(res);
+	return n > 0 ? ERR_CONFLICT : ERR_OK;
+}
+
 enum err_code
 datasets_delete(struct db_conn *db, const char *tenant, const char *id,
 		const struct audit_actor *who, struct err *e)
@@ -557,6 +620,12 @@ datasets_delete(struct db_conn *db, const char *tenant, const char *id,
 	if (rc != ERR_OK)
 		return rc;
 	rc = datasets_meta(db, tenant, id, true, &m, e);
+	/* Its ledger must stay addressable while other datasets charge it
+	 * (issue 8, item 10): refused while any dataset not deleted shares it.
+	 * Under the ledger's lock, which a dataset created to share it takes
+	 * too (datasets_create), so none can appear before the COMMIT. */
+	if (rc == ERR_OK && strcmp(m.ledger_id, m.id) == 0)
+		rc = refuse_if_shared(db, id, e);
 	/* Queued runs that no worker ever claimed never touched the data:
 	 * cancel and refund them.  Re-queued ones (claimed before) are cancelled
 	 * but keep their charge; running ones are asked to stop and keep it. */

@@ -13,6 +13,34 @@
 #include "privacy/rdp.h"
 
 enum err_code
+ledger_lock(struct db_conn *db, const char *tenant, const char *dataset_id, char ret_ledger_id[37],
+	    struct err *e)
+{
+	const char *values[2] = { dataset_id, tenant };
+	PGresult *res;
+
+	if (!is_uuid(dataset_id))
+		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
+	/* ledger_of never changes after creation: resolving the root without
+	 * a lock, then locking it, cannot pick a stale root. */
+	res = db_exec(db,
+		      "SELECT l.id FROM datasets l WHERE l.id = (SELECT coalesce(d.ledger_of, d.id)"
+		      " FROM datasets d WHERE d.id = $1 AND ($2::text IS NULL OR d.tenant_id = $2))"
+		      " FOR NO KEY UPDATE",
+		      2, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
+	}
+	if (ret_ledger_id != NULL)
+		snprintf(ret_ledger_id, 37, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return ERR_OK;
+}
+
+enum err_code
 ledger_charge_text(double epsilon, double delta, char ret_eps[32], char ret_delta[32],
 		   struct err *e)
 {
@@ -87,13 +115,16 @@ ledger_append(struct db_conn *db, const char *dataset_id, const char *run_id, co
 	return ERR_OK;
 }
 
-/* Recompute a 'renyi' dataset's spent vector as the upward-rounded sum of
+/* Recompute a 'renyi' ledger's spent vector as the upward-rounded sum of
  * the charges of runs not refunded (never by subtraction), and its
- * indicative spent epsilon. */
+ * indicative spent epsilon.  The lock comes first: without it the sum is
+ * taken from a snapshot that misses an admission still in its transaction,
+ * whose charge the absolute write below would then erase (issue 8). */
 enum err_code
 ledger_recompute_renyi(struct db_conn *db, const char *dataset_id, struct err *e)
 {
-	const char *values[3] = { dataset_id, NULL, NULL };
+	char ledger_id[37];
+	const char *values[3] = { ledger_id, NULL, NULL };
 	char spent[LEDGER_ARRAY_TEXT], eps[32];
 	struct filter f;
 	double *rows = NULL, budget_delta;
@@ -102,7 +133,9 @@ ledger_recompute_renyi(struct db_conn *db, const char *dataset_id, struct err *e
 	PGresult *res;
 	enum err_code rc;
 
-	rc = ledger_load_filter(db, dataset_id, &f, e);
+	rc = ledger_lock(db, NULL, dataset_id, ledger_id, e);
+	if (rc == ERR_OK)
+		rc = ledger_load_filter(db, ledger_id, &f, e);
 	if (rc != ERR_OK)
 		return rc;
 	res = db_exec(db,
@@ -160,7 +193,22 @@ ledger_refund(struct db_conn *db, const char *run_id, struct err *e)
 	const char *values[1] = { run_id };
 	char dataset_id[37], mode[16];
 	PGresult *res;
+	enum err_code rc;
 
+	/* The ledger's lock first (ledger.h); the run's dataset never changes. */
+	res = db_exec(db, "SELECT dataset_id FROM runs WHERE id = $1", 1, values, PGRES_TUPLES_OK,
+		      e);
+	if (res == NULL)
+		return e->code;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return err_set(e, ERR_CONFLICT, "run '%s' is not refundable", run_id);
+	}
+	snprintf(dataset_id, sizeof(dataset_id), "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	rc = ledger_lock(db, NULL, dataset_id, NULL, e);
+	if (rc != ERR_OK)
+		return rc;
 	/* The refund goes to the ledger that was charged: the run's dataset's
 	 * own, or the one it shares (datasets.ledger_of).
 	 * Only a queued, unrefunded run that no worker ever claimed
@@ -382,7 +430,9 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 
 	if (!is_uuid(dataset_id))
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
-	/* Exact decimals and the entries come from PostgreSQL as text. */
+	/* Exact decimals and the entries come from PostgreSQL as text.  A
+	 * deleted dataset's ledger stays readable: its history, and the budget
+	 * that datasets sharing it still charge (issue 8, item 10). */
 	res = db_exec(
 		db,
 		"SELECT json_build_object('dataset_id', x.id, 'ledger_dataset_id', d.id,"
@@ -401,7 +451,7 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 		" WHERE l.dataset_id = d.id), '[]'::json))::text,"
 		" d.accounting_mode = 'renyi', d.budget_epsilon, d.budget_delta, d.id, x.public"
 		" FROM datasets x JOIN datasets d ON d.id = coalesce(x.ledger_of, x.id)"
-		" WHERE x.id = $1 AND x.tenant_id = $2 AND x.state <> 'deleted'",
+		" WHERE x.id = $1 AND x.tenant_id = $2",
 		2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return e->code;

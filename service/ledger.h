@@ -5,9 +5,41 @@
  * travels as the shortest decimal that reads back as the run's double, and
  * every algorithm calibrates its noise one ulp below that double, so the
  * decimal charged is never below what the run spends.  Every function here
- * runs inside the caller's transaction, which holds the dataset's row lock
- * (datasets_meta(..., for_update = true)): admission, charge and run
- * insertion are one atomic step.  The ledger_entries table is append-only.
+ * runs inside the caller's transaction, which holds the ledger's row lock
+ * (ledger_lock(), or datasets_meta(..., for_update = true) which takes it):
+ * admission, charge and run insertion are one atomic step.  The
+ * ledger_entries table is append-only.
+ *
+ * THE LOCK ORDER.  A ledger is the datasets row that holds a budget and its
+ * spent totals: a dataset's own, or for a dataset created with
+ * "share_budget_with" the row it shares (its root: coalesce(ledger_of, id);
+ * there are no chains).  Every transaction that reads a ledger's totals to
+ * decide something, or writes them (admission, cancel and refund, the Rényi
+ * recomputation, PATCH of a budget, dataset delete, the seal's delta
+ * check), takes its locks in this order and no other:
+ *
+ *   1. the ledger's root row, FOR NO KEY UPDATE (ledger_lock()), before the
+ *      first statement that reads spent_* or budget_* or the filter (FOR
+ *      SHARE where the ledger need only stay as it is: creating a dataset
+ *      that shares it, which a delete of the root must not miss);
+ *   2. then the dataset's own row when it is not the root (a sharer),
+ *      FOR NO KEY UPDATE;
+ *   3. then rows of runs (SELECT ... FOR UPDATE, UPDATE), and inserts into
+ *      runs and ledger_entries;
+ *   4. then advisory locks (the seal's content-hash lock).
+ *
+ * One ledger per transaction: a run's evaluation dataset is read without a
+ * lock.  Workers (claim, lease renewal, finish, re-queue) touch rows of runs
+ * only and hold no datasets lock, so they wait at step 3 at most.  Why this
+ * order: every dataset of a ledger charges the one root row, so it is the
+ * lock that serialises all of them; taking it first means no transaction
+ * holding a sharer's row (or a run's) ever waits for the root while the
+ * root's holder waits for that row.  Why FOR NO KEY UPDATE and never
+ * FOR UPDATE: foreign keys into datasets (runs, ledger_entries, the
+ * chunks an upload streams) take KEY SHARE, which it does not block.
+ * Re-taking a lock the transaction already holds returns at once, so
+ * ledger_lock() is idempotent.  Read-only views (GET budget, estimates)
+ * take no lock: each reads one committed state.
  */
 #ifndef SERVICE_LEDGER_H
 #define SERVICE_LEDGER_H
@@ -18,6 +50,14 @@
 #include "err.h"
 #include "privacy/event.h"
 #include "privacy/filter.h"
+
+/* Step 1 of the lock order: lock the row of the ledger that pays for
+ * dataset_id (its root) until the transaction ends, and write its id to
+ * ret_ledger_id (may be NULL).  tenant NULL: any tenant (internal callers
+ * with an id the service read itself).  ERR_NOT_FOUND when there is no such
+ * dataset; deleted datasets are found (their ledgers live on). */
+enum err_code ledger_lock(struct db_conn *db, const char *tenant, const char *dataset_id,
+			  char ret_ledger_id[37], struct err *e);
 
 /* A float8[] literal of m doubles, "{a,b,...}", each exact (%.17g). */
 #define LEDGER_ARRAY_TEXT (FILTER_MAX_ORDERS * 26 + 3)
@@ -60,14 +100,15 @@ enum err_code ledger_append(struct db_conn *db, const char *dataset_id, const ch
 
 /* Refund the charge of a queued run no worker ever claimed (it never
  * touched data): marks it refunded, appends the refund entry and lowers
- * the spent totals.  ERR_CONFLICT for any other run. */
+ * the spent totals.  ERR_CONFLICT for any other run.  Takes the ledger's
+ * lock itself (a caller that also locks the run's row takes it first). */
 enum err_code ledger_refund(struct db_conn *db, const char *run_id, struct err *e);
 
-#endif /* SERVICE_LEDGER_H */
-
-/* Recompute a 'renyi' dataset's spent vector as the upward-rounded sum of
- * the charges of runs not refunded (never by subtraction), and its
- * indicative spent epsilon.  Inside the caller's transaction. */
+/* Recompute the spent vector of the 'renyi' ledger that pays for
+ * dataset_id as the upward-rounded sum of the charges of runs not refunded
+ * (never by subtraction), and its indicative spent epsilon.  Inside the
+ * caller's transaction; takes the ledger's lock itself (ledger_lock()), so
+ * that no admission can commit a charge between the sum and the write. */
 enum err_code ledger_recompute_renyi(struct db_conn *db, const char *dataset_id, struct err *e);
 
 /* GET /v1/datasets/{id}/budget: totals, indicative spent/remaining
@@ -79,3 +120,5 @@ enum err_code ledger_view(struct db_conn *db, const char *tenant, const char *da
 /* The filter part of a view: orders, caps, spent, headroom, indicative
  * spent and remaining epsilon.  Owned JSON. */
 json_t *ledger_filter_json(const struct filter *f, double budget_epsilon, double budget_delta);
+
+#endif /* SERVICE_LEDGER_H */

@@ -322,13 +322,21 @@ enum err_code
 runs_list(struct db_conn *db, const char *tenant, const char *dataset_id, const char *cursor,
 	  long long limit, char **ret, struct err *e)
 {
-	struct dataset_meta meta;
 	char lim[24];
 	const char *values[4] = { dataset_id, tenant, cursor, lim };
 	PGresult *res;
 	enum err_code rc;
 
-	rc = datasets_meta(db, tenant, dataset_id, false, &meta, e);
+	/* Deleted datasets too: their runs are the ledger's history. */
+	if (!is_uuid(dataset_id))
+		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
+	res = db_exec(db, "SELECT 1 FROM datasets WHERE id = $1 AND tenant_id = $2", 2, values,
+		      PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return e->code;
+	rc = PQntuples(res) == 1 ? ERR_OK
+				 : err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
+	PQclear(res);
 	if (rc != ERR_OK)
 		return rc;
 	if (cursor != NULL && !is_uuid(cursor))
@@ -374,11 +382,17 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret, 
 	rc = db_command(db, "BEGIN", e);
 	if (rc != ERR_OK)
 		return rc;
-	/* Lock order everywhere: the dataset row, then the run row. */
-	res = db_exec(db, "SELECT 1 FROM datasets WHERE id = $1 FOR UPDATE", 1,
-		      (const char *const[]){ dataset_id }, PGRES_TUPLES_OK, e);
-	rc = res != NULL ? ERR_OK : e->code;
-	PQclear(res);
+	/* The lock order of ledger.h: the ledger's row (the root of a shared
+	 * ledger, which admissions on every dataset sharing it lock), the
+	 * dataset's own row, then the run's.  The refund and the Rényi
+	 * recomputation below read the ledger under this lock. */
+	rc = ledger_lock(db, NULL, dataset_id, NULL, e);
+	if (rc == ERR_OK) {
+		res = db_exec(db, "SELECT 1 FROM datasets WHERE id = $1 FOR NO KEY UPDATE", 1,
+			      (const char *const[]){ dataset_id }, PGRES_TUPLES_OK, e);
+		rc = res != NULL ? ERR_OK : e->code;
+		PQclear(res);
+	}
 	if (rc == ERR_OK) {
 		res = db_exec(
 			db,

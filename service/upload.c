@@ -26,6 +26,7 @@
 #include "csv.h"
 #include "datasets.h"
 #include "feature_names.h"
+#include "ledger.h"
 #include "libsvm.h"
 #include "rows.h"
 #include "schema.h"
@@ -424,7 +425,11 @@ upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct 
 	 * acknowledged (ACCOUNTING.md section 4), checked in the same statement
 	 * so that a concurrent PATCH cannot slip in between (FOR SHARE holds a
 	 * shared ledger's row until COMMIT; PATCH locks it before it reads the
-	 * largest n on the ledger).  A public dataset has no budget. */
+	 * largest n on the ledger).  A public dataset has no budget.  The
+	 * ledger's row is locked first, as everywhere (ledger.h). */
+	rc = ledger_lock(u->db, NULL, u->meta.id, NULL, e);
+	if (rc != ERR_OK)
+		return rc;
 	res = db_exec(u->db,
 		      "UPDATE datasets d SET state = 'sealed', n_rows = $2, sealed_at = now(),"
 		      " content_hash = decode($3, 'hex'), layout = $4,"
