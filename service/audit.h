@@ -22,7 +22,7 @@ struct request;
  * command line (audit_actor_cli); plain text, no pointers to free. */
 struct audit_actor {
 	char tenant[65];      /* the tenant whose state changes */
-	char key_id[17];      /* the key used; "" for the command line */
+	char key_id[65];      /* the key used; "" for the command line */
 	char role[16];        /* "owner", "analyst" or "operator" (command line) */
 	char request_id[129]; /* the request's id; "" for the command line */
 	char address[64];     /* the client's address; "" for the command line */

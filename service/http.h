@@ -30,7 +30,7 @@ enum role {
 struct auth {
 	char tenant[65]; /* authenticated tenant id */
 	enum role role;
-	char key_id[17]; /* the key's id (api_keys primary key), for the audit trail */
+	char key_id[65]; /* the key's id (api_keys primary key), for logs and limits */
 };
 
 struct route;
