@@ -1,7 +1,8 @@
 # deps.sh - sourced by scripts/up and scripts/test: install the Debian
 # packages dpopt needs, only those missing.  Needs root or sudo.
 DPOPT_PACKAGES="meson ninja-build pkg-config gcc python3 check libmicrohttpd-dev
-libjansson-dev libpq-dev libssl-dev libcurl4-openssl-dev postgresql curl jq clang"
+libjansson-dev libpq-dev libssl-dev libcurl4-openssl-dev postgresql curl jq clang
+python3-yaml python3-jsonschema"
 
 dpopt_install_deps() {
 	missing=""

@@ -43,12 +43,22 @@ static const char *const sanitizer_markers[] = { "ERROR: AddressSanitizer",
 						 "runtime error:", "LeakSanitizer", NULL };
 
 static char log_dir[256];
-static bool fixture_failed; /* h_server_stop_fixture() saw a problem */
+static char contract_log[600]; /* "" unless DPOPT_TEST_CONTRACT_DIR is set */
+static bool fixture_failed;    /* h_server_stop_fixture() saw a problem */
 static unsigned db_counter, log_counter;
 static struct {
 	pid_t pid;
 	pid_t owner;
 } live[MAX_LIVE];
+
+double
+h_timeout_scale(void)
+{
+	const char *v = getenv("DPOPT_TEST_TIMEOUT_SCALE");
+	double k = v != NULL && v[0] != '\0' ? strtod(v, NULL) : 1.0;
+
+	return isfinite(k) && k >= 1.0 ? k : 1.0;
+}
 
 double
 h_now(void)
@@ -112,6 +122,80 @@ kill_leftovers(void)
 	}
 }
 
+/* The contract record (tests/integration/contract_check.py validates it
+ * against api/openapi.yaml): with DPOPT_TEST_CONTRACT_DIR set, every
+ * response h_http() receives is one JSON line in
+ * $DPOPT_TEST_CONTRACT_DIR/<program>-<pid>.jsonl.  A program's records of
+ * an earlier run are removed first, so the directory holds the latest run
+ * of each program. */
+static void
+contract_init(void)
+{
+	const char *dir = getenv("DPOPT_TEST_CONTRACT_DIR");
+	char exe[512], prefix[256], path[1200];
+	const char *prog;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	DIR *d;
+	struct dirent *ent;
+
+	if (dir == NULL || dir[0] == '\0')
+		return;
+	exe[n > 0 ? n : 0] = '\0';
+	prog = strrchr(exe, '/') != NULL ? strrchr(exe, '/') + 1 : "program";
+	snprintf(prefix, sizeof(prefix), "%s-", prog);
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "harness: mkdir %s: %s\n", dir, strerror(errno));
+		exit(EXIT_FAILURE);
+	}
+	d = opendir(dir);
+	while (d != NULL && (ent = readdir(d)) != NULL) {
+		if (strncmp(ent->d_name, prefix, strlen(prefix)) == 0) {
+			snprintf(path, sizeof(path), "%s/%s", dir, ent->d_name);
+			unlink(path);
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	/* The pid is filled in per process (Check forks per test). */
+	snprintf(contract_log, sizeof(contract_log), "%s/%s", dir, prefix);
+}
+
+/* Append one record; one write() on an O_APPEND file, so records of
+ * concurrent threads never interleave.  A record that cannot be written
+ * is a harness failure (the validator must not pass on missing data). */
+static void
+contract_record(const char *method, const char *path, const struct h_resp *r)
+{
+	char file[700];
+	json_t *rec, *body;
+	char *line;
+	size_t len;
+	int fd;
+	ssize_t w;
+
+	if (contract_log[0] == '\0' || r->status == 0)
+		return;
+	snprintf(file, sizeof(file), "%s%ld.jsonl", contract_log, (long)getpid());
+	body = json_stringn(r->body, r->len); /* NULL when not UTF-8: recorded as null */
+	rec = json_pack("{s:s, s:s, s:I, s:s, s:o}", "method", method, "path", path, "status",
+			(json_int_t)r->status, "content_type", r->ctype, "body",
+			body != NULL ? body : json_null());
+	line = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
+	json_decref(rec);
+	fd = line != NULL ? open(file, O_WRONLY | O_CREAT | O_APPEND, 0644) : -1;
+	len = line != NULL ? strlen(line) : 0;
+	if (line != NULL)
+		line[len] = '\n'; /* over the NUL: written with its length */
+	w = fd >= 0 ? write(fd, line, len + 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	free(line);
+	if (w != (ssize_t)len + 1) {
+		fprintf(stderr, "harness: cannot record to %s\n", file);
+		abort();
+	}
+}
+
 void
 h_init(void)
 {
@@ -125,6 +209,7 @@ h_init(void)
 		exit(EXIT_FAILURE);
 	}
 	atexit(kill_leftovers);
+	contract_init();
 }
 
 /* Whole file, NUL-terminated, or NULL. */
@@ -374,7 +459,7 @@ start_once(struct h_server *s, int *ret_status)
 	free(env);
 	live_add(s->pid);
 
-	deadline = h_now() + READY_WAIT_S;
+	deadline = h_now() + READY_WAIT_S * h_timeout_scale();
 	while (h_now() < deadline) {
 		struct h_resp r;
 		long status;
@@ -392,7 +477,8 @@ start_once(struct h_server *s, int *ret_status)
 		h_sleep(0.02);
 	}
 	print_log(s->log);
-	ck_abort_msg("dpoptd (pid %ld) not ready after %.0f s", (long)s->pid, READY_WAIT_S);
+	ck_abort_msg("dpoptd (pid %ld) not ready after %.0f s", (long)s->pid,
+		     READY_WAIT_S * h_timeout_scale());
 	return false;
 }
 
@@ -456,7 +542,7 @@ h_server_check_log(const struct h_server *s)
 int
 h_server_stop(struct h_server *s, int sig, double timeout_s)
 {
-	double deadline = h_now() + timeout_s;
+	double deadline = h_now() + (timeout_s *= h_timeout_scale());
 	int status = 0;
 	pid_t pid = s->pid;
 
@@ -483,7 +569,7 @@ h_server_stop(struct h_server *s, int sig, double timeout_s)
 void
 h_server_stop_fixture(struct h_server *s, double timeout_s)
 {
-	double deadline = h_now() + timeout_s;
+	double deadline = h_now() + (timeout_s *= h_timeout_scale());
 	int status = 0;
 	pid_t pid = s->pid;
 	char *text;
@@ -646,8 +732,8 @@ h_http(const struct h_server *s, const char *method, const char *path, const cha
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROXY, ""); /* never an http_proxy from the environment */
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)(10.0 * h_timeout_scale()));
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)(60.0 * h_timeout_scale()));
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
@@ -684,6 +770,7 @@ h_http(const struct h_server *s, const char *method, const char *path, const cha
 	r->len = sink.len;
 	if (r->status != 0 && r->len > 0 && strncmp(r->ctype, "application/json", 16) == 0)
 		r->json = json_loadb(r->body, r->len, 0, NULL);
+	contract_record(method, path, r);
 }
 
 void
@@ -900,7 +987,7 @@ h_run_wait(const struct h_server *s, const char *key, const char *id, const char
 	   double timeout_s)
 {
 	char path[128];
-	double deadline = h_now() + timeout_s;
+	double deadline = h_now() + (timeout_s *= h_timeout_scale());
 
 	snprintf(path, sizeof(path), "/v1/runs/%s", id);
 	for (;;) {

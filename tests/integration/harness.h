@@ -95,7 +95,7 @@ void h_server_start(struct h_server *s, const char *db, const struct h_opts *opt
 /* Same database and options, a new port. */
 void h_server_restart(struct h_server *s);
 
-/* Send sig and wait up to timeout_s for the exit; returns the wait status
+/* Send sig and wait up to timeout_s (times h_timeout_scale()) for the exit; returns the wait status
  * (SIGKILL after the timeout fails the test).  The log is checked for
  * sanitizer reports. */
 int h_server_stop(struct h_server *s, int sig, double timeout_s);
@@ -151,7 +151,8 @@ json_t *h_run_create(const struct h_server *s, const char *key, const char *ds, 
 		     char *run_id);
 
 /* Poll GET /v1/runs/{id} until its state is want (NULL: any terminal
- * state) or timeout_s passes (a failure); returns the run. */
+ * state) or timeout_s (times h_timeout_scale()) passes (a failure);
+ * returns the run. */
 json_t *h_run_wait(const struct h_server *s, const char *key, const char *id, const char *want,
 		   double timeout_s);
 
@@ -177,6 +178,14 @@ json_t *h_get(json_t *j, const char *path);
 /* s, or its first 2000 bytes and "...": Check refuses failure messages
  * over 8 KiB.  The result is in a per-thread buffer when cut. */
 const char *h_short(const char *s);
+
+/* DPOPT_TEST_TIMEOUT_SCALE (at least 1; default 1): how much slower than
+ * a debugoptimized build this one is allowed to be (meson's test setup
+ * sets it for sanitizer builds, with CK_TIMEOUT_MULTIPLIER and meson's own
+ * timeout multiplier).  Every wait of the harness (readiness, stop, a run's
+ * state, an HTTP reply) is multiplied by it; a test's own deadlines should
+ * be too.  Never used to make a test stricter. */
+double h_timeout_scale(void);
 
 /* Monotonic seconds; sleep in seconds. */
 double h_now(void);

@@ -200,7 +200,7 @@ START_TEST(test_sigterm_requeues)
 	t0 = h_now();
 	stop_clean(&s);
 	took = h_now() - t0;
-	ck_assert_msg(took < 5.0, "SIGTERM took %.1f s", took);
+	ck_assert_msg(took < 5.0 * h_timeout_scale(), "SIGTERM took %.1f s", took);
 	/* Back in the queue under the charge it paid, for any replica. */
 	h_sql(db, out, sizeof(out),
 	      "SELECT state, attempts, (lease_owner IS NULL)::text, refunded::text, result IS NULL"
@@ -276,7 +276,7 @@ START_TEST(test_replicas_and_lease_renewal)
 	json_decref(h_run_create(&a, key, ds, H_RUN_BODY_10_STEPS, runs[0]));
 	json_decref(h_run_create(&b, key, ds, H_RUN_BODY_10_STEPS, runs[1]));
 
-	deadline = h_now() + 60.0;
+	deadline = h_now() + 60.0 * h_timeout_scale();
 	while (h_sql_ll(db, "SELECT count(*) FROM runs WHERE state IN ('queued', 'running')") > 0) {
 		long long n = h_sql_ll(db, "SELECT count(*) FROM runs WHERE state = 'running'");
 

@@ -143,7 +143,7 @@ START_TEST(test_concurrent_admission)
 	h_expect_error(&srv, "POST", path, owner, "application/json", H_RUN_BODY,
 		       strlen(H_RUN_BODY), NULL, 409, "budget_exceeded", "privacy", "remaining");
 	{
-		double deadline = h_now() + 60.0;
+		double deadline = h_now() + 60.0 * h_timeout_scale();
 
 		while (h_sql_ll(db,
 				"SELECT count(*) FROM runs WHERE dataset_id = '%s'"
@@ -282,7 +282,7 @@ slow_upload_main(void *arg)
 static void
 slow_upload_start(struct slow_upload *u, pthread_t *th, const char *ds, const char *csv)
 {
-	double deadline = h_now() + 20.0;
+	double deadline = h_now() + 20.0 * h_timeout_scale();
 
 	memset(u, 0, sizeof(*u));
 	u->csv = csv;
@@ -321,7 +321,7 @@ during(const char *method, const char *ds, const char *suffix, const char *ctype
 
 	snprintf(path, sizeof(path), "/v1/datasets/%s%s", ds, suffix);
 	h_http(&srv, method, path, owner, ctype, body, body != NULL ? strlen(body) : 0, NULL, &r);
-	ck_assert_msg(r.status == want && h_now() - t0 < 10.0,
+	ck_assert_msg(r.status == want && h_now() - t0 < 10.0 * h_timeout_scale(),
 		      "%s %s during an upload: %ld after %.1f s, want %ld: %s%s", method, path,
 		      r.status, h_now() - t0, want, h_short(r.body), r.curl_err);
 	h_resp_clear(&r);
