@@ -85,7 +85,7 @@ call(const struct h_server *s, const char *method, const char *path, const char 
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROXY, "");
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)(60.0 * h_timeout_scale()));
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &text);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_hdr);
