@@ -557,6 +557,24 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 			rc = err_set_field(e, ERR_CONFLICT, "budget",
 					   "the new budget is below what is already spent");
 	}
+	/*
+	 * A renyi ledger's spent epsilon is indicative: the spent vector
+	 * converted at the budget's delta.  A new delta changes it, so it is
+	 * recomputed here, under the lock the transaction holds (ledger.h), and
+	 * the view is read again.
+	 */
+	if (rc == ERR_OK && strcmp(m.mode, "renyi") == 0) {
+		PQclear(res);
+		res = NULL;
+		rc = ledger_recompute_renyi(db, id, e);
+		if (rc == ERR_OK) {
+			res = db_exec(db,
+				      "WITH d AS (SELECT * FROM datasets WHERE id = $1)"
+				      " SELECT " DATASET_JSON " FROM d" DATASET_LEDGER,
+				      1, (const char *const[]){ id }, PGRES_TUPLES_OK, e);
+			rc = res != NULL ? ERR_OK : err_failed(e);
+		}
+	}
 	if (rc == ERR_OK)
 		rc = pgjson_one(res, "no such dataset", ret_view, e);
 	PQclear(res);

@@ -156,6 +156,37 @@ START_TEST(test_renyi_patch)
 }
 END_TEST
 
+/* After a PATCH that changes delta, a renyi ledger's stored spent epsilon
+ * (the dataset view, the budget page's spent.epsilon) is the spent vector
+ * converted at the new delta, as the page's live indicative value is.  It
+ * was left at the old delta's value (0.98692 against 0.92566). */
+START_TEST(test_renyi_patch_spent)
+{
+	char ds[40], path[128], bpath[128];
+	char *csv = h_csv(H_N, H_D, true, 9);
+	double stored, live, viewed;
+	json_t *j;
+
+	h_dataset_create(&srv, owner, RENYI_DS, ds);
+	h_upload(&srv, owner, ds, csv);
+	json_decref(h_run_create(&srv, owner, ds, H_RUN_BODY, NULL));
+	snprintf(path, sizeof(path), "/v1/datasets/%s", ds);
+	snprintf(bpath, sizeof(bpath), "/v1/datasets/%s/budget", ds);
+	j = h_json(&srv, "PATCH", path, owner, "{\"budget\": {\"epsilon\": 3, \"delta\": 1e-5}}",
+		   200);
+	viewed = json_number_value(h_get(j, "budget.epsilon.spent"));
+	json_decref(j);
+	j = h_json(&srv, "GET", bpath, owner, NULL, 200);
+	stored = json_number_value(h_get(j, "spent.epsilon"));
+	live = json_number_value(h_get(j, "renyi.indicative.spent_epsilon"));
+	json_decref(j);
+	ck_assert_msg(live > 0.0, "no indicative spent epsilon");
+	ck_assert_msg(fabs(stored - live) <= 1e-9 * live, "stored %.17g, live %.17g", stored, live);
+	ck_assert_msg(fabs(viewed - live) <= 1e-9 * live, "view %.17g, live %.17g", viewed, live);
+	free(csv);
+}
+END_TEST
+
 START_TEST(test_budget_page_bad_id)
 {
 	/* The contract said 503 for an id that is not a UUID; it is 404. */
@@ -179,6 +210,7 @@ main(void)
 	tcase_set_timeout(tc, 60); /* times CK_TIMEOUT_MULTIPLIER */
 	tcase_add_test(tc, test_public_budget_page);
 	tcase_add_test(tc, test_renyi_patch);
+	tcase_add_test(tc, test_renyi_patch_spent);
 	tcase_add_test(tc, test_budget_page_bad_id);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
