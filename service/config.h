@@ -32,6 +32,16 @@ struct config {
 	char instance_id[96];         /* DPOPT_INSTANCE_ID: names this process in leases */
 	char log_level[16];           /* DPOPT_LOG_LEVEL */
 	unsigned test_step_delay_ms;  /* DPOPT_TEST_STEP_DELAY_MS: testing builds only */
+	/* Issue 8 items 4, 5a, 5b: timeouts, leases, database faults. */
+	unsigned db_connect_timeout;  /* DPOPT_DB_CONNECT_TIMEOUT_SECONDS */
+	unsigned db_statement_ms;     /* DPOPT_DB_STATEMENT_TIMEOUT_MS: 0 none */
+	unsigned readyz_timeout_ms;   /* DPOPT_READYZ_TIMEOUT_MS: /readyz's own bound */
+	unsigned reaper_seconds;      /* DPOPT_REAPER_SECONDS: expired-lease reaper period */
+	double run_timeout_margin;    /* DPOPT_RUN_TIMEOUT_MARGIN: timeout / estimated time */
+	unsigned min_run_timeout;     /* DPOPT_MIN_RUN_TIMEOUT_SECONDS */
+	double max_run_seconds;       /* DPOPT_MAX_RUN_SECONDS: admission limit, estimated s */
+	unsigned test_load_delay_ms;  /* DPOPT_TEST_LOAD_DELAY_MS: testing builds only */
+	unsigned test_delay_attempts; /* DPOPT_TEST_STEP_DELAY_ATTEMPTS: testing builds only */
 };
 
 /* Fill *ret from the environment (getenv).  ERR_INVALID naming the variable

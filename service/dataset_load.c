@@ -2,6 +2,12 @@
  * dataset_load.c - stream dataset_chunks rows (binary, one row at a time
  * in libpq's single-row mode) into the builder of rows.h, so memory holds
  * the arrays plus one chunk, never the whole result twice.
+ *
+ * A large dataset streams for longer than a statement may take (1.55 GB
+ * took 27.6 s), so the load runs in its own transaction with no
+ * statement_timeout; what bounds it instead is the client-side wait
+ * (db_wait_readable), which restarts whenever bytes arrive: a server that
+ * stops sending fails the load, a slow but live one does not.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +36,15 @@ dataset_load(struct db_conn *db, const char *id, const struct data_schema *schem
 	rc = rows_builder_init(&ds.rows, schema, layout, n, nnz, e);
 	if (rc != ERR_OK)
 		return rc;
+	rc = db_command(db, "BEGIN", e);
+	if (rc == ERR_OK)
+		rc = db_command(db, "SET LOCAL statement_timeout = 0", e);
+	if (rc != ERR_OK) {
+		loaded_dataset_clear(&ds);
+		if (db->pg != NULL && PQtransactionStatus(db->pg) != PQTRANS_IDLE)
+			(void)db_command(db, "ROLLBACK", NULL);
+		return rc;
+	}
 	if (!PQsendQueryParams(db->pg,
 			       "SELECT n_rows, data FROM dataset_chunks WHERE dataset_id = $1"
 			       " ORDER BY chunk_no",
@@ -38,11 +53,20 @@ dataset_load(struct db_conn *db, const char *id, const struct data_schema *schem
 		loaded_dataset_clear(&ds);
 		err_set(e, ERR_DB, "cannot query the dataset rows");
 		err_detail(e, "%s", PQerrorMessage(db->pg));
+		(void)db_command(db, "ROLLBACK", NULL);
 		return ERR_DB;
 	}
-	while ((res = PQgetResult(db->pg)) != NULL) {
-		ExecStatusType st = PQresultStatus(res);
+	for (;;) {
+		ExecStatusType st;
 
+		if (db_wait_readable(db, e) != ERR_OK) {
+			rc = ERR_DB; /* the connection was closed: nothing to drain */
+			break;
+		}
+		res = PQgetResult(db->pg);
+		if (res == NULL)
+			break;
+		st = PQresultStatus(res);
 		if (rc == ERR_OK && st == PGRES_SINGLE_TUPLE) {
 			/* binary int4 n_rows, big-endian */
 			const unsigned char *k = (const unsigned char *)PQgetvalue(res, 0, 0);
@@ -59,6 +83,13 @@ dataset_load(struct db_conn *db, const char *id, const struct data_schema *schem
 			rc = db_check(db, res, PGRES_TUPLES_OK, e);
 		}
 		PQclear(res); /* drain every result so the connection stays usable */
+	}
+	if (db->pg != NULL && PQtransactionStatus(db->pg) != PQTRANS_IDLE) {
+		enum err_code end = db_command(db, rc == ERR_OK ? "COMMIT" : "ROLLBACK",
+					       rc == ERR_OK ? e : NULL);
+
+		if (rc == ERR_OK)
+			rc = end;
 	}
 	if (rc == ERR_OK && ds.rows.n != n)
 		rc = err_set(e, ERR_INTERNAL, "dataset has %zu stored rows, %zu expected",

@@ -2,6 +2,7 @@
  * db.c - libpq wrappers: connect, check results, a bounded pool.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,23 +17,92 @@ ignore_notice(void *arg, const char *message)
 {
 }
 
+static struct db_limits limits = {
+	.connect_timeout_s = 5,
+	.statement_timeout_ms = 30000,
+	.answer_grace_ms = 5000,
+};
+
+void
+db_configure(const struct db_limits *lim)
+{
+	limits = *lim;
+	if (limits.connect_timeout_s < 2)
+		limits.connect_timeout_s = 2; /* libpq's own minimum */
+}
+
+static unsigned
+wait_bound_ms(const struct db_conn *db)
+{
+	if (db->wait_ms != 0)
+		return db->wait_ms;
+	if (limits.statement_timeout_ms == 0)
+		return 0; /* none: wait as long as the server takes */
+	return limits.statement_timeout_ms + limits.answer_grace_ms;
+}
+
+/*
+ * Open db->pg.  The defaults come first and the caller's conninfo last:
+ * with expand_dbname, what the URL names overrides them.  Keepalives only
+ * apply to TCP; a Unix socket to a hung server is bounded by the
+ * client-side wait alone.  statement_timeout is set by a SET after the
+ * connection (not by "options", which a URL may carry for its own use).
+ */
+static enum err_code
+open_pg(struct db_conn *db, struct err *e)
+{
+	char connect_timeout[16], statement[80];
+	const char *keys[] = { "connect_timeout",
+			       "keepalives",
+			       "keepalives_idle",
+			       "keepalives_interval",
+			       "keepalives_count",
+			       "dbname",
+			       NULL };
+	const char *values[] = { connect_timeout, "1", "10", "5", "3", db->url, NULL };
+	PGresult *res;
+
+	snprintf(connect_timeout, sizeof(connect_timeout), "%u", limits.connect_timeout_s);
+	PQfinish(db->pg);
+	db->pg = PQconnectdbParams(keys, values, 1);
+	db->generation++;
+	if (db->pg == NULL || PQstatus(db->pg) != CONNECTION_OK) {
+		err_set(e, ERR_DB, "cannot connect to the database");
+		err_detail(e, "%s", db->pg != NULL ? PQerrorMessage(db->pg) : "out of memory");
+		PQfinish(db->pg);
+		db->pg = NULL;
+		return ERR_DB;
+	}
+	PQsetNoticeProcessor(db->pg, ignore_notice, NULL);
+	snprintf(statement, sizeof(statement), "SET statement_timeout = %u",
+		 limits.statement_timeout_ms);
+	res = PQexec(db->pg, statement);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		err_set(e, ERR_DB, "cannot set the statement timeout");
+		err_detail(e, "%s", PQerrorMessage(db->pg));
+		PQclear(res);
+		PQfinish(db->pg);
+		db->pg = NULL;
+		return ERR_DB;
+	}
+	PQclear(res);
+	return ERR_OK;
+}
+
 struct db_conn *
 db_connect(const char *url, struct err *e)
 {
 	struct db_conn *db = calloc(1, sizeof(*db));
 
-	if (db == NULL) {
+	if (db == NULL || (db->url = strdup(url)) == NULL) {
+		free(db);
 		err_set(e, ERR_NOMEM, "cannot allocate a database connection");
 		return NULL;
 	}
-	db->pg = PQconnectdb(url);
-	if (db->pg == NULL || PQstatus(db->pg) != CONNECTION_OK) {
-		err_set(e, ERR_DB, "cannot connect to the database");
-		err_detail(e, "%s", db->pg != NULL ? PQerrorMessage(db->pg) : "out of memory");
+	if (open_pg(db, e) != ERR_OK) {
 		db_close(db);
 		return NULL;
 	}
-	PQsetNoticeProcessor(db->pg, ignore_notice, NULL);
 	return db;
 }
 
@@ -42,20 +112,152 @@ db_close(struct db_conn *db)
 	if (db == NULL)
 		return;
 	PQfinish(db->pg);
+	free(db->url);
 	free(db);
+}
+
+/* Give up on a connection whose server stopped answering: closed without
+ * waiting (non-blocking, so the goodbye message cannot block on a full
+ * socket); db_ensure() opens a new one. */
+static void
+abandon(struct db_conn *db)
+{
+	if (db->pg != NULL)
+		(void)PQsetnonblocking(db->pg, 1);
+	PQfinish(db->pg);
+	db->pg = NULL;
 }
 
 enum err_code
 db_ensure(struct db_conn *db, struct err *e)
 {
-	if (PQstatus(db->pg) == CONNECTION_OK)
+	if (db->pg != NULL && PQstatus(db->pg) == CONNECTION_OK)
 		return ERR_OK;
-	PQreset(db->pg);
-	if (PQstatus(db->pg) == CONNECTION_OK)
-		return ERR_OK;
-	err_set(e, ERR_DB, "the database connection is broken");
-	err_detail(e, "%s", PQerrorMessage(db->pg));
-	return ERR_DB;
+	return open_pg(db, e);
+}
+
+enum err_code
+db_validate(struct db_conn *db, struct err *e)
+{
+	if (db->pg != NULL && PQstatus(db->pg) == CONNECTION_OK &&
+	    PQtransactionStatus(db->pg) == PQTRANS_IDLE) {
+		struct pollfd pfd = { .fd = PQsocket(db->pg), .events = POLLIN };
+
+		/* A pooled connection never LISTENs, so while idle it has nothing
+		 * to read; anything readable is the server's goodbye (a restart:
+		 * "terminating connection due to administrator command", then
+		 * EOF), which libpq would only notice on the next query.  Such a
+		 * connection is replaced, not used. */
+		if (pfd.fd < 0 || poll(&pfd, 1, 0) != 0)
+			abandon(db);
+	}
+	return db_ensure(db, e);
+}
+
+void
+db_set_wait(struct db_conn *db, unsigned wait_ms)
+{
+	db->wait_ms = wait_ms;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Flush the query and wait until a result can be read without blocking,
+ * restarting the bound whenever bytes arrive (a long result streams). */
+enum err_code
+db_wait_readable(struct db_conn *db, struct err *e)
+{
+	unsigned bound = wait_bound_ms(db);
+	double deadline = now_ms() + bound;
+	int flushing = 1;
+
+	if (db->pg == NULL)
+		return err_set(e, ERR_DB, "the database connection is closed");
+	while (flushing != 0 || PQisBusy(db->pg)) {
+		struct pollfd pfd = { .fd = PQsocket(db->pg), .events = POLLIN };
+		double left = deadline - now_ms();
+		int ready;
+
+		if (flushing != 0) {
+			flushing = PQflush(db->pg);
+			if (flushing < 0)
+				break; /* the error is in the connection's message */
+			if (flushing > 0)
+				pfd.events |= POLLOUT;
+			else if (!PQisBusy(db->pg))
+				break;
+		}
+		if (bound != 0 && left <= 0.0) {
+			abandon(db);
+			err_set(e, ERR_DB, "the database did not answer");
+			err_detail(e, "No answer within %u ms; the connection was closed.", bound);
+			return ERR_DB;
+		}
+		ready = poll(&pfd, 1, bound != 0 ? (int)left + 1 : -1);
+		if (ready < 0 && errno != EINTR)
+			break;
+		if (ready > 0 && (pfd.revents & ~POLLOUT) != 0) {
+			if (PQconsumeInput(db->pg) == 0)
+				break; /* PQgetResult() reports the failure */
+			deadline = now_ms() + bound;
+		}
+	}
+	return ERR_OK;
+}
+
+/* Send a query and collect its result within the wait bound: NULL when
+ * nothing came (the connection failed or was abandoned; *e set).  values
+ * NULL: the simple protocol, which takes several statements (migrations)
+ * like PQexec(). */
+static PGresult *
+exec_bounded(struct db_conn *db, const char *sql, int nparams, const char *const *values,
+	     struct err *e)
+{
+	int sent;
+
+	PGresult *res = NULL, *r;
+
+	if (db->pg == NULL) {
+		err_set(e, ERR_DB, "the database connection is closed");
+		return NULL;
+	}
+	if (values == NULL && nparams == 0)
+		sent = PQsendQuery(db->pg, sql);
+	else
+		sent = PQsendQueryParams(db->pg, sql, nparams, NULL, values, NULL, NULL, 0);
+	if (!sent) {
+		err_set(e, ERR_DB, "database request failed");
+		err_detail(e, "%s", PQerrorMessage(db->pg));
+		return NULL;
+	}
+	for (;;) {
+		if (db_wait_readable(db, e) != ERR_OK) {
+			PQclear(res);
+			return NULL;
+		}
+		r = PQgetResult(db->pg);
+		if (r == NULL)
+			break;
+		/* One statement, one result; keep an error over anything else. */
+		if (res == NULL || PQresultStatus(r) == PGRES_FATAL_ERROR) {
+			PQclear(res);
+			res = r;
+		} else {
+			PQclear(r);
+		}
+	}
+	if (res == NULL) {
+		err_set(e, ERR_DB, "database request failed");
+		err_detail(e, "%s", PQerrorMessage(db->pg));
+	}
+	return res;
 }
 
 enum err_code
@@ -95,9 +297,14 @@ db_check(struct db_conn *db, const PGresult *res, ExecStatusType want, struct er
 enum err_code
 db_command(struct db_conn *db, const char *sql, struct err *e)
 {
-	PGresult *res = PQexec(db->pg, sql);
-	enum err_code rc = db_check(db, res, PGRES_COMMAND_OK, e);
+	struct err local = { 0 };
+	PGresult *res = exec_bounded(db, sql, 0, NULL, e != NULL ? e : &local);
+	enum err_code rc;
 
+	if (res == NULL)
+		return ERR_DB;
+	/* Never e itself when NULL: a failure must not read as success. */
+	rc = db_check(db, res, PGRES_COMMAND_OK, e != NULL ? e : &local);
 	PQclear(res);
 	return rc;
 }
@@ -106,9 +313,12 @@ PGresult *
 db_exec(struct db_conn *db, const char *sql, int nparams, const char *const *values,
 	ExecStatusType want, struct err *e)
 {
-	PGresult *res = PQexecParams(db->pg, sql, nparams, NULL, values, NULL, NULL, 0);
+	struct err local = { 0 };
+	PGresult *res = exec_bounded(db, sql, nparams, values, e != NULL ? e : &local);
 
-	if (db_check(db, res, want, e) != ERR_OK) {
+	if (res == NULL)
+		return NULL;
+	if (db_check(db, res, want, e != NULL ? e : &local) != ERR_OK) {
 		PQclear(res);
 		return NULL;
 	}
@@ -207,7 +417,7 @@ db_pool_acquire(struct db_pool *p, struct err *e)
 		err_detail(e, "All %u pooled connections stayed busy for 5 seconds.", p->size);
 		return NULL;
 	}
-	if (db_ensure(db, e) != ERR_OK) {
+	if (db_validate(db, e) != ERR_OK) {
 		db_pool_release(p, db); /* closed there: it is broken */
 		return NULL;
 	}
@@ -221,6 +431,7 @@ db_pool_release(struct db_pool *p, struct db_conn *db)
 
 	if (db == NULL)
 		return;
+	db->wait_ms = 0;
 	keep = PQstatus(db->pg) == CONNECTION_OK && PQtransactionStatus(db->pg) == PQTRANS_IDLE;
 	if (!keep)
 		db_close(db);

@@ -5,6 +5,14 @@
  * libpq rule: never two threads on one PGconn.  Workers own theirs; an
  * HTTP handler holds a pooled one from db_pool_acquire() to
  * db_pool_release() and nobody else touches it meanwhile.
+ *
+ * Nothing waits on the database without a bound (db_configure()): a
+ * connection attempt gives up after the connect timeout, every session
+ * runs under statement_timeout, TCP connections send keepalives, and
+ * db_exec() and db_command() stop waiting for an answer a grace period
+ * after the statement timeout, so a hung server (SIGSTOP, a dead host
+ * without RST) makes the call fail with ERR_DB instead of blocking.  A
+ * connection abandoned that way is closed; db_ensure() opens a new one.
  */
 #ifndef SERVICE_DB_H
 #define SERVICE_DB_H
@@ -16,16 +24,53 @@
 
 #include "err.h"
 
+/* The bounds every connection of the process uses; set once by
+ * db_configure() before any thread connects. */
+struct db_limits {
+	unsigned connect_timeout_s;    /* libpq connect_timeout (>= 2) */
+	unsigned statement_timeout_ms; /* server-side statement_timeout; 0: none */
+	unsigned answer_grace_ms;      /* client-side wait past statement_timeout */
+};
+
+/* Defaults: 5 s to connect, 30 s per statement, 5 s of grace. */
+void db_configure(const struct db_limits *lim);
+
 struct db_conn {
-	PGconn *pg; /* owned */
+	PGconn *pg; /* owned; NULL after a timed-out wait closed it */
+	char *url;  /* owned: for reconnecting */
+	/* Bumped by every (re)connection: session state such as LISTEN is
+	 * gone when it changes. */
+	unsigned generation;
+	/* Client-side wait for an answer in ms; 0: the statement timeout
+	 * plus the grace (db_set_wait() narrows it, e.g. for /readyz). */
+	unsigned wait_ms;
 };
 
 /* Open a connection; owned result or NULL with ERR_DB. */
 struct db_conn *db_connect(const char *url, struct err *e);
 void db_close(struct db_conn *db); /* accepts NULL */
 
-/* Reconnect if the connection is broken; ERR_DB if that fails. */
+/* Reconnect if the connection is broken (or was closed after a timed-out
+ * wait); ERR_DB if that fails.  Does not notice a server that closed an
+ * idle connection until something is read: see db_validate(). */
 enum err_code db_ensure(struct db_conn *db, struct err *e);
+
+/* db_ensure(), after replacing an idle connection that has anything to
+ * read: a server that restarted has closed its end, which libpq learns
+ * only on the next query.  Pool checkouts use it, so the first request
+ * after a database restart gets a fresh connection, not 503.  Not for
+ * connections that LISTEN. */
+enum err_code db_validate(struct db_conn *db, struct err *e);
+
+/* Client-side bound on waiting for an answer on db, in ms; 0 restores the
+ * default (statement timeout plus grace).  db_pool_release() restores it. */
+void db_set_wait(struct db_conn *db, unsigned wait_ms);
+
+/* Wait until a result of the query in flight can be read without
+ * blocking (PQisBusy false), at most db's wait bound after the last byte
+ * received; on timeout the connection is closed and ERR_DB returned.
+ * For callers that drive libpq's asynchronous API themselves. */
+enum err_code db_wait_readable(struct db_conn *db, struct err *e);
 
 /* Map a result to an error: ERR_OK when its status is want.  SQLSTATE
  * 40001/40P01 → ERR_CONFLICT (retryable), 23505 → ERR_CONFLICT, anything

@@ -7,9 +7,23 @@
 #include "handlers.h"
 #include "runs.h"
 
+/* The admission limits: the work limit, and the estimated time at this
+ * machine's measured speed (cfg.work_rate, set at start-up by main.c). */
+static struct run_limits
+limits(const struct server *srv)
+{
+	return (struct run_limits){
+		.max_work = srv->cfg.max_run_work,
+		.work_rate = srv->cfg.work_rate,
+		.timeout_margin = srv->cfg.run_timeout_margin,
+		.min_timeout = srv->cfg.min_run_timeout,
+		.max_seconds = srv->cfg.max_run_seconds,
+	};
+}
+
 HANDLER(handle_run_create)
 {
-	struct run_limits lim = { srv->cfg.max_run_work, srv->cfg.work_rate };
+	struct run_limits lim = limits(srv);
 	char *view = NULL, id[37];
 	bool existing = false;
 	struct audit_actor who;
@@ -69,7 +83,7 @@ HANDLER(handle_run_cancel)
 
 HANDLER(handle_run_estimate)
 {
-	struct run_limits lim = { srv->cfg.max_run_work, srv->cfg.work_rate };
+	struct run_limits lim = limits(srv);
 
 	ret->status = 200;
 	return runs_estimate(rq->db, rq->auth.tenant, rq->path_id, rq->body, rq->len, &lim,

@@ -27,6 +27,7 @@
 #include "migrate.h"
 #include "server.h"
 #include "solve.h"
+#include "work_rate.h"
 #include "worker.h"
 
 static void
@@ -76,14 +77,31 @@ serve(struct server *srv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* The work model's speed: measured here, before any thread runs, so
+	 * the benchmark has a core to itself as far as this process goes. */
+	if (srv->cfg.work_rate == 0.0) {
+		double took = 0.0;
+
+		if (work_rate_measure(&srv->cfg.work_rate, &took, &e) != ERR_OK)
+			die(&e);
+		log_msg(LOG_INFO, "main",
+			"work rate measured: %.4g work units per CPU second (benchmark %.0f ms)",
+			srv->cfg.work_rate, took * 1e3);
+	} else {
+		log_msg(LOG_INFO, "main", "work rate set by DPOPT_WORK_RATE: %.4g per second",
+			srv->cfg.work_rate);
+	}
 	db = db_connect(srv->cfg.database_url, &e);
-	if (db == NULL || migrate_apply(db, &applied, &e) != ERR_OK)
+	/* A migration may rewrite a large table: no statement timeout there
+	 * (the advisory lock of another replica's migration is waited for). */
+	if (db == NULL || db_command(db, "SET statement_timeout = 0", &e) != ERR_OK ||
+	    migrate_apply(db, &applied, &e) != ERR_OK)
 		die(&e);
 	db_close(db);
 	srv->pool = db_pool_new(srv->cfg.database_url, srv->cfg.db_pool, &e);
 	srv->metrics = metrics_new(router_count());
 	srv->datasets = dataset_cache_new((size_t)srv->cfg.dataset_cache_bytes,
-					  srv->cfg.dataset_cache_idle, worker_load_dataset, NULL);
+					  srv->cfg.dataset_cache_idle, worker_load_dataset, srv);
 	if (srv->pool == NULL || srv->metrics == NULL || srv->datasets == NULL)
 		die(&e);
 	workers = workers_start(srv, &e);
@@ -129,6 +147,9 @@ main(int argc, char **argv)
 		die(&e);
 	}
 	log_set_level((enum log_level)level);
+	db_configure(&(struct db_limits){ .connect_timeout_s = srv.cfg.db_connect_timeout,
+					  .statement_timeout_ms = srv.cfg.db_statement_ms,
+					  .answer_grace_ms = 5000 });
 	json_object_seed(0); /* before any thread uses jansson */
 	atomic_init(&srv.stopping, false);
 

@@ -127,9 +127,17 @@ check_work(const struct alg_ops *alg, const struct run_spec *spec, const struct 
 				     "the run's work %.3g exceeds this service's limit %.3g "
 				     "(DPOPT_MAX_RUN_WORK); use fewer rows, features or steps",
 				     work, lim->max_work);
-	t = ceil(4.0 * work / lim->work_rate);
+	/* Fail at admission, before the charge, a run that could not finish
+	 * within its timeout on this machine (work_rate.h). */
+	if (work / lim->work_rate > lim->max_seconds)
+		return err_set_field(e, ERR_NUMERIC, "params",
+				     "the run's estimated time %.3g s on this machine exceeds this "
+				     "service's limit %.3g s (DPOPT_MAX_RUN_SECONDS); use fewer "
+				     "rows, features or steps",
+				     work / lim->work_rate, lim->max_seconds);
+	t = ceil(lim->timeout_margin * work / lim->work_rate);
 	*ret_work = work;
-	*ret_timeout = t < 60.0 ? 60u : t > 86400.0 ? 86400u : (unsigned)t;
+	*ret_timeout = t < lim->min_timeout ? lim->min_timeout : (unsigned)t;
 	return ERR_OK;
 }
 

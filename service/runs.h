@@ -24,8 +24,12 @@
  * same key with another body is ERR_CONFLICT naming "Idempotency-Key".
  */
 struct run_limits {
-	double max_work;  /* a run's work() above this is refused (422, "params") */
-	double work_rate; /* work units per second: the run timeout is 4 work / rate, >= 60 s */
+	double max_work;       /* a run's work() above this is refused (422, "params") */
+	double work_rate;      /* work units per CPU second, measured (work_rate.h) */
+	double timeout_margin; /* the run timeout is margin * work / rate ... */
+	unsigned min_timeout;  /* ... and at least this many seconds */
+	double max_seconds;    /* work / rate above this is refused (422, "params"): a run
+				* admitted can finish within its timeout */
 };
 
 enum err_code runs_create(struct db_conn *db, const char *tenant, const char *dataset_id,

@@ -418,7 +418,7 @@ start_once(struct h_server *s, int *ret_status)
 {
 	char url[600], listen[64], workers[48], lease[48], delay[48], body[48], level[48];
 	char threads[48], work[64];
-	char *extra[12];
+	char *extra[12 + 8];
 	char *argv[2] = { (char *)bin_path(), NULL };
 	char **env;
 	int k = 0;
@@ -453,6 +453,8 @@ start_once(struct h_server *s, int *ret_status)
 		snprintf(work, sizeof(work), "DPOPT_MAX_RUN_WORK=%.17g", s->opts.max_run_work);
 		extra[k++] = work;
 	}
+	for (int i = 0; i < 8 && s->opts.env[i] != NULL; i++)
+		extra[k++] = (char *)s->opts.env[i];
 	extra[k] = NULL;
 	env = child_env(extra);
 	s->pid = spawn(argv, env, s->log, -1);

@@ -54,6 +54,7 @@ struct h_opts {
 	unsigned max_body_bytes; /* DPOPT_MAX_BODY_BYTES; 0: the default */
 	unsigned http_threads;   /* DPOPT_HTTP_THREADS; 0: the default */
 	double max_run_work;     /* DPOPT_MAX_RUN_WORK; 0: the default */
+	const char *env[8];      /* more "NAME=value" settings, NULL-ended */
 };
 
 struct h_server {
