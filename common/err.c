@@ -139,6 +139,8 @@ err_code_name(enum err_code code)
 		return "database_unavailable";
 	case ERR_INTERNAL:
 		return "internal_error";
+	case ERR_RATE_LIMITED:
+		return "rate_limited";
 	case ERR__COUNT:
 		break;
 	}

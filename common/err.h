@@ -33,6 +33,7 @@ enum err_code {
 	ERR_CANCELLED,       /* stopped on request or at shutdown */
 	ERR_DB,              /* the database is unavailable or failed (503) */
 	ERR_INTERNAL,        /* a bug or an infrastructure failure (500) */
+	ERR_RATE_LIMITED,    /* too many requests: a rate or concurrency limit (429) */
 	ERR__COUNT
 };
 

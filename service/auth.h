@@ -15,8 +15,9 @@
 
 #define AUTH_KEY_LEN (4 + 16 + 1 + 64)
 
-/* Verify "Bearer <key>" (header may be NULL) and fill *ret with the tenant
- * and role.  ERR_UNAUTHENTICATED for a missing, malformed, unknown or
+/* Verify "Bearer <key>" (header may be NULL) and fill *ret with the tenant,
+ * role and key id.  Looked up on every call, never cached: a revoked key
+ * stops working at once.  ERR_UNAUTHENTICATED for a missing, malformed, unknown or
  * revoked key (one message for all, so keys cannot be probed). */
 enum err_code auth_check(struct db_conn *db, const char *header, struct auth *ret, struct err *e);
 

@@ -140,6 +140,63 @@ config_faults(struct config *c, struct err *e)
 	return ERR_OK;
 }
 
+/* The HTTP limits (service/http.c).  Uploads hold a pooled connection
+ * each for their whole body, so fewer may run than the pool has:
+ * by default half of it, which leaves the other half to reads, admissions
+ * and /readyz. */
+static enum err_code
+config_http_limits(struct config *c, struct err *e)
+{
+	uint64_t v;
+	enum err_code rc;
+
+	if ((rc = env_uint("DPOPT_HTTP_IDLE_TIMEOUT_SECONDS", 15, 1, 3600, &v, e)) != ERR_OK)
+		return rc;
+	c->http_idle_timeout = (unsigned)v;
+	if ((rc = env_uint("DPOPT_MAX_CONNECTIONS", 1000, 16, 1000000, &v, e)) != ERR_OK)
+		return rc;
+	c->max_connections = (unsigned)v;
+	if ((rc = env_uint("DPOPT_MAX_CONNECTIONS_PER_CLIENT", 64, 1, 1000000, &v, e)) != ERR_OK)
+		return rc;
+	c->max_connections_per_ip = (unsigned)v;
+	if ((rc = env_uint("DPOPT_MAX_UPLOADS", c->db_pool > 1 ? c->db_pool / 2 : 1, 1, 1024, &v,
+			   e)) != ERR_OK)
+		return rc;
+	if (c->db_pool > 1 && v >= c->db_pool)
+		return err_set_field(e, ERR_INVALID, "DPOPT_MAX_UPLOADS",
+				     "DPOPT_MAX_UPLOADS must be below DPOPT_DB_POOL (%u): each "
+				     "upload holds a connection",
+				     c->db_pool);
+	c->max_uploads = (unsigned)v;
+	if ((rc = env_uint("DPOPT_MAX_UPLOADS_PER_TENANT", 2, 1, 1024, &v, e)) != ERR_OK)
+		return rc;
+	c->max_uploads_per_tenant = (unsigned)v;
+	if ((rc = env_double("DPOPT_RATE_LIMIT_PER_SECOND", 50.0, 0.0, 1e9, &c->rate_limit, e)) !=
+		    ERR_OK ||
+	    (rc = env_double("DPOPT_RATE_LIMIT_BURST", 100.0, 1.0, 1e9, &c->rate_limit_burst, e)) !=
+		    ERR_OK ||
+	    (rc = env_double("DPOPT_AUTH_FAILURES_PER_MINUTE", 30.0, 0.001, 1e9,
+			     &c->auth_failures_per_minute, e)) != ERR_OK ||
+	    (rc = env_double("DPOPT_AUTH_FAILURES_BURST", 10.0, 1.0, 1e9, &c->auth_failures_burst,
+			     e)) != ERR_OK)
+		return rc;
+	if ((rc = env_str("DPOPT_CORS_ORIGINS", "", c->cors_origins, sizeof(c->cors_origins), e)) !=
+	    ERR_OK)
+		return rc;
+	if ((rc = env_uint("DPOPT_SHUTDOWN_GRACE_SECONDS", 10, 0, 600, &v, e)) != ERR_OK)
+		return rc;
+	c->shutdown_grace = (unsigned)v;
+	if ((rc = env_uint("DPOPT_CONNECTION_RESERVE", 16, 0, 1000000, &v, e)) != ERR_OK)
+		return rc;
+	if (v >= c->max_connections)
+		return err_set_field(
+			e, ERR_INVALID, "DPOPT_CONNECTION_RESERVE",
+			"DPOPT_CONNECTION_RESERVE must be below DPOPT_MAX_CONNECTIONS (%u)",
+			c->max_connections);
+	c->connection_reserve = (unsigned)v;
+	return ERR_OK;
+}
+
 enum err_code
 config_from_env(struct config *ret, struct err *e)
 {
@@ -220,6 +277,8 @@ config_from_env(struct config *ret, struct err *e)
 	    ERR_OK)
 		return rc;
 	if ((rc = config_faults(&c, e)) != ERR_OK)
+		return rc;
+	if ((rc = config_http_limits(&c, e)) != ERR_OK)
 		return rc;
 	*ret = c;
 	return ERR_OK;

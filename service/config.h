@@ -42,6 +42,19 @@ struct config {
 	double max_run_seconds;       /* DPOPT_MAX_RUN_SECONDS: admission limit, estimated s */
 	unsigned test_load_delay_ms;  /* DPOPT_TEST_LOAD_DELAY_MS: testing builds only */
 	unsigned test_delay_attempts; /* DPOPT_TEST_STEP_DELAY_ATTEMPTS: testing builds only */
+	/* HTTP limits (service/http.c); every one is per replica. */
+	unsigned http_idle_timeout;      /* DPOPT_HTTP_IDLE_TIMEOUT_SECONDS: silent connection */
+	unsigned max_connections;        /* DPOPT_MAX_CONNECTIONS: open at once, in total */
+	unsigned max_connections_per_ip; /* DPOPT_MAX_CONNECTIONS_PER_CLIENT: per client address */
+	unsigned max_uploads;            /* DPOPT_MAX_UPLOADS: uploads in flight, < db_pool */
+	unsigned max_uploads_per_tenant; /* DPOPT_MAX_UPLOADS_PER_TENANT */
+	double rate_limit;               /* DPOPT_RATE_LIMIT_PER_SECOND: per key; 0: none */
+	double rate_limit_burst;         /* DPOPT_RATE_LIMIT_BURST */
+	double auth_failures_per_minute; /* DPOPT_AUTH_FAILURES_PER_MINUTE: per client address */
+	double auth_failures_burst;      /* DPOPT_AUTH_FAILURES_BURST */
+	char cors_origins[1024];         /* DPOPT_CORS_ORIGINS: "" (none), "*", or a list */
+	unsigned shutdown_grace;         /* DPOPT_SHUTDOWN_GRACE_SECONDS: requests may finish */
+	unsigned connection_reserve;     /* DPOPT_CONNECTION_RESERVE: for clients holding <= 1 */
 };
 
 /* Fill *ret from the environment (getenv).  ERR_INVALID naming the variable

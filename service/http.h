@@ -36,12 +36,16 @@ struct auth {
 struct route;
 struct upload;
 
+/* A request id: the client's X-Request-Id (1-64 of [A-Za-z0-9._:-]), else
+ * the trace id of a valid W3C traceparent, else 64 random bits in hex. */
+#define HTTP_REQUEST_ID_MAX 64
+
 struct request {
-	char id[17];               /* 64 random bits in hex, echoed in errors */
-	void *conn;                /* borrowed: struct MHD_Connection */
-	const struct route *route; /* matched route, NULL when none */
-	char path_id[37];          /* the {id} segment of the path, if any */
-	char *body;                /* owned: JSON body, NUL-terminated */
+	char id[HTTP_REQUEST_ID_MAX + 1]; /* echoed in errors, logs and X-Request-Id */
+	void *conn;                       /* borrowed: struct MHD_Connection */
+	const struct route *route;        /* matched route, NULL when none */
+	char path_id[37];                 /* the {id} segment of the path, if any */
+	char *body;                       /* owned: JSON body, NUL-terminated */
 	size_t len, cap;
 	bool too_large; /* body exceeded its limit: drained, then refused */
 	bool failed;    /* err holds an error found while the body streamed */
@@ -53,6 +57,12 @@ struct request {
 	struct upload *upload; /* owned: streaming upload state */
 	struct timespec started;
 	unsigned status; /* status sent, for metrics */
+	/* Limits (http.c). */
+	char method[16];               /* for the access log; "?" when not a plain token */
+	bool upload_slot;              /* holds one of the upload slots */
+	long long content_length;      /* declared body length, -1 when none (chunked) */
+	unsigned long long body_bytes; /* body bytes received so far */
+	unsigned retry_after;          /* Retry-After seconds of a 429 or 503, 0: none */
 };
 
 struct reply {
@@ -104,7 +114,11 @@ const struct route *router_at(size_t i);
 const struct route *router_match(const char *method, const char *path, char path_id[37],
 				 char ret_allow[64]);
 
-/* Start and stop the HTTP daemon on cfg.listen_*. */
+/* Start and stop the HTTP daemon on cfg.listen_*.  http_stop() first stops
+ * accepting, then gives requests in flight up to cfg.shutdown_grace
+ * seconds to end (srv->stopping must be set: an upload still streaming
+ * is rolled back and answered 503, new requests on open connections get
+ * 503), then closes every connection. */
 enum err_code http_start(struct server *srv, struct err *e);
 void http_stop(struct server *srv);
 

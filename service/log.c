@@ -116,6 +116,7 @@ log_err(const char *ctx, const struct err *e)
 	case ERR_MEDIA_TYPE:
 	case ERR_NUMERIC:
 	case ERR_CANCELLED:
+	case ERR_RATE_LIMITED:
 		level = LOG_INFO;
 		break;
 	case ERR_NOMEM:

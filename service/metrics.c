@@ -12,8 +12,8 @@
 #include "metrics.h"
 #include "util.h"
 
-static const unsigned statuses[] = { 200, 201, 202, 204, 400, 401, 403, 404,
-				     405, 409, 413, 415, 422, 500, 503, 0 /* other */ };
+static const unsigned statuses[] = { 200, 201, 202, 204, 400, 401, 403, 404, 405,
+				     409, 413, 415, 422, 429, 500, 503, 0 /* other */ };
 static const double buckets[] = { 0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
 				  0.25,  0.5,   1.0,  2.5,   5.0,  10.0 };
 

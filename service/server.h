@@ -17,7 +17,7 @@ struct server {
 	struct metrics *metrics;        /* owned */
 	struct dataset_cache *datasets; /* owned: loaded datasets shared by the workers */
 	atomic_bool stopping;           /* set on SIGTERM; workers finish their step and leave */
-	void *mhd;                      /* owned: struct MHD_Daemon (opaque outside http.c) */
+	void *mhd;                      /* owned: http.c's state, the daemon and its limits */
 };
 
 #endif /* SERVICE_SERVER_H */

@@ -54,7 +54,11 @@ struct h_opts {
 	unsigned max_body_bytes; /* DPOPT_MAX_BODY_BYTES; 0: the default */
 	unsigned http_threads;   /* DPOPT_HTTP_THREADS; 0: the default */
 	double max_run_work;     /* DPOPT_MAX_RUN_WORK; 0: the default */
-	const char *env[8];      /* more "NAME=value" settings, NULL-ended */
+	/* More "NAME=value" settings, NULL-ended, or NULL.  They win over the
+	 * harness's own: the request and connection limits are lifted for
+	 * tests unless a test sets them here. */
+	const char *const *env;
+	const char *env_more[8]; /* more settings, NULL-ended, copied in by a test */
 };
 
 struct h_server {

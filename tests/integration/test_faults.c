@@ -172,7 +172,7 @@ START_TEST(test_slow_load_one_execution)
 	char ds[40], run[40], out[256], spent[64];
 	json_t *j;
 
-	memcpy(o.env, env, sizeof(env));
+	memcpy(o.env_more, env, sizeof(env));
 	fresh_db();
 	h_server_start(&a, db, &o);
 	h_server_start(&b, db, &o);
@@ -210,7 +210,7 @@ START_TEST(test_database_hung)
 	long health, ready, api, ready_after = 0;
 	double t_health, t_ready, t_api, t, deadline;
 
-	memcpy(o.env, env, sizeof(env));
+	memcpy(o.env_more, env, sizeof(env));
 	fresh_db();
 	h_server_start(&s, db, &o);
 	ck_assert_int_eq(get_status(&s, "/v1/datasets", key, &t), 200);
@@ -329,7 +329,7 @@ START_TEST(test_reaper_busy_survivor)
 	double t0, took;
 	int status;
 
-	memcpy(o.env, env, sizeof(env));
+	memcpy(o.env_more, env, sizeof(env));
 	fresh_db();
 	h_server_start(&b, db, &o);
 	h_dataset_sealed(&b, key, "1", ds);
@@ -376,7 +376,7 @@ START_TEST(test_timeout_requeues)
 	char ds[40], run[40], out[256], spent[64];
 	json_t *j;
 
-	memcpy(o.env, env, sizeof(env));
+	memcpy(o.env_more, env, sizeof(env));
 	fresh_db();
 	h_server_start(&s, db, &o);
 	h_dataset_sealed(&s, key, "1", ds);
@@ -440,14 +440,14 @@ START_TEST(test_admission_by_speed)
 	json_decref(j);
 	stop_clean(&s);
 
-	memcpy(s.opts.env, slow5, sizeof(slow5));
+	memcpy(s.opts.env_more, slow5, sizeof(slow5));
 	h_server_restart(&s);
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", ds);
 	h_expect_error(&s, "POST", path, key, "application/json", H_RUN_BODY, strlen(H_RUN_BODY),
 		       NULL, 422, "unprocessable", "params", "DPOPT_MAX_RUN_SECONDS");
 	stop_clean(&s);
 
-	memcpy(s.opts.env, slow50, sizeof(slow50));
+	memcpy(s.opts.env_more, slow50, sizeof(slow50));
 	h_server_restart(&s);
 	json_decref(h_run_create(&s, key, ds, H_RUN_BODY, run));
 	timeout = h_sql_ll(db, "SELECT timeout_seconds FROM runs WHERE id = '%s'", run);

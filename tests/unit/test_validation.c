@@ -396,14 +396,15 @@ END_TEST
 START_TEST(test_status_map)
 {
 	static const unsigned want[ERR__COUNT] = {
-		[ERR_OK] = 200,        [ERR_NOMEM] = 500,
-		[ERR_INVALID] = 400,   [ERR_UNAUTHENTICATED] = 401,
-		[ERR_FORBIDDEN] = 403, [ERR_NOT_FOUND] = 404,
-		[ERR_METHOD] = 405,    [ERR_CONFLICT] = 409,
-		[ERR_BUDGET] = 409,    [ERR_MODE] = 409,
-		[ERR_TOO_LARGE] = 413, [ERR_MEDIA_TYPE] = 415,
-		[ERR_NUMERIC] = 422,   [ERR_CANCELLED] = 500,
-		[ERR_DB] = 503,        [ERR_INTERNAL] = 500,
+		[ERR_OK] = 200,           [ERR_NOMEM] = 500,
+		[ERR_INVALID] = 400,      [ERR_UNAUTHENTICATED] = 401,
+		[ERR_FORBIDDEN] = 403,    [ERR_NOT_FOUND] = 404,
+		[ERR_METHOD] = 405,       [ERR_CONFLICT] = 409,
+		[ERR_BUDGET] = 409,       [ERR_MODE] = 409,
+		[ERR_TOO_LARGE] = 413,    [ERR_MEDIA_TYPE] = 415,
+		[ERR_NUMERIC] = 422,      [ERR_CANCELLED] = 500,
+		[ERR_DB] = 503,           [ERR_INTERNAL] = 500,
+		[ERR_RATE_LIMITED] = 429,
 	};
 
 	for (int c = 0; c < ERR__COUNT; c++) {
