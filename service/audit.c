@@ -2,14 +2,9 @@
  * audit.c - the audit trail: rows written inside the changes' transactions,
  * and the owner's paged view of them.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-
-#include <microhttpd.h>
 
 #include "audit.h"
 #include "datasets.h"
@@ -21,33 +16,6 @@ static const char *const actions[] = { "dataset.create", "dataset.seal", "datase
 				       "dataset.delete", "key.create",   "key.revoke",
 				       "run.submit",     "run.cancel",   NULL };
 
-/* The peer address of the request's connection ("" when unknown). */
-static void
-peer_address(const struct request *rq, char *out, size_t cap)
-{
-	const union MHD_ConnectionInfo *ci;
-	const struct sockaddr *sa;
-
-	out[0] = '\0';
-	ci = rq->conn != NULL
-		     ? MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS)
-		     : NULL;
-	sa = ci != NULL ? ci->client_addr : NULL;
-	if (sa == NULL)
-		return;
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
-
-		if (inet_ntop(AF_INET, &in->sin_addr, out, (socklen_t)cap) == NULL)
-			out[0] = '\0';
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
-
-		if (inet_ntop(AF_INET6, &in6->sin6_addr, out, (socklen_t)cap) == NULL)
-			out[0] = '\0';
-	}
-}
-
 void
 audit_actor_from_request(const struct request *rq, struct audit_actor *ret)
 {
@@ -57,7 +25,9 @@ audit_actor_from_request(const struct request *rq, struct audit_actor *ret)
 	snprintf(ret->role, sizeof(ret->role), "%s",
 		 rq->auth.role == ROLE_OWNER ? "owner" : "analyst");
 	snprintf(ret->request_id, sizeof(ret->request_id), "%s", rq->id);
-	peer_address(rq, ret->address, sizeof(ret->address));
+	http_client_address(rq, ret->address);
+	if (strcmp(ret->address, "?") == 0)
+		ret->address[0] = '\0'; /* unknown: NULL in the row */
 }
 
 void

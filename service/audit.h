@@ -15,17 +15,18 @@
 
 #include "db.h"
 #include "err.h"
+#include "http.h"
 
 struct request;
 
 /* Who acts.  Built per request (audit_actor_from_request) or for the
  * command line (audit_actor_cli); plain text, no pointers to free. */
 struct audit_actor {
-	char tenant[65];      /* the tenant whose state changes */
-	char key_id[65];      /* the key used; "" for the command line */
-	char role[16];        /* "owner", "analyst" or "operator" (command line) */
-	char request_id[129]; /* the request's id; "" for the command line */
-	char address[64];     /* the client's address; "" for the command line */
+	char tenant[65];                /* the tenant whose state changes */
+	char key_id[65];                /* the key used; "" for the command line */
+	char role[16];                  /* "owner", "analyst" or "operator" (command line) */
+	char request_id[129];           /* the request's id; "" for the command line */
+	char address[HTTP_ADDRESS_LEN]; /* the client's; "" for the command line */
 };
 
 /* The actor of an authenticated request: its key, tenant and role, its id
