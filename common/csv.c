@@ -229,6 +229,27 @@ count_error(struct csv_parser *p, unsigned long line, size_t found, bool more, s
 			     (unsigned long)found + 1, p->ncols, found);
 }
 
+/* Give the kept first line, a header, to on_header cell by cell (split
+ * and trimmed as parse_line() does), then drop it. */
+static enum err_code
+deliver_header(struct csv_parser *p, struct err *e)
+{
+	char *pos = p->first_line, *lend = p->first_line + p->first_len;
+	enum err_code rc = ERR_OK;
+
+	for (size_t col = 0; pos != NULL && rc == ERR_OK; col++) {
+		char *comma = memchr(pos, ',', (size_t)(lend - pos));
+		char *a = pos, *b = comma != NULL ? comma : lend;
+
+		trim_cell(&a, &b);
+		rc = p->on_header(p->header_ctx, col, a, (size_t)(b - a), e);
+		pos = comma != NULL ? comma + 1 : NULL;
+	}
+	free(p->first_line);
+	p->first_line = NULL;
+	return rc;
+}
+
 /* The lines_fn: split and convert the non-blank line s[0..len) (s[len]
  * is writable) and deliver it, or take it as the header.  An error sets
  * err_column where it has one; lines.c records the line. */
@@ -247,6 +268,15 @@ parse_line(void *ctx, char *s, size_t len, unsigned long line, struct err *e)
 	size_t bad_n = 0;
 	bool more = false;
 
+	/* Parsing may overwrite the line: keep the first one for its header. */
+	if (first && p->on_header != NULL && p->first_line == NULL) {
+		p->first_line = malloc(len + 1);
+		if (p->first_line == NULL)
+			return err_set(e, ERR_NOMEM, "out of memory for the csv header");
+		memcpy(p->first_line, s, len);
+		p->first_line[len] = '\0';
+		p->first_len = len;
+	}
 	for (;;) {
 		char *comma = memchr(pos, ',', (size_t)(lend - pos));
 		char *cend = comma != NULL ? comma : lend;
@@ -296,7 +326,7 @@ parse_line(void *ctx, char *s, size_t len, unsigned long line, struct err *e)
 		if (col != p->ncols)
 			return count_error(p, line, col, false, e);
 		p->header_checked = true;
-		return ERR_OK;
+		return deliver_header(p, e);
 	}
 	if (bad_col != 0)
 		return cell_error(p, line, bad_col, bad_st, bad_s, bad_n, e);
@@ -304,6 +334,8 @@ parse_line(void *ctx, char *s, size_t len, unsigned long line, struct err *e)
 		return count_error(p, line, col, false, e);
 
 	p->header_checked = true;
+	free(p->first_line); /* a data row: no header */
+	p->first_line = NULL;
 	if (p->on_row != NULL) {
 		enum err_code rc = p->on_row(p->ctx, p->cells, p->ncols, line, e);
 
@@ -473,5 +505,6 @@ csv_parser_clear(struct csv_parser *p)
 	for (size_t i = 0; p->label_cols != NULL && i < p->ncols; i++)
 		label_col_free(p->label_cols[i]);
 	free(p->label_cols);
+	free(p->first_line);
 	memset(p, 0, sizeof(*p));
 }

@@ -43,6 +43,12 @@
 
 struct csv_label_col; /* private to csv.c */
 
+/* Called once per cell of a header row, in column order (col 0-based),
+ * with the cell trimmed and unquoted like a data cell; name is not
+ * NUL-terminated.  Returning an error stops the parser with that error. */
+typedef enum err_code (*csv_header_fn)(void *ctx, size_t col, const char *name, size_t len,
+				       struct err *e);
+
 /* Called once per data row; cells has ncols entries, line is 1-based in
  * the body.  Returning an error stops the parser with that error. */
 typedef enum err_code (*csv_row_fn)(void *ctx, const double *cells, size_t ncols,
@@ -58,6 +64,11 @@ struct csv_parser {
 	unsigned long rows;                /* data rows delivered */
 	bool header_checked;               /* first line has been classified */
 	unsigned long err_column;          /* 1-based column (cell) of the error, 0 if none */
+	/* Optional, set after init: the header's cells go to on_header. */
+	csv_header_fn on_header;
+	void *header_ctx; /* borrowed: passed to on_header */
+	char *first_line; /* owned: the first line, kept until it is classified */
+	size_t first_len;
 };
 
 /* Set up p.  ERR_NOMEM, or ERR_INVALID for ncols == 0. */

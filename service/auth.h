@@ -1,5 +1,6 @@
 /*
- * auth.h - API keys: creation and verification.
+ * auth.h - API keys: verification (creation, listing and revocation are
+ * keys.h's).
  *
  * A key is "dpk_<16 hex id>_<64 hex secret>".  Only SHA-256 of the whole
  * key is stored; verification looks the row up by the public id and
@@ -19,11 +20,5 @@
  * stops working at once.  ERR_UNAUTHENTICATED for a missing, malformed, unknown or
  * revoked key (one message for all, so keys cannot be probed). */
 enum err_code auth_check(struct db_conn *db, const char *header, struct auth *ret, struct err *e);
-
-/* Create a key for tenant (created if missing) with role "owner" or
- * "analyst"; the key is written to ret_key (AUTH_KEY_LEN + 1 bytes) and is
- * never stored in clear. */
-enum err_code auth_create_key(struct db_conn *db, const char *tenant, const char *role,
-			      char ret_key[AUTH_KEY_LEN + 1], struct err *e);
 
 #endif /* SERVICE_AUTH_H */

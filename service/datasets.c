@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "datasets.h"
 #include "jv.h"
 #include "ledger.h"
@@ -185,8 +186,11 @@ parse_create(const json_t *doc, unsigned max_features, struct dataset_create *re
 
 enum err_code
 datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, const char *body,
-		size_t len, char **ret_view, char ret_id[37], struct err *e)
+		size_t len, char **ret_view, char ret_id[37], const struct audit_actor *who,
+		struct err *e)
 {
+	char detail[AUDIT_DETAIL_LEN];
+	bool in_tx = false;
 	struct dataset_create c = { 0 };
 	json_t *doc = NULL, *spec = NULL;
 	char features[24], eps[32], delta[32], *spec_text = NULL;
@@ -227,6 +231,11 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 		db_double_text(c.epsilon, eps);
 		db_double_text(c.delta, delta);
 	}
+	/* The insert and its audit row are one transaction. */
+	rc = db_command(db, "BEGIN", e);
+	if (rc != ERR_OK)
+		goto out;
+	in_tx = true;
 	/* A shared ledger is resolved to its root in the INSERT itself (the
 	 * root is never public and has its own budget: no chains).  The root's
 	 * row is locked (FOR SHARE: step 1 of ledger.h's order) so that a
@@ -266,7 +275,19 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 	if (rc == ERR_OK)
 		snprintf(ret_id, 37, "%s", PQgetvalue(res, 0, 1));
 	PQclear(res);
+	if (rc == ERR_OK)
+		rc = audit_record(db, who, "dataset.create",
+				  &(struct audit_target){ .dataset_id = ret_id },
+				  audit_create_detail(detail, c.mode, eps, delta, c.share), e);
 out:
+	if (in_tx && rc == ERR_OK)
+		rc = db_command(db, "COMMIT", e);
+	else if (in_tx)
+		(void)db_command(db, "ROLLBACK", NULL);
+	if (rc != ERR_OK && *ret_view != NULL) {
+		free(*ret_view);
+		*ret_view = NULL;
+	}
 	free(spec_text);
 	json_decref(spec);
 	json_decref(doc);
@@ -454,11 +475,11 @@ shared_budget_conflict(struct db_conn *db, const char *ledger_id, struct err *e)
 
 enum err_code
 datasets_update(struct db_conn *db, const char *tenant, const char *id, const char *body,
-		size_t len, char **ret_view, struct err *e)
+		size_t len, char **ret_view, const struct audit_actor *who, struct err *e)
 {
 	static const char *const top[] = { "budget", NULL };
 	static const char *const budget_keys[] = { "epsilon", "delta", NULL };
-	char eps[32], delta[32], caps[LEDGER_ARRAY_TEXT] = "";
+	char eps[32], delta[32], caps[LEDGER_ARRAY_TEXT] = "", detail[AUDIT_DETAIL_LEN];
 	PGresult *res = NULL;
 	struct dataset_meta m;
 	double epsilon, dlt;
@@ -558,6 +579,10 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 		rc = pgjson_one(res, "no such dataset", ret_view, e);
 	PQclear(res);
 	if (rc == ERR_OK)
+		rc = audit_record(db, who, "dataset.patch",
+				  &(struct audit_target){ .dataset_id = id },
+				  audit_budget_detail(detail, eps, delta), e);
+	if (rc == ERR_OK)
 		rc = db_command(db, "COMMIT", e);
 	else
 		(void)db_command(db, "ROLLBACK", NULL);
@@ -601,7 +626,8 @@ refuse_if_shared(struct db_conn *db, const char *id, struct err *e)
 }
 
 enum err_code
-datasets_delete(struct db_conn *db, const char *tenant, const char *id, struct err *e)
+datasets_delete(struct db_conn *db, const char *tenant, const char *id,
+		const struct audit_actor *who, struct err *e)
 {
 	struct dataset_meta m;
 	const char *values[1] = { id };
@@ -658,6 +684,9 @@ datasets_delete(struct db_conn *db, const char *tenant, const char *id, struct e
 	if (rc == ERR_OK)
 		rc = db_exec_command(db, "DELETE FROM dataset_chunks WHERE dataset_id = $1", 1,
 				     values, e);
+	if (rc == ERR_OK)
+		rc = audit_record(db, who, "dataset.delete",
+				  &(struct audit_target){ .dataset_id = id }, NULL, e);
 	if (rc == ERR_OK)
 		rc = db_command(db, "COMMIT", e);
 	else

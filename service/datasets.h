@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "audit.h"
 #include "data.h"
 #include "db.h"
 #include "err.h"
@@ -40,10 +41,12 @@ struct dataset_meta {
 };
 
 /* Parse and validate a POST /v1/datasets body and insert the dataset;
- * ret_view is its JSON view (owned text, see pgjson.h), ret_id its id. */
+ * ret_view is its JSON view (owned text, see pgjson.h; *ret_view NULL on
+ * entry), ret_id its id.  who: the audit trail's actor (audit.h), here and
+ * below. */
 enum err_code datasets_create(struct db_conn *db, const char *tenant, unsigned max_features,
 			      const char *body, size_t len, char **ret_view, char ret_id[37],
-			      struct err *e);
+			      const struct audit_actor *who, struct err *e);
 
 /* Load the metadata of dataset id of tenant (not deleted).  With
  * for_update the row is locked until the caller's transaction ends. */
@@ -62,11 +65,12 @@ enum err_code datasets_list(struct db_conn *db, const char *tenant, const char *
 /* PATCH: change the budget ({"budget": {"epsilon", "delta"}}); never below
  * what is already spent. */
 enum err_code datasets_update(struct db_conn *db, const char *tenant, const char *id,
-			      const char *body, size_t len, char **ret_view, struct err *e);
+			      const char *body, size_t len, char **ret_view,
+			      const struct audit_actor *who, struct err *e);
 
 /* Remove the rows, cancel and refund queued runs, keep the ledger. */
 enum err_code datasets_delete(struct db_conn *db, const char *tenant, const char *id,
-			      struct err *e);
+			      const struct audit_actor *who, struct err *e);
 
 /* Fill meta from a row of (id, tenant_id, n_features, task, spec, state,
  * n_rows, accounting_mode, large_delta_ok, budget_delta). */

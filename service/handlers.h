@@ -24,6 +24,11 @@ HANDLER(handle_run_get);
 HANDLER(handle_run_cancel);
 HANDLER(handle_run_estimate);
 HANDLER(handle_dataset_budget);
+HANDLER(handle_run_list_all);
+HANDLER(handle_key_list);
+HANDLER(handle_key_create);
+HANDLER(handle_key_revoke);
+HANDLER(handle_audit_list);
 
 /* GET /v1/algorithms body, also printed by `dpoptd solve --list` later. */
 json_t *catalogue_json(void);

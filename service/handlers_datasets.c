@@ -39,8 +39,12 @@ reply_json_text(struct reply *r, unsigned status, char *text)
 HANDLER(handle_dataset_create)
 {
 	char *view = NULL, id[37];
-	enum err_code rc = datasets_create(rq->db, rq->auth.tenant, srv->cfg.max_features, rq->body,
-					   rq->len, &view, id, e);
+	struct audit_actor who;
+	enum err_code rc;
+
+	audit_actor_from_request(rq, &who);
+	rc = datasets_create(rq->db, rq->auth.tenant, srv->cfg.max_features, rq->body, rq->len,
+			     &view, id, &who, e);
 
 	if (rc != ERR_OK)
 		return rc;
@@ -76,8 +80,12 @@ HANDLER(handle_dataset_get)
 HANDLER(handle_dataset_update)
 {
 	char *view = NULL;
-	enum err_code rc =
-		datasets_update(rq->db, rq->auth.tenant, rq->path_id, rq->body, rq->len, &view, e);
+	struct audit_actor who;
+	enum err_code rc;
+
+	audit_actor_from_request(rq, &who);
+	rc = datasets_update(rq->db, rq->auth.tenant, rq->path_id, rq->body, rq->len, &view, &who,
+			     e);
 
 	if (rc == ERR_OK)
 		reply_json_text(ret, 200, view);
@@ -86,8 +94,11 @@ HANDLER(handle_dataset_update)
 
 HANDLER(handle_dataset_delete)
 {
+	struct audit_actor who;
+
+	audit_actor_from_request(rq, &who);
 	ret->status = 204;
-	return datasets_delete(rq->db, rq->auth.tenant, rq->path_id, e);
+	return datasets_delete(rq->db, rq->auth.tenant, rq->path_id, &who, e);
 }
 
 HANDLER(handle_dataset_budget)

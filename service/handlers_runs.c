@@ -26,10 +26,12 @@ HANDLER(handle_run_create)
 	struct run_limits lim = limits(srv);
 	char *view = NULL, id[37];
 	bool existing = false;
+	struct audit_actor who;
 	enum err_code rc;
 
+	audit_actor_from_request(rq, &who);
 	rc = runs_create(rq->db, rq->auth.tenant, rq->path_id, rq->body, rq->len,
-			 http_header(rq, "Idempotency-Key"), &lim, &view, id, &existing, e);
+			 http_header(rq, "Idempotency-Key"), &lim, &view, id, &existing, &who, e);
 	if (rc != ERR_OK)
 		return rc;
 	/* A replay answers as the first request did, and says it is one. */
@@ -67,7 +69,11 @@ HANDLER(handle_run_cancel)
 {
 	char *view = NULL;
 	bool pending = false;
-	enum err_code rc = runs_cancel(rq->db, rq->auth.tenant, rq->path_id, &view, &pending, e);
+	struct audit_actor who;
+	enum err_code rc;
+
+	audit_actor_from_request(rq, &who);
+	rc = runs_cancel(rq->db, rq->auth.tenant, rq->path_id, &view, &pending, &who, e);
 
 	/* 202 while a running run has yet to stop; 200 once cancelled. */
 	if (rc == ERR_OK)
@@ -82,4 +88,23 @@ HANDLER(handle_run_estimate)
 	ret->status = 200;
 	return runs_estimate(rq->db, rq->auth.tenant, rq->path_id, rq->body, rq->len, &lim,
 			     &ret->body, e);
+}
+
+HANDLER(handle_run_list_all)
+{
+	struct runs_filter f = {
+		.state = http_query(rq, "state"),
+		.dataset_id = http_query(rq, "dataset_id"),
+		.order = http_query(rq, "order"),
+	};
+	long long limit;
+	const char *cursor;
+	char *page = NULL;
+	enum err_code rc = page_params(rq, &limit, &cursor, e);
+
+	if (rc == ERR_OK)
+		rc = runs_list_all(rq->db, rq->auth.tenant, &f, cursor, limit, &page, e);
+	if (rc == ERR_OK)
+		reply_json_text(ret, 200, page);
+	return rc;
 }

@@ -268,6 +268,12 @@ client_address(struct MHD_Connection *conn, char out[INET6_ADDRSTRLEN])
 			  INET6_ADDRSTRLEN);
 }
 
+void
+http_client_address(const struct request *rq, char out[HTTP_ADDRESS_LEN])
+{
+	client_address(rq->conn, out);
+}
+
 /* True when origin is in cfg.cors_origins ("*" admits any); never for an
  * origin with characters a header value must not carry. */
 static bool

@@ -129,6 +129,10 @@ const char *http_header(const struct request *rq, const char *name);
 bool http_content_type_is(const struct request *rq, const char *want);
 const char *http_query(const struct request *rq, const char *name);
 
+/* The client's address as text (IPv4 or IPv6), "?" when unknown. */
+#define HTTP_ADDRESS_LEN 46 /* INET6_ADDRSTRLEN */
+void http_client_address(const struct request *rq, char out[HTTP_ADDRESS_LEN]);
+
 /* The HTTP status for an error code: the one place this mapping lives. */
 unsigned http_status_for(enum err_code code);
 

@@ -4,8 +4,8 @@
  *
  *	dpoptd                      serve (migrations applied first)
  *	dpoptd migrate              apply pending migrations and exit
- *	dpoptd keys create --tenant T --role owner|analyst
- *	                            print a new API key once
+ *	dpoptd keys create|list|revoke|rotate ...
+ *	                            API keys (cli_keys.h)
  *	dpoptd privacy ...          the accountants (cli_privacy.h)
  */
 #include <signal.h>
@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "auth.h"
+#include "cli_keys.h"
 #include "cli_privacy.h"
 #include "config.h"
 #include "dataset_cache.h"
@@ -40,7 +41,7 @@ die(const struct err *e)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: dpoptd [migrate | keys create --tenant T --role owner|analyst |"
+	fprintf(stderr, "usage: dpoptd [migrate | keys create|list|revoke|rotate ... |"
 			" privacy ... | solve ...]\n");
 	exit(2);
 }
@@ -56,33 +57,6 @@ cmd_migrate(const struct config *cfg)
 		die(&e);
 	db_close(db);
 	log_msg(LOG_INFO, "main", "%u migration(s) applied", applied);
-	return 0;
-}
-
-static int
-cmd_keys_create(const struct config *cfg, int argc, char **argv)
-{
-	const char *tenant = NULL, *role = NULL;
-	char key[AUTH_KEY_LEN + 1];
-	struct err e = { 0 };
-	struct db_conn *db;
-
-	for (int i = 0; i + 1 < argc; i += 2) {
-		if (strcmp(argv[i], "--tenant") == 0)
-			tenant = argv[i + 1];
-		else if (strcmp(argv[i], "--role") == 0)
-			role = argv[i + 1];
-		else
-			usage();
-	}
-	if (tenant == NULL || role == NULL || argc % 2 != 0)
-		usage();
-	db = db_connect(cfg->database_url, &e);
-	if (db == NULL || migrate_apply(db, NULL, &e) != ERR_OK ||
-	    auth_create_key(db, tenant, role, key, &e) != ERR_OK)
-		die(&e);
-	db_close(db);
-	printf("%s\n", key);
 	return 0;
 }
 
@@ -185,8 +159,8 @@ main(int argc, char **argv)
 		return cmd_migrate(&srv.cfg);
 	if (argc >= 2 && strcmp(argv[1], "privacy") == 0)
 		return cli_privacy(argc - 2, argv + 2);
-	if (argc >= 3 && strcmp(argv[1], "keys") == 0 && strcmp(argv[2], "create") == 0)
-		return cmd_keys_create(&srv.cfg, argc - 3, argv + 3);
+	if (argc >= 2 && strcmp(argv[1], "keys") == 0)
+		return cli_keys(srv.cfg.database_url, argc - 2, argv + 2);
 	usage();
 	return 2;
 }

@@ -31,6 +31,11 @@ static const struct route routes[] = {
 	{ "GET", "/v1/datasets/{id}/budget", handle_dataset_budget, NULL, AUTH, NULL },
 	{ "GET", "/v1/runs/{id}", handle_run_get, NULL, AUTH, NULL },
 	{ "DELETE", "/v1/runs/{id}", handle_run_cancel, NULL, AUTH, NULL },
+	{ "GET", "/v1/runs", handle_run_list_all, NULL, AUTH, NULL },
+	{ "GET", "/v1/keys", handle_key_list, NULL, AUTH | OWNER, NULL },
+	{ "POST", "/v1/keys", handle_key_create, NULL, AUTH | JSON | OWNER, NULL },
+	{ "DELETE", "/v1/keys/{id}", handle_key_revoke, NULL, AUTH | OWNER, NULL },
+	{ "GET", "/v1/audit", handle_audit_list, NULL, AUTH | OWNER, NULL },
 };
 
 size_t

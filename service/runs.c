@@ -8,6 +8,7 @@
 
 #include <openssl/evp.h>
 
+#include "audit.h"
 #include "datasets.h"
 #include "jv.h"
 #include "ledger.h"
@@ -16,6 +17,13 @@
 #include "pgjson.h"
 #include "run_request.h"
 #include "runs.h"
+
+/* The declared feature names of the run's dataset (datasets.feature_names,
+ * from a CSV header), as a member to add to its result; {} when none. */
+#define RUN_FEATURE_NAMES                                                                          \
+	"coalesce((SELECT jsonb_build_object('feature_names', to_jsonb(fd.feature_names))"         \
+	" FROM datasets fd WHERE fd.id = r.dataset_id AND fd.feature_names IS NOT NULL),"          \
+	" '{}'::jsonb)"
 
 /* The JSON view of a row of runs r.  The result appears only once the run
  * succeeded; errors carry a code, never an algorithm's message. */
@@ -28,7 +36,7 @@
 	" 'privacy', json_build_object('event', r.plan->'event',"                                  \
 	"   'charged', json_build_object('epsilon', r.charge_epsilon, 'delta', r.charge_delta),"   \
 	"   'refunded', r.refunded),"                                                              \
-	" 'result', CASE WHEN r.state = 'succeeded' THEN r.result END,"                            \
+	" 'result', CASE WHEN r.state = 'succeeded' THEN r.result || " RUN_FEATURE_NAMES " END,"   \
 	" 'error', CASE WHEN r.error_code IS NOT NULL"                                             \
 	"   THEN json_build_object('code', r.error_code) END,"                                     \
 	" 'created_at', r.created_at, 'started_at', r.started_at,"                                 \
@@ -250,7 +258,7 @@ out:
 enum err_code
 runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, const char *body,
 	    size_t len, const char *idem_key, const struct run_limits *lim, char **ret_view,
-	    char ret_id[37], bool *ret_existing, struct err *e)
+	    char ret_id[37], bool *ret_existing, const struct audit_actor *who, struct err *e)
 {
 	struct dataset_meta meta;
 	struct run_request req = { 0 };
@@ -258,7 +266,7 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 	double work = 0.0;
 	unsigned timeout = 0;
 	json_t *doc = NULL;
-	char hash[65] = "", run_id[37];
+	char hash[65] = "", run_id[37], detail[AUDIT_DETAIL_LEN];
 	bool found = false;
 	enum err_code rc;
 
@@ -296,6 +304,11 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 					hash, run_id, e);
 		if (rc == ERR_OK)
 			rc = db_command(db, "NOTIFY " RUNS_CHANNEL, e); /* delivered at COMMIT */
+		if (rc == ERR_OK)
+			rc = audit_record(
+				db, who, "run.submit",
+				&(struct audit_target){ .dataset_id = meta.id, .run_id = run_id },
+				audit_algorithm_detail(detail, req.alg->name), e);
 	}
 	if (rc == ERR_OK)
 		rc = db_command(db, "COMMIT", e);
@@ -353,7 +366,7 @@ runs_list(struct db_conn *db, const char *tenant, const char *dataset_id, const 
 
 enum err_code
 runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret, bool *ret_pending,
-	    struct err *e)
+	    const struct audit_actor *who, struct err *e)
 {
 	const char *values[2] = { id, tenant };
 	char dataset_id[37], state[16];
@@ -423,6 +436,13 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret, 
 	} else if (rc == ERR_OK) {
 		rc = err_set(e, ERR_CONFLICT, "run '%s' has already ended (%s)", id, state);
 	}
+	if (rc == ERR_OK)
+		rc = audit_record(db, who, "run.cancel",
+				  &(struct audit_target){ .dataset_id = dataset_id, .run_id = id },
+				  pending   ? "{\"stopping\": true}"
+				  : claimed ? "{\"refunded\": false}"
+					    : "{\"refunded\": true}",
+				  e);
 	if (rc == ERR_OK)
 		rc = db_command(db, "COMMIT", e);
 	else
@@ -535,5 +555,51 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 	json_decref(mode_part);
 	run_request_clear(&req);
 	json_decref(doc);
+	return rc;
+}
+
+enum err_code
+runs_list_all(struct db_conn *db, const char *tenant, const struct runs_filter *f,
+	      const char *cursor, long long limit, char **ret, struct err *e)
+{
+	static const char *const states[] = { "queued", "running",   "succeeded",
+					      "failed", "cancelled", NULL };
+	char lim[24];
+	const char *values[5] = { tenant, cursor, lim, f->state, f->dataset_id };
+	bool known = f->state == NULL, newest = true;
+	PGresult *res;
+	enum err_code rc;
+
+	for (const char *const *s = states; !known && *s != NULL; s++)
+		known = strcmp(*s, f->state) == 0;
+	if (!known)
+		return err_set_field(e, ERR_INVALID, "state",
+				     "'state' must be one of queued, running, succeeded, failed,"
+				     " cancelled");
+	if (f->dataset_id != NULL && !is_uuid(f->dataset_id))
+		return err_set_field(e, ERR_INVALID, "dataset_id",
+				     "'dataset_id' must be a dataset id (a UUID)");
+	if (f->order != NULL && strcmp(f->order, "asc") != 0 && strcmp(f->order, "desc") != 0)
+		return err_set_field(e, ERR_INVALID, "order",
+				     "'order' must be 'desc' (newest first, the default) or 'asc'");
+	newest = f->order == NULL || strcmp(f->order, "desc") == 0;
+	if (cursor != NULL && !is_uuid(cursor))
+		return err_set_field(e, ERR_INVALID, "cursor", "'cursor' is not a valid cursor");
+	snprintf(lim, sizeof(lim), "%lld", limit + 1);
+	/* Keyset pages on (created_at, id), in either direction; another
+	 * tenant's run as a cursor matches no row, so the page is empty. */
+#define RUNS_ALL(cmp, dir)                                                                         \
+	"SELECT " RUN_JSON ", r.id FROM runs r WHERE r.tenant_id = $1"                             \
+	" AND ($4::text IS NULL OR r.state = $4) AND ($5::uuid IS NULL OR r.dataset_id = $5)"      \
+	" AND ($2::uuid IS NULL OR (r.created_at, r.id) " cmp " (SELECT c.created_at, c.id"        \
+	"  FROM runs c WHERE c.id = $2::uuid AND c.tenant_id = $1))"                               \
+	" ORDER BY r.created_at " dir ", r.id " dir " LIMIT $3"
+	res = db_exec(db, newest ? RUNS_ALL("<", "DESC") : RUNS_ALL(">", "ASC"), 5, values,
+		      PGRES_TUPLES_OK, e);
+#undef RUNS_ALL
+	if (res == NULL)
+		return err_failed(e);
+	rc = pgjson_page(res, limit, 1, ret, e);
+	PQclear(res);
 	return rc;
 }

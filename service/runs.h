@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "audit.h"
 #include "db.h"
 #include "err.h"
 
@@ -34,7 +35,7 @@ struct run_limits {
 enum err_code runs_create(struct db_conn *db, const char *tenant, const char *dataset_id,
 			  const char *body, size_t len, const char *idem_key,
 			  const struct run_limits *lim, char **ret_view, char ret_id[37],
-			  bool *ret_existing, struct err *e);
+			  bool *ret_existing, const struct audit_actor *who, struct err *e);
 
 /* JSON view of run id of tenant (owned text, see pgjson.h). */
 enum err_code runs_view(struct db_conn *db, const char *tenant, const char *id, char **ret,
@@ -48,7 +49,19 @@ enum err_code runs_list(struct db_conn *db, const char *tenant, const char *data
  * it); a running one is asked to stop (*ret_pending true) and keeps its
  * charge; a finished one is ERR_CONFLICT. */
 enum err_code runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret,
-			  bool *ret_pending, struct err *e);
+			  bool *ret_pending, const struct audit_actor *who, struct err *e);
+
+/* Filters of GET /v1/runs (each NULL when absent). */
+struct runs_filter {
+	const char *state;      /* queued | running | succeeded | failed | cancelled */
+	const char *dataset_id; /* a UUID */
+	const char *order;      /* "desc" (newest first, the default) or "asc" */
+};
+
+/* One page of tenant's runs across its datasets, after cursor (a run id
+ * or NULL) in the page's order.  ERR_INVALID naming the bad filter. */
+enum err_code runs_list_all(struct db_conn *db, const char *tenant, const struct runs_filter *f,
+			    const char *cursor, long long limit, char **ret, struct err *e);
 
 #endif /* SERVICE_RUNS_H */
 

@@ -21,9 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "content_hash.h"
 #include "csv.h"
 #include "datasets.h"
+#include "feature_names.h"
 #include "ledger.h"
 #include "libsvm.h"
 #include "rows.h"
@@ -55,7 +57,8 @@ struct upload {
 	struct db_conn *db; /* borrowed from the request */
 	uint64_t bytes;     /* body bytes so far */
 	uint64_t max_bytes;
-	struct content_hash hash; /* of the clipped rows as a multiset */
+	struct content_hash hash;   /* of the clipped rows as a multiset */
+	struct feature_names names; /* owned: a CSV header's, stored at the seal */
 };
 
 enum err_code
@@ -212,6 +215,7 @@ upload_free(struct upload *u)
 		(void)db_command(u->db, "ROLLBACK", NULL);
 	csv_parser_clear(&u->csv);
 	libsvm_parser_clear(&u->svm);
+	feature_names_clear(&u->names);
 	schema_extra_clear(&u->extra);
 	free(u->chunk);
 	free(u->row);
@@ -307,6 +311,9 @@ upload_begin(struct server *srv, struct request *rq, struct err *e)
 		return libsvm_parser_init(&u->svm, d, u->s->task != TASK_UNLABELED,
 					  (d + 2) * 64 + 1024, on_svm_row, u, e);
 	rc = csv_parser_init(&u->csv, cells, cells * 64 + 256, on_csv_row, u, e);
+	feature_names_init(&u->names, d);
+	u->csv.on_header = feature_names_on_header;
+	u->csv.header_ctx = &u->names;
 	for (size_t c = 0; rc == ERR_OK && c < u->s->n_categorical; c++)
 		if (u->extra.labels[c].count > 0)
 			rc = csv_parser_set_labels(&u->csv, d + c,
@@ -382,6 +389,20 @@ refuse_duplicate(struct upload *u, const char *tenant, const char *hash, struct 
 	return rc;
 }
 
+/* The seal's audit row: the public row count and layout. */
+static enum err_code
+audit_seal(const struct upload *u, const struct request *rq, struct err *e)
+{
+	struct audit_actor who;
+	char detail[96];
+
+	audit_actor_from_request(rq, &who);
+	snprintf(detail, sizeof(detail), "{\"n_rows\": %lld, \"layout\": \"%s\"}", u->rows,
+		 u->sparse ? "csr" : "dense");
+	return audit_record(u->db, &who, "dataset.seal",
+			    &(struct audit_target){ .dataset_id = u->meta.id }, detail, e);
+}
+
 static enum err_code
 upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct err *e)
 {
@@ -437,6 +458,10 @@ upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct 
 	}
 	/* After the seal's own checks (a deleted dataset is a 404 first). */
 	rc = refuse_duplicate(u, rq->auth.tenant, hash, e);
+	if (rc == ERR_OK)
+		rc = feature_names_store(u->db, u->meta.id, &u->names, e);
+	if (rc == ERR_OK)
+		rc = audit_seal(u, rq, e);
 	if (rc != ERR_OK)
 		return rc;
 	rc = db_command(u->db, "COMMIT", e);

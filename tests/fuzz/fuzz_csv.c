@@ -4,8 +4,8 @@
  * Input: byte 0 picks the column count (1..8), byte 1 which columns take
  * labels, byte 2 the line limit, bytes 3..10 the chunking seed; the rest
  * is the body.  The body is parsed once whole and once in random chunks:
- * both runs must agree on the outcome, the error position and every row
- * (a digest), a failed parser must stay failed with the same code, and
+ * both runs must agree on the outcome, the error position, the header's
+ * names and every row (a digest), a failed parser must stay failed with the same code, and
  * every delivered cell must be finite (a label cell an index in range).
  */
 #include <math.h>
@@ -26,6 +26,7 @@ struct run {
 	unsigned long err_line, err_column, rows;
 	uint64_t digest;
 	size_t calls;
+	size_t header_cols; /* on_header calls */
 	unsigned label_mask;
 };
 
@@ -48,6 +49,22 @@ on_row(void *ctx, const double *cells, size_t ncols, unsigned long line, struct 
 	return ERR_OK;
 }
 
+/* A header cell: trimmed (no blank at either end), within the line, in
+ * column order; hashed with the rows. */
+static enum err_code
+on_header(void *ctx, size_t col, const char *name, size_t len, struct err *e)
+{
+	struct run *r = ctx;
+
+	if (col != r->header_cols || (len > 0 && (name[0] == ' ' || name[0] == '\t' ||
+						  name[len - 1] == ' ' || name[len - 1] == '\t')))
+		abort();
+	r->header_cols++;
+	fuzz_hash(&r->digest, &col, sizeof(col));
+	fuzz_hash(&r->digest, name, len);
+	return ERR_OK;
+}
+
 static void
 run(struct run *r, const char *body, size_t len, size_t ncols, unsigned mask, size_t max_line,
     uint64_t seed, bool whole)
@@ -62,6 +79,8 @@ run(struct run *r, const char *body, size_t len, size_t ncols, unsigned mask, si
 	r->label_mask = mask;
 	if (csv_parser_init(&p, ncols, max_line, on_row, r, &e) != ERR_OK)
 		abort();
+	p.on_header = on_header;
+	p.header_ctx = r;
 	for (size_t j = 0; j < ncols; j++)
 		if ((mask >> j) & 1 && csv_parser_set_labels(&p, j, labels, N_LABELS, &e) != ERR_OK)
 			abort();
@@ -83,7 +102,8 @@ run(struct run *r, const char *body, size_t len, size_t ncols, unsigned mask, si
 	} else if (p.rows == 0) {
 		abort(); /* success means at least one row */
 	}
-	if (p.rows != r->calls || p.len > max_line + 1)
+	if (p.rows != r->calls || p.len > max_line + 1 ||
+	    (r->header_cols != 0 && r->header_cols != ncols))
 		abort();
 	r->rc = rc;
 	r->err_line = p.err_line;

@@ -921,6 +921,88 @@ START_TEST(test_set_labels_refused)
 }
 END_TEST
 
+/* The header's cells (on_header): names joined by '|', and the count. */
+struct names {
+	char text[256];
+	size_t calls;
+	size_t fail_at; /* on_header call that fails, 0 for none */
+};
+
+static enum err_code
+collect_name(void *ctx, size_t col, const char *name, size_t len, struct err *e)
+{
+	struct names *n = ctx;
+	size_t used = strlen(n->text);
+
+	ck_assert_uint_eq(col, n->calls);
+	n->calls++;
+	if (n->fail_at != 0 && n->calls == n->fail_at)
+		return err_set(e, ERR_NOMEM, "header store failed");
+	snprintf(n->text + used, sizeof(n->text) - used, "%s%.*s", col > 0 ? "|" : "", (int)len,
+		 name);
+	return ERR_OK;
+}
+
+/* Parse body in chunks of step bytes with a header callback; returns the
+ * outcome, the names in *n and the data rows in *rows. */
+static enum err_code
+parse_names(const char *body, size_t ncols, size_t step, struct names *n, size_t fail_at,
+	    unsigned long *rows)
+{
+	struct csv_parser p;
+	struct result r;
+	struct err e = { 0 };
+	size_t len = strlen(body), off = 0;
+	enum err_code rc = ERR_OK;
+
+	memset(n, 0, sizeof(*n));
+	memset(&r, 0, sizeof(r));
+	n->fail_at = fail_at;
+	r.ncols = ncols;
+	ck_assert_int_eq(csv_parser_init(&p, ncols, 256, collect, &r, &e), ERR_OK);
+	p.on_header = collect_name;
+	p.header_ctx = n;
+	while (rc == ERR_OK && off < len) {
+		size_t k = step > len - off ? len - off : step;
+
+		rc = csv_parser_feed(&p, body + off, k, &e);
+		off += k;
+	}
+	if (rc == ERR_OK)
+		rc = csv_parser_finish(&p, &e);
+	*rows = r.nrows;
+	csv_parser_clear(&p);
+	return rc;
+}
+
+START_TEST(test_header_names)
+{
+	static const char body[] = "\xef\xbb\xbf \"age years\" ,\" b \",c\r\n1,2,3\r\n4,5,6\n";
+	struct names n;
+	unsigned long rows;
+
+	/* Every chunking gives the same names, trimmed and unquoted like
+	 * cells, after a byte-order mark, with CRLF. */
+	for (size_t step = 1; step <= sizeof(body); step++) {
+		ck_assert_int_eq(parse_names(body, 3, step, &n, 0, &rows), ERR_OK);
+		ck_assert_str_eq(n.text, "age years|b|c");
+		ck_assert_uint_eq(rows, 2);
+	}
+	ck_assert_int_eq(parse_names("a,b,c\n1,2,3\n", 3, 5, &n, 0, &rows), ERR_OK);
+	ck_assert_str_eq(n.text, "a|b|c");
+	/* No header: no call, and the first row is data. */
+	ck_assert_int_eq(parse_names("1,2,3\n4,5,6\n", 3, 4, &n, 0, &rows), ERR_OK);
+	ck_assert_uint_eq(n.calls, 0);
+	ck_assert_uint_eq(rows, 2);
+	/* A header of the wrong width is refused before any call. */
+	ck_assert_int_eq(parse_names("a,b\n1,2,3\n", 3, 64, &n, 0, &rows), ERR_INVALID);
+	ck_assert_uint_eq(n.calls, 0);
+	/* The callback's error stops the parser with that error. */
+	ck_assert_int_eq(parse_names("a,b,c\n1,2,3\n", 3, 64, &n, 2, &rows), ERR_NOMEM);
+	ck_assert_uint_eq(rows, 0);
+}
+END_TEST
+
 static Suite *
 csv_suite(void)
 {
@@ -955,6 +1037,7 @@ csv_suite(void)
 	tcase_add_test(tc, test_labels_header_rule);
 	tcase_add_test(tc, test_labels_every_chunking);
 	tcase_add_test(tc, test_set_labels_refused);
+	tcase_add_test(tc, test_header_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
