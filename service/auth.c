@@ -59,7 +59,7 @@ auth_check(struct db_conn *db, const char *header, struct auth *ret, struct err 
 		      " WHERE id = $1 AND (revoked_at IS NULL OR revoked_at > now())",
 		      1, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) != 1) {
 		PQclear(res);
 		return err_set_field(e, ERR_UNAUTHENTICATED, "Authorization",

@@ -262,7 +262,7 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 			      c.share },
 		      PGRES_TUPLES_OK, e);
 	if (res == NULL) {
-		rc = e->code;
+		rc = err_failed(e);
 		goto out;
 	}
 	if (PQntuples(res) == 0) {
@@ -358,7 +358,7 @@ datasets_meta(struct db_conn *db, const char *tenant, const char *id, bool for_u
 		      values, PGRES_TUPLES_OK, e);
 #undef META_SELECT
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) != 1) {
 		PQclear(res);
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", id);
@@ -382,7 +382,7 @@ datasets_view(struct db_conn *db, const char *tenant, const char *id, char **ret
 		      " WHERE d.id = $1 AND d.tenant_id = $2 AND d.state <> 'deleted'",
 		      2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	rc = pgjson_one(res, "no such dataset", ret, e);
 	PQclear(res);
 	return rc;
@@ -408,7 +408,7 @@ datasets_list(struct db_conn *db, const char *tenant, const char *cursor, long l
 		      " ORDER BY d.created_at, d.id LIMIT $3",
 		      3, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	rc = pgjson_page(res, limit, 1, ret, e);
 	PQclear(res);
 	return rc;
@@ -460,7 +460,7 @@ shared_budget_conflict(struct db_conn *db, const char *ledger_id, struct err *e)
 	res = db_exec(db, "SELECT state = 'deleted' FROM datasets WHERE id = $1", 1,
 		      (const char *const[]){ ledger_id }, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	deleted = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
 	if (deleted)
@@ -535,7 +535,7 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 			      (const char *const[]){ id, tenant, eps, delta,
 						     caps[0] != '\0' ? caps : NULL },
 			      PGRES_TUPLES_OK, e);
-		rc = res != NULL ? ERR_OK : e->code;
+		rc = res != NULL ? ERR_OK : err_failed(e);
 	}
 	if (rc == ERR_OK && PQntuples(res) != 1) {
 		PQclear(res);
@@ -547,7 +547,7 @@ datasets_update(struct db_conn *db, const char *tenant, const char *id, const ch
 			      "SELECT coalesce(max(n_rows), 0) FROM datasets"
 			      " WHERE id = $1 OR ledger_of = $1",
 			      1, (const char *const[]){ id }, PGRES_TUPLES_OK, e);
-		rc = res != NULL ? ERR_OK : e->code;
+		rc = res != NULL ? ERR_OK : err_failed(e);
 		if (rc == ERR_OK)
 			rc = datasets_check_delta(&m, dlt, atoll(PQgetvalue(res, 0, 0)),
 						  "budget.delta", e);
@@ -610,7 +610,7 @@ refuse_if_shared(struct db_conn *db, const char *id, struct err *e)
 		      " FROM datasets WHERE ledger_of = $1 AND state <> 'deleted'",
 		      1, (const char *const[]){ id }, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	n = atoll(PQgetvalue(res, 0, 0));
 	if (n > 0) {
 		err_set(e, ERR_CONFLICT,
@@ -665,7 +665,7 @@ datasets_delete(struct db_conn *db, const char *tenant, const char *id,
 			" THEN spent_delta - (SELECT coalesce(sum(delta), 0) FROM l)"
 			" ELSE spent_delta END WHERE id = $2",
 			2, (const char *const[]){ id, m.ledger_id }, PGRES_COMMAND_OK, e);
-		rc = res != NULL ? ERR_OK : e->code;
+		rc = res != NULL ? ERR_OK : err_failed(e);
 		PQclear(res);
 	}
 	if (rc == ERR_OK)

@@ -356,7 +356,7 @@ db_exec_command(struct db_conn *db, const char *sql, int nparams, const char *co
 	PGresult *res = db_exec(db, sql, nparams, values, PGRES_COMMAND_OK, e);
 
 	if (res == NULL)
-		return e != NULL ? e->code : ERR_DB;
+		return e != NULL ? err_failed(e) : ERR_DB;
 	PQclear(res);
 	return ERR_OK;
 }

@@ -28,7 +28,7 @@ HANDLER(handle_readyz)
 	enum err_code rc;
 
 	if (db == NULL)
-		return e->code;
+		return err_failed(e);
 	db_set_wait(db, srv->cfg.readyz_timeout_ms);
 	rc = migrate_check(db, e);
 	db_pool_release(srv->pool, db);
@@ -49,7 +49,7 @@ HANDLER(handle_metrics)
 				   e); /* db may be NULL: gauges left out */
 	db_pool_release(srv->pool, db);
 	if (ret->text == NULL)
-		return e->code;
+		return err_failed(e);
 	/* The work model's measured speed (work_rate.h): a machine fact, not
 	 * a data value. */
 	{

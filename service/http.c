@@ -540,7 +540,7 @@ authenticate(struct http_ctx *ctx, struct request *rq, struct err *e)
 			       rq->retry_after);
 	db = db_pool_acquire(srv->pool, e);
 	if (db == NULL)
-		return e->code;
+		return err_failed(e);
 	rc = auth_check(db, http_header(rq, MHD_HTTP_HEADER_AUTHORIZATION), &rq->auth, e);
 	db_pool_release(srv->pool, db);
 	if (rc == ERR_UNAUTHENTICATED)
@@ -611,7 +611,7 @@ request_begin(struct http_ctx *ctx, struct request *rq, const char *method, cons
 		rq->upload_slot = true;
 		rq->db = db_pool_acquire(srv->pool, e);
 		if (rq->db == NULL)
-			return e->code;
+			return err_failed(e);
 		return rq->route->stream->begin(srv, rq, e);
 	}
 	return ERR_OK;

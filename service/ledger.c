@@ -29,7 +29,7 @@ ledger_lock(struct db_conn *db, const char *tenant, const char *dataset_id, char
 		      " FOR NO KEY UPDATE",
 		      2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) != 1) {
 		PQclear(res);
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
@@ -70,7 +70,7 @@ ledger_charge(struct db_conn *db, const char *dataset_id, const char *eps, const
 		      " AND spent_delta + $3::numeric <= budget_delta",
 		      3, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQcmdTuples(res)[0] == '1') {
 		PQclear(res);
 		return ERR_OK;
@@ -81,7 +81,7 @@ ledger_charge(struct db_conn *db, const char *dataset_id, const char *eps, const
 		      " (budget_delta - spent_delta)::text FROM datasets WHERE id = $1",
 		      1, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) == 1) {
 		err_set_field(e, ERR_BUDGET, "privacy",
 			      "the run costs epsilon %s, delta %s; the dataset has epsilon %s, "
@@ -93,7 +93,7 @@ ledger_charge(struct db_conn *db, const char *dataset_id, const char *eps, const
 		err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
 	}
 	PQclear(res);
-	return e->code;
+	return err_failed(e);
 }
 
 enum err_code
@@ -110,7 +110,7 @@ ledger_append(struct db_conn *db, const char *dataset_id, const char *run_id, co
 		" rdp) VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6::jsonb, $7::float8[])",
 		7, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	PQclear(res);
 	return ERR_OK;
 }
@@ -143,7 +143,7 @@ ledger_recompute_renyi(struct db_conn *db, const char *dataset_id, struct err *e
 		      " WHERE l.dataset_id = $1 AND l.kind = 'charge' AND NOT r.refunded",
 		      1, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) > 0)
 		rows = calloc((size_t)PQntuples(res) * f.m, sizeof(double));
 	if (PQntuples(res) > 0 && rows == NULL)
@@ -163,7 +163,7 @@ ledger_recompute_renyi(struct db_conn *db, const char *dataset_id, struct err *e
 		res = db_exec(db, "SELECT budget_delta FROM datasets WHERE id = $1", 1, values,
 			      PGRES_TUPLES_OK, e);
 		if (res == NULL) {
-			rc = e->code;
+			rc = err_failed(e);
 		} else {
 			budget_delta = strtod(PQgetvalue(res, 0, 0), NULL);
 			PQclear(res);
@@ -180,7 +180,7 @@ ledger_recompute_renyi(struct db_conn *db, const char *dataset_id, struct err *e
 			      "UPDATE datasets SET spent_rdp = $2::float8[],"
 			      " spent_epsilon = least($3::numeric, budget_epsilon) WHERE id = $1",
 			      3, values, PGRES_COMMAND_OK, e);
-		rc = res != NULL ? ERR_OK : e->code;
+		rc = res != NULL ? ERR_OK : err_failed(e);
 		PQclear(res);
 	}
 	free(rows);
@@ -199,7 +199,7 @@ ledger_refund(struct db_conn *db, const char *run_id, struct err *e)
 	res = db_exec(db, "SELECT dataset_id FROM runs WHERE id = $1", 1, values, PGRES_TUPLES_OK,
 		      e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) != 1) {
 		PQclear(res);
 		return err_set(e, ERR_CONFLICT, "run '%s' is not refundable", run_id);
@@ -230,7 +230,7 @@ ledger_refund(struct db_conn *db, const char *run_id, struct err *e)
 		" SELECT d.id, d.accounting_mode FROM l JOIN datasets d ON d.id = l.dataset_id",
 		1, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) != 1) {
 		PQclear(res);
 		return err_set(e, ERR_CONFLICT, "run '%s' is not refundable", run_id);
@@ -294,7 +294,7 @@ ledger_load_filter(struct db_conn *db, const char *dataset_id, struct filter *re
 		      " WHERE id = $1 AND accounting_mode = 'renyi'",
 		      1, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) != 1) {
 		PQclear(res);
 		return err_set(e, ERR_INTERNAL, "dataset '%s' has no Rényi filter", dataset_id);
@@ -384,7 +384,7 @@ ledger_charge_renyi(struct db_conn *db, const char *dataset_id, double budget_de
 		      " spent_epsilon = least($3::numeric, budget_epsilon) WHERE id = $1",
 		      3, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	PQclear(res);
 	return ERR_OK;
 }
@@ -454,7 +454,7 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 		" WHERE x.id = $1 AND x.tenant_id = $2",
 		2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	rc = pgjson_one(res, "no such dataset", &base, e);
 	if (rc != ERR_OK) {
 		PQclear(res);

@@ -27,7 +27,7 @@ applied_version(struct db_conn *db, int *ret, struct err *e)
 				NULL, PGRES_TUPLES_OK, e);
 
 	if (res == NULL)
-		return e != NULL ? e->code : ERR_DB;
+		return e != NULL ? err_failed(e) : ERR_DB;
 	*ret = atoi(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	return ERR_OK;
@@ -49,7 +49,7 @@ apply_one(struct db_conn *db, const struct migration *m, struct err *e)
 	if (rc == ERR_OK) {
 		res = db_exec(db, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
 			      2, values, PGRES_COMMAND_OK, e);
-		rc = res != NULL ? ERR_OK : e->code;
+		rc = res != NULL ? ERR_OK : err_failed(e);
 		PQclear(res);
 	}
 	if (rc == ERR_OK)
@@ -72,7 +72,7 @@ migrate_apply(struct db_conn *db, unsigned *ret_applied, struct err *e)
 	res = db_exec(db, "SELECT pg_advisory_lock(" MIGRATE_LOCK_KEY ")", 0, NULL, PGRES_TUPLES_OK,
 		      e);
 	if (res == NULL)
-		return e != NULL ? e->code : ERR_DB;
+		return e != NULL ? err_failed(e) : ERR_DB;
 	PQclear(res);
 	rc = db_command(db,
 			"CREATE TABLE IF NOT EXISTS schema_migrations ("

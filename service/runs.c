@@ -54,7 +54,7 @@ runs_view(struct db_conn *db, const char *tenant, const char *id, char **ret, st
 	res = db_exec(db, "SELECT " RUN_JSON " FROM runs r WHERE r.id = $1 AND r.tenant_id = $2", 2,
 		      values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	rc = pgjson_one(res, "no such run", ret, e);
 	PQclear(res);
 	return rc;
@@ -97,7 +97,7 @@ find_idempotent(struct db_conn *db, const char *tenant, const char *key, const c
 		      " WHERE tenant_id = $1 AND idempotency_key = $2",
 		      2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) == 1) {
 		bool same = strcmp(PQgetvalue(res, 0, 1), hash) == 0;
 
@@ -240,7 +240,7 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 			13, values, PGRES_TUPLES_OK, e);
 	}
 	if (res == NULL) {
-		rc = e->code;
+		rc = err_failed(e);
 		goto out;
 	}
 	snprintf(ret_id, 37, "%s", PQgetvalue(res, 0, 0));
@@ -341,7 +341,7 @@ runs_list(struct db_conn *db, const char *tenant, const char *dataset_id, const 
 	res = db_exec(db, "SELECT 1 FROM datasets WHERE id = $1 AND tenant_id = $2", 2, values,
 		      PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	rc = PQntuples(res) == 1 ? ERR_OK
 				 : err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
 	PQclear(res);
@@ -358,7 +358,7 @@ runs_list(struct db_conn *db, const char *tenant, const char *dataset_id, const 
 		      " ORDER BY r.created_at, r.id LIMIT $4",
 		      4, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	rc = pgjson_page(res, limit, 1, ret, e);
 	PQclear(res);
 	return rc;
@@ -379,7 +379,7 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret, 
 	res = db_exec(db, "SELECT dataset_id FROM runs WHERE id = $1 AND tenant_id = $2", 2, values,
 		      PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) != 1) {
 		PQclear(res);
 		return err_set(e, ERR_NOT_FOUND, "no run '%s'", id);
@@ -398,7 +398,7 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret, 
 	if (rc == ERR_OK) {
 		res = db_exec(db, "SELECT 1 FROM datasets WHERE id = $1 FOR NO KEY UPDATE", 1,
 			      (const char *const[]){ dataset_id }, PGRES_TUPLES_OK, e);
-		rc = res != NULL ? ERR_OK : e->code;
+		rc = res != NULL ? ERR_OK : err_failed(e);
 		PQclear(res);
 	}
 	if (rc == ERR_OK) {
@@ -407,7 +407,7 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret, 
 			"SELECT state, attempts > 0 FROM runs WHERE id = $1 AND tenant_id = $2"
 			" FOR UPDATE",
 			2, values, PGRES_TUPLES_OK, e);
-		rc = res != NULL ? ERR_OK : e->code;
+		rc = res != NULL ? ERR_OK : err_failed(e);
 		if (res != NULL) {
 			snprintf(state, sizeof(state), "%s", PQgetvalue(res, 0, 0));
 			claimed = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
@@ -424,13 +424,13 @@ runs_cancel(struct db_conn *db, const char *tenant, const char *id, char **ret, 
 				      "UPDATE runs SET state = 'cancelled', finished_at = now()"
 				      " WHERE id = $1",
 				      1, values, PGRES_COMMAND_OK, e);
-			rc = res != NULL ? ERR_OK : e->code;
+			rc = res != NULL ? ERR_OK : err_failed(e);
 			PQclear(res);
 		}
 	} else if (rc == ERR_OK && strcmp(state, "running") == 0) {
 		res = db_exec(db, "UPDATE runs SET cancel_requested = true WHERE id = $1", 1,
 			      values, PGRES_COMMAND_OK, e);
-		rc = res != NULL ? ERR_OK : e->code;
+		rc = res != NULL ? ERR_OK : err_failed(e);
 		PQclear(res);
 		pending = true; /* the worker stops at its next step */
 	} else if (rc == ERR_OK) {
@@ -520,7 +520,7 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 					3, values, PGRES_TUPLES_OK, e)
 			      : NULL;
 		if (res == NULL && rc == ERR_OK)
-			rc = e->code;
+			rc = err_failed(e);
 		if (res != NULL) {
 			fits = strcmp(PQgetvalue(res, 0, 0), "true") == 0;
 			mode_part =

@@ -346,7 +346,7 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 		goto out;
 	}
 	if (rng == NULL) {
-		rc = e->code;
+		rc = err_failed(e);
 		goto out;
 	}
 	t0 = now_ms();

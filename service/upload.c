@@ -198,7 +198,7 @@ upload_try_lock(struct db_conn *db, const char *id, struct err *e)
 	res = db_exec(db, "SELECT pg_try_advisory_xact_lock(" UPLOAD_LOCK_CLASS ", hashtext($1))",
 		      1, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	locked = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
 	if (!locked)
@@ -238,7 +238,7 @@ load_labels(struct upload *u, struct err *e)
 	res = db_exec(u->db, "SELECT spec::text FROM datasets WHERE id = $1", 1, values,
 		      PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	spec = PQntuples(res) == 1 ? json_loads(PQgetvalue(res, 0, 0), 0, NULL) : NULL;
 	PQclear(res);
 	rc = schema_parse_extra(json_object_get(spec, "schema"), json_object_get(spec, "bounds"),
@@ -361,7 +361,7 @@ refuse_duplicate(struct upload *u, const char *tenant, const char *hash, struct 
 	res = db_exec(u->db, "SELECT pg_advisory_xact_lock(hashtext($1 || '/' || $2))", 2, values,
 		      PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	PQclear(res);
 	res = db_exec(u->db,
 		      "SELECT o.id, coalesce(o.ledger_of, o.id), me.public,"
@@ -373,7 +373,7 @@ refuse_duplicate(struct upload *u, const char *tenant, const char *hash, struct 
 		      " ORDER BY o.created_at LIMIT 1",
 		      3, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 2), "t") == 0)
 		rc = err_set_field(e, ERR_CONFLICT, "data",
 				   "these rows are the private dataset '%s' of this tenant: "
@@ -441,7 +441,7 @@ upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct 
 		      " AND (r.large_delta_ok OR r.budget_delta * $2::numeric < 1) FOR SHARE))",
 		      5, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	sealed = PQcmdTuples(res)[0] == '1';
 	PQclear(res);
 	if (!sealed) {

@@ -130,7 +130,7 @@ work_rate_measure(double *ret_rate, double *ret_seconds, struct err *e)
 			double r = time_shape(alg, &ds, batches[s], out, e);
 
 			if (r < 0.0) {
-				rc = e != NULL ? e->code : ERR_INTERNAL;
+				rc = err_failed(e);
 				goto out;
 			}
 			if (r > 0.0)

@@ -106,7 +106,7 @@ worker_requeue_expired(struct db_conn *db, unsigned max_attempts, unsigned *ret_
 		      " WHERE state = 'running' AND lease_expires_at < now()",
 		      1, values, PGRES_COMMAND_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (ret_count != NULL)
 		*ret_count = (unsigned)atoi(PQcmdTuples(res));
 	PQclear(res);
@@ -143,7 +143,7 @@ claim_next(struct worker *w, PGresult **ret, struct err *e)
 		      " timeout_seconds, attempts, work, plan::text",
 		      2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
-		return e->code;
+		return err_failed(e);
 	if (PQntuples(res) == 0) {
 		PQclear(res);
 		return ERR_NOT_FOUND;

@@ -30,5 +30,12 @@ done
 # The audits' white-box hook (algorithms/testing_hook.h) exists for tests:
 # nothing in the service may name it, so no request can reach it.
 grep -rn 'testing_hook' "$SRC/service" && bad "service/ refers to the audits' testing hook"
+# A callee's failure is returned as err_failed(e), never read back as
+# e->code (issue 8 item 2: with e == NULL, or an error left unset, that
+# read success).  Formatting an error someone handed over is fine.
+for f in $(find "$SRC/algorithms" "$SRC/common" "$SRC/service" -name '*.c' ! -path '*/common/err.c'); do
+	grep -nE '(return|rc =|: )[[:space:]]*e->code;' "$f" &&
+		bad "$f returns e->code (use err_failed(e))"
+done
 [ $fail = 0 ] && echo "layering: ok"
 exit $fail
