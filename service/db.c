@@ -86,6 +86,20 @@ open_pg(struct db_conn *db, struct err *e)
 		return ERR_DB;
 	}
 	PQclear(res);
+	/*
+	 * Non-blocking sends: a query whose parameters exceed the socket's
+	 * buffer (an upload's 4 MiB chunk) would otherwise block inside
+	 * PQsendQueryParams() on a hung server, before db_wait_readable()'s
+	 * bound applies; now the send is queued and flushed under that bound.
+	 * PQexec() (start-up, migrations) still blocks, as libpq documents.
+	 */
+	if (PQsetnonblocking(db->pg, 1) != 0) {
+		err_set(e, ERR_DB, "cannot make the database connection non-blocking");
+		err_detail(e, "%s", PQerrorMessage(db->pg));
+		PQfinish(db->pg);
+		db->pg = NULL;
+		return ERR_DB;
+	}
 	return ERR_OK;
 }
 

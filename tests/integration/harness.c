@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1140,4 +1141,78 @@ h_ledger_snapshot(const char *db, char *out, size_t cap)
 	      " (SELECT coalesce(sum(spent_delta), 0) FROM datasets),"
 	      " (SELECT count(*) FROM runs)"
 	      " FROM ledger_entries");
+}
+
+/* A connected socket to 127.0.0.1:port from src (NULL: any), or -1. */
+int
+h_raw_connect(const char *src, unsigned port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	if (src != NULL) {
+		struct sockaddr_in b = { .sin_family = AF_INET };
+
+		inet_pton(AF_INET, src, &b.sin_addr);
+		if (bind(fd, (struct sockaddr *)&b, sizeof(b)) != 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	a.sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+bool
+h_send_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		p += k;
+		n -= (size_t)k;
+	}
+	return true;
+}
+
+/* Read until the peer closes or timeout_s passes; owned text ("" when
+ * nothing came). */
+char *
+h_read_reply(int fd, double timeout_s)
+{
+	double deadline = h_now() + timeout_s;
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap);
+
+	ck_assert(buf != NULL);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		double left = deadline - h_now();
+		ssize_t k;
+
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+			break;
+		if (len + 4096 > cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			ck_assert(buf != NULL);
+		}
+		k = recv(fd, buf + len, cap - len - 1, 0);
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+	}
+	buf[len] = '\0';
+	return buf;
 }

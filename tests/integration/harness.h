@@ -196,4 +196,13 @@ double h_timeout_scale(void);
 double h_now(void);
 void h_sleep(double seconds);
 
+/* Raw sockets, for what libcurl will not do (a body sent in parts, a
+ * connection left idle): a socket connected to 127.0.0.1:port from
+ * source address src (NULL: any), or -1; send all of p (false on error
+ * or a send timeout); read until the peer closes or timeout_s passes
+ * (owned text, "" when nothing came). */
+int h_raw_connect(const char *src, unsigned port);
+bool h_send_all(int fd, const char *p, size_t n);
+char *h_read_reply(int fd, double timeout_s);
+
 #endif /* TESTS_INTEGRATION_HARNESS_H */

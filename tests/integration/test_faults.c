@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -236,6 +238,77 @@ START_TEST(test_database_hung)
 		h_sleep(0.2);
 	ck_assert_int_eq(ready_after, 200);
 	ck_assert_int_eq(get_status(&s, "/v1/datasets", key, &t), 200);
+	stop_clean(&s);
+}
+END_TEST
+
+/*
+ * 5b, uploads: the database hangs while an upload streams.  The chunk
+ * insert went straight to libpq (PQexecParams) and waited for ever, so
+ * the upload, its connection and the client hung until the database came
+ * back.  Now it is bounded like every query: 503 within the statement
+ * timeout plus the client-side grace (2 + 5 s here), nothing kept.
+ */
+START_TEST(test_upload_database_hung)
+{
+	static const char *const env[] = { "DPOPT_DB_STATEMENT_TIMEOUT_MS=2000",
+					   "DPOPT_DB_CONNECT_TIMEOUT_SECONDS=2", NULL };
+	struct h_opts o = { .workers = 1 };
+	struct timeval tv = { .tv_sec = 40 };
+	struct h_server s;
+	char ds[40], req[1024];
+	char *csv = h_csv(150000, H_D, true, 41), *reply;
+	size_t clen = strlen(csv), first = 4096;
+	pid_t pids[256];
+	size_t n;
+	double t0, took;
+	bool sent;
+	int fd;
+
+	memcpy(o.env_more, env, sizeof(env));
+	fresh_db();
+	h_server_start(&s, db, &o);
+	h_dataset_create(&s, key,
+			 "{\"name\": \"hung\", \"schema\": {\"features\": 5, \"task\":"
+			 " \"binary\"}, \"bounds\": {\"feature_l2\": 1},"
+			 " \"budget\": {\"epsilon\": 1, \"delta\": 1e-6}}",
+			 ds);
+	fd = h_raw_connect(NULL, s.port);
+	ck_assert(fd >= 0);
+	/* A send blocked by a server that stopped reading gives up, so the
+	 * unfixed service fails this test instead of hanging it. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	snprintf(req, sizeof(req),
+		 "PUT /v1/datasets/%s/data HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
+		 "Content-Type: text/csv\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+		 ds, key, clen);
+	ck_assert(h_send_all(fd, req, strlen(req)));
+	ck_assert(h_send_all(fd, csv, first)); /* the upload's transaction is open */
+	h_sleep(0.5);
+	n = cluster_pids(pids, 256);
+	ck_assert_msg(n >= 2, "found no PostgreSQL backends");
+	signal_all(pids, n, SIGSTOP);
+	t0 = h_now();
+	/* More than one 4 MiB chunk of stored rows: a chunk insert runs. */
+	sent = h_send_all(fd, csv + first, clen - first);
+	reply = sent ? h_read_reply(fd, 40.0) : NULL;
+	took = h_now() - t0;
+	signal_all(pids, n, SIGCONT);
+	close(fd);
+	printf("faults: upload with the database hung: %s after %.1f s\n",
+	       reply != NULL ? (strncmp(reply, "HTTP/1.1 503", 12) == 0 ? "503" : "other")
+			     : "send blocked",
+	       took);
+	ck_assert_msg(sent, "the body could not be sent in %.0f s: the upload hung", took);
+	ck_assert_msg(strncmp(reply, "HTTP/1.1 503", 12) == 0, "reply: %s", h_short(reply));
+	ck_assert_msg(took < 30.0, "503 after %.1f s", took);
+	free(reply);
+	/* Nothing kept, and the same upload goes through once the database is
+	 * back. */
+	ck_assert_int_eq(
+		h_sql_ll(db, "SELECT count(*) FROM dataset_chunks WHERE dataset_id = '%s'", ds), 0);
+	h_upload(&s, key, ds, csv);
+	free(csv);
 	stop_clean(&s);
 }
 END_TEST
@@ -469,6 +542,7 @@ main(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_slow_load_one_execution);
 	tcase_add_test(tc, test_database_hung);
+	tcase_add_test(tc, test_upload_database_hung);
 	tcase_add_test(tc, test_database_restart);
 	tcase_add_test(tc, test_reaper_busy_survivor);
 	tcase_add_test(tc, test_timeout_requeues);

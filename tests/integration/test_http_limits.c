@@ -40,90 +40,16 @@
 
 #define FLOOD 1100
 
-/* A connected socket to 127.0.0.1:port from src (NULL: any), or -1. */
-static int
-raw_connect(const char *src, unsigned port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	if (fd < 0)
-		return -1;
-	if (src != NULL) {
-		struct sockaddr_in b = { .sin_family = AF_INET };
-
-		inet_pton(AF_INET, src, &b.sin_addr);
-		if (bind(fd, (struct sockaddr *)&b, sizeof(b)) != 0) {
-			close(fd);
-			return -1;
-		}
-	}
-	a.sin_port = htons((uint16_t)port);
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static bool
-send_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		p += k;
-		n -= (size_t)k;
-	}
-	return true;
-}
-
-/* Read until the peer closes or timeout_s passes; owned text ("" when
- * nothing came). */
-static char *
-read_reply(int fd, double timeout_s)
-{
-	double deadline = h_now() + timeout_s;
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
-
-	ck_assert(buf != NULL);
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		double left = deadline - h_now();
-		ssize_t k;
-
-		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
-			break;
-		if (len + 4096 > cap) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			ck_assert(buf != NULL);
-		}
-		k = recv(fd, buf + len, cap - len - 1, 0);
-		if (k <= 0)
-			break;
-		len += (size_t)k;
-	}
-	buf[len] = '\0';
-	return buf;
-}
-
 /* One raw request on a new connection from 127.0.0.1; the reply text. */
 static char *
 raw_request(const struct h_server *s, const char *req, double timeout_s)
 {
-	int fd = raw_connect(NULL, s->port);
+	int fd = h_raw_connect(NULL, s->port);
 	char *reply;
 
 	ck_assert_msg(fd >= 0, "connect: %s", strerror(errno));
-	ck_assert(send_all(fd, req, strlen(req)));
-	reply = read_reply(fd, timeout_s);
+	ck_assert(h_send_all(fd, req, strlen(req)));
+	reply = h_read_reply(fd, timeout_s);
 	close(fd);
 	return reply;
 }
@@ -243,18 +169,18 @@ START_TEST(test_slow_bodies_hold_no_connection)
 	blen = strlen(body);
 	/* 8 dataset creations, their bodies sent byte by byte: half now... */
 	for (int i = 0; i < 8; i++) {
-		fds[i] = raw_connect(NULL, srv.port);
+		fds[i] = h_raw_connect(NULL, srv.port);
 		ck_assert(fds[i] >= 0);
 		snprintf(req, sizeof(req),
 			 "POST /v1/datasets HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
 			 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
 			 "Connection: close\r\n\r\n",
 			 owner, blen);
-		ck_assert(send_all(fds[i], req, strlen(req)));
+		ck_assert(h_send_all(fds[i], req, strlen(req)));
 	}
 	for (size_t k = 0; k < blen / 2; k++) {
 		for (int i = 0; i < 8; i++)
-			ck_assert(send_all(fds[i], body + k, 1));
+			ck_assert(h_send_all(fds[i], body + k, 1));
 		h_sleep(0.002);
 	}
 	/* ...a keyed read and /readyz answer at once meanwhile... */
@@ -264,11 +190,11 @@ START_TEST(test_slow_bodies_hold_no_connection)
 	/* ...and the slow ones complete. */
 	for (size_t k = blen / 2; k < blen; k++) {
 		for (int i = 0; i < 8; i++)
-			ck_assert(send_all(fds[i], body + k, 1));
+			ck_assert(h_send_all(fds[i], body + k, 1));
 		h_sleep(0.002);
 	}
 	for (int i = 0; i < 8; i++) {
-		char *reply = read_reply(fds[i], 30.0);
+		char *reply = h_read_reply(fds[i], 30.0);
 
 		ck_assert_msg(reply_status(reply) == 201, "slow create %d: %s", i, h_short(reply));
 		free(reply);
@@ -318,15 +244,15 @@ START_TEST(test_upload_slots)
 	for (int i = 0; i < 3; i++) {
 		const char *key = i == 2 ? other : acme;
 
-		fds[i] = raw_connect(NULL, srv.port);
+		fds[i] = h_raw_connect(NULL, srv.port);
 		ck_assert(fds[i] >= 0);
 		snprintf(req, sizeof(req),
 			 "PUT /v1/datasets/%s/data HTTP/1.1\r\nHost: t\r\n"
 			 "Authorization: Bearer %s\r\nContent-Type: text/csv\r\n"
 			 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
 			 ds[i], key, strlen(csv[i]));
-		ck_assert(send_all(fds[i], req, strlen(req)));
-		ck_assert(send_all(fds[i], csv[i], strlen(csv[i]) / 2));
+		ck_assert(h_send_all(fds[i], req, strlen(req)));
+		ck_assert(h_send_all(fds[i], csv[i], strlen(csv[i]) / 2));
 	}
 	h_sleep(0.2);
 	/* acme's third upload: its tenant is at its limit (429, Retry-After). */
@@ -346,8 +272,8 @@ START_TEST(test_upload_slots)
 	for (int i = 0; i < 3; i++) {
 		size_t clen = strlen(csv[i]);
 
-		ck_assert(send_all(fds[i], csv[i] + clen / 2, clen - clen / 2));
-		reply = read_reply(fds[i], 60.0);
+		ck_assert(h_send_all(fds[i], csv[i] + clen / 2, clen - clen / 2));
+		reply = h_read_reply(fds[i], 60.0);
 		ck_assert_msg(reply_status(reply) == 200, "upload %d: %s", i, h_short(reply));
 		free(reply);
 		close(fds[i]);
@@ -385,14 +311,14 @@ START_TEST(test_aborted_upload_released_at_once)
 			 " \"binary\"}, \"bounds\": {\"feature_l2\": 1},"
 			 " \"budget\": {\"epsilon\": 1, \"delta\": 1e-4}}",
 			 ds);
-	fd = raw_connect(NULL, srv.port);
+	fd = h_raw_connect(NULL, srv.port);
 	ck_assert(fd >= 0);
 	snprintf(req, sizeof(req),
 		 "PUT /v1/datasets/%s/data HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
 		 "Content-Type: text/csv\r\nContent-Length: %zu\r\n\r\n",
 		 ds, owner, 2 * sent);
-	ck_assert(send_all(fd, req, strlen(req)));
-	ck_assert(send_all(fd, junk, sent));
+	ck_assert(h_send_all(fd, req, strlen(req)));
+	ck_assert(h_send_all(fd, junk, sent));
 	close(fd); /* the client gives up half way */
 	t0 = h_now();
 	/* The retry: 409 only while the server still reads what was sent. */
@@ -435,20 +361,20 @@ START_TEST(test_sigterm_answers_upload_503)
 			 " \"binary\"}, \"bounds\": {\"feature_l2\": 1},"
 			 " \"budget\": {\"epsilon\": 1, \"delta\": 1e-4}}",
 			 ds);
-	fd = raw_connect(NULL, srv.port);
+	fd = h_raw_connect(NULL, srv.port);
 	ck_assert(fd >= 0);
 	snprintf(req, sizeof(req),
 		 "PUT /v1/datasets/%s/data HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
 		 "Content-Type: text/csv\r\nContent-Length: %zu\r\n\r\n",
 		 ds, owner, clen);
-	ck_assert(send_all(fd, req, strlen(req)));
-	ck_assert(send_all(fd, csv, clen / 2));
+	ck_assert(h_send_all(fd, req, strlen(req)));
+	ck_assert(h_send_all(fd, csv, clen / 2));
 	h_sleep(0.3);
 	kill(srv.pid, SIGTERM);
 	h_sleep(0.3);
 	/* The rest of the body, then the answer: 503 in the JSON shape. */
-	ck_assert(send_all(fd, csv + clen / 2, clen - clen / 2));
-	reply = read_reply(fd, 30.0);
+	ck_assert(h_send_all(fd, csv + clen / 2, clen - clen / 2));
+	reply = h_read_reply(fd, 30.0);
 	close(fd);
 	expect_json_error(reply, 503, "database_unavailable");
 	j = reply_json(reply);
@@ -498,7 +424,7 @@ START_TEST(test_connection_flood)
 	h_server_start(&srv, db, &o);
 	/* 1100 idle connections from 127.0.0.2. */
 	for (int i = 0; i < FLOOD; i++) {
-		fds[i] = raw_connect("127.0.0.2", srv.port);
+		fds[i] = h_raw_connect("127.0.0.2", srv.port);
 		if (fds[i] >= 0)
 			opened++;
 	}
@@ -542,7 +468,7 @@ START_TEST(test_connection_reserve)
 	h_db_create(db, sizeof(db));
 	h_server_start(&srv, db, &o);
 	for (int i = 0; i < 40; i++) {
-		fds[i] = raw_connect("127.0.0.2", srv.port);
+		fds[i] = h_raw_connect("127.0.0.2", srv.port);
 		opened += fds[i] >= 0;
 	}
 	h_sleep(0.5);
@@ -572,14 +498,14 @@ START_TEST(test_connection_reserve)
 		char src[32];
 
 		snprintf(src, sizeof(src), "127.0.1.%d", i + 1);
-		fds[i % 40] = raw_connect(src, srv.port);
+		fds[i % 40] = h_raw_connect(src, srv.port);
 		if (fds[i % 40] >= 0)
 			close(fds[i % 40]);
 	}
 	h_sleep(0.5);
 	opened = closed_by_server = 0;
 	for (int i = 0; i < 40; i++) {
-		fds[i] = raw_connect("127.0.0.3", srv.port);
+		fds[i] = h_raw_connect("127.0.0.3", srv.port);
 		opened += fds[i] >= 0;
 	}
 	h_sleep(0.5);
