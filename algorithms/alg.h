@@ -14,7 +14,7 @@
  *
  * The loop belongs to the caller (driver.c): the number of steps is fixed
  * by plan() from public parameters, so wall time and progress reveal
- * nothing about the data (ACCOUNTING.md section 1).  Code under
+ * nothing about the data (docs/privacy-model.md §1).  Code under
  * algorithms/ is pure computation: no I/O, threads, globals or logging,
  * randomness only through the struct rng passed in.
  */
@@ -66,8 +66,8 @@ struct run_spec {
 	size_t dim;                    /* length of the variable and of result(): objective.dim */
 	struct data_schema schema;     /* the dataset's public schema: d, task, bounds, ... */
 	/* The dataset's ledger: noise is calibrated so that the run's own
-	 * (epsilon, delta) holds under this mode's accountant (ACCOUNTING.md
-	 * section 5): the exact analytic curve for basic, the RDP conversion
+	 * (epsilon, delta) holds under this mode's accountant (docs/privacy-model.md
+	 * §5): the exact analytic curve for basic, the RDP conversion
 	 * for renyi. */
 	enum accounting_mode mode;
 #ifdef DPOPT_TESTING

@@ -2,7 +2,7 @@
  * data.c - constants derived from a dataset's declared public bounds.
  *
  * Only the declared bounds are read here, never the rows: a bound computed
- * from private data would itself be a release (ACCOUNTING.md section 1).
+ * from private data would itself be a release (docs/privacy-model.md §1).
  * A declared bound must be a finite positive number; NAN means "not
  * declared".
  */

@@ -2,10 +2,10 @@
  * mirror.c - the entropic map (simplex, and the l1 ball by lifting) and the
  * p-norm map with its exact constrained mirror step.
  *
- * References: spec 000 section 2.1 (entropic step on log-weights), spec
- * 004 sections 3.1 (p-norm map, p = 1 + 1/ln d, kappa_p) and 3.2 (the
- * constrained step MS), and the pitfalls of its section 9 (p near 1:
- * max-normalised norms, powers through logs, 0^{p-1} = 0).
+ * References: docs/algorithms/geometry.md: section 1 (entropic step on
+ * log-weights), section 2 (p-norm map, p = 1 + 1/max(ln d, 1), kappa_p,
+ * and the numerics for p near 1: max-normalised norms, powers through
+ * logs, 0^{p-1} = 0) and section 3 (the constrained step MS).
  */
 #include <float.h>
 #include <math.h>
@@ -218,7 +218,7 @@ mirror_pnorm_bregman(const struct mirror_pnorm *m, const double *x, const double
 	return mirror_pnorm_value(m, x) - m->c * ny * ny - lin;
 }
 
-/* ---- the exact constrained mirror step (spec 004 section 3.2) ---- */
+/* ---- the exact constrained mirror step (docs/algorithms/geometry.md §3) ---- */
 
 enum ms_outer { MS_FREE, MS_L1, MS_SIMPLEX, MS_LP };
 
@@ -298,8 +298,8 @@ ms_coord_lp(const struct ms *s, double th, double a, double lt)
 }
 
 /*
- * One coordinate of the KKT solution for (tau = e^lt, nu) (spec 004
- * section 3.2): with psi(t) = sign(t)|t|^{p-1}, psi^{-1}(w) = sign(w)|w|^{q-1}
+ * One coordinate of the KKT solution for (tau = e^lt, nu)
+ * (docs/algorithms/geometry.md §3): with psi(t) = sign(t)|t|^{p-1}, psi^{-1}(w) = sign(w)|w|^{q-1}
  * and t0 = tau psi(-a_j) (the value of tau psi(y_j) at x_j = 0),
  *
  *	l1 ball:  y_j = psi^{-1}((theta_j - nu) / tau)  if theta_j - nu > t0  (x_j > 0)
@@ -472,7 +472,7 @@ ms_f_ball(struct ms *s, double lt)
 }
 
 /*
- * tau*(nu) = max(tau_unc, tau_R) of spec 004 section 3.2 step 1, as its
+ * tau*(nu) = max(tau_unc, tau_R) of docs/algorithms/geometry.md §3 step 1, as its
  * log.  Because F = ms_f_unc has slope >= 1 in lt, its root lies between
  * lt0 and lt0 - F(lt0): an exact bracket from one evaluation.  The start
  * lt0 is the unconstrained closed form tau_0 = 2c (||theta||_q / 2c)^{2-p}
@@ -602,7 +602,7 @@ mirror_pnorm_step(const struct mirror_pnorm *m, const struct constraint *outer, 
 	oc.target = outer == NULL ? 0.0 : s->outer == MS_LP ? log(outer->radius) : outer->radius;
 
 	/*
-	 * Step 2 of the spec: the outer multiplier.  l1 ball: nu = 0 when the
+	 * Step 2 of geometry.md §3: the outer multiplier.  l1 ball: nu = 0 when the
 	 * l1 constraint is slack there; otherwise G(nu) = ||x(nu)||_1 - rho
 	 * decreases to -rho (every x_j clamps to 0 for nu beyond |theta_j -
 	 * t0_j|), bracketed by doubling from ||theta||_inf.  Simplex: nu is

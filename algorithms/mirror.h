@@ -1,7 +1,7 @@
 /*
  * mirror.h - mirror maps: the entropic map on the (scaled) simplex, the
  * l1 ball through the 2d-simplex lifting, and the p-norm map with its
- * exact constrained mirror step (spec 004, sections 3.1 and 3.2).
+ * exact constrained mirror step (docs/algorithms/geometry.md).
  *
  * Pure functions on caller-owned arrays; nothing allocates and no
  * function needs scratch.  Conventions: a mirror step with gradient g and
@@ -20,7 +20,7 @@
 /* ---- entropic map, h(x) = sum x_j log x_j, on {x >= 0 : sum x = scale} ----
  *
  * The state is the vector of log-weights theta (x = scale softmax(theta)),
- * never x itself (spec 000, section 2.1): x_+ proportional to x exp(-eta g)
+ * never x itself (docs/algorithms/geometry.md §1): x_+ proportional to x exp(-eta g)
  * is theta_+ = theta - eta g, exactly, and no probability underflows to a
  * zero that a later step could not revive.  theta = 0 is the uniform point.
  */
@@ -49,8 +49,8 @@ void mirror_l1_point(const double *theta, size_t d, double radius, double *ret_x
 
 /* ---- the p-norm map h(x) = c ||x - a||_p^2 ---- */
 
-/* p = 1 + 1 / max(ln d, 1): spec 004 section 3.1 with the clamp of
- * erratum E23 (p <= 2, and p = 2 for d <= 2). */
+/* p = 1 + 1 / max(ln d, 1): docs/algorithms/geometry.md §2, with the
+ * correction of its §5 (p <= 2, and p = 2 for d <= 2). */
 double mirror_pnorm_p(size_t d);
 
 /* kappa_p = d^{1 - 1/p}: ||u||_1 <= kappa_p ||u||_p on R^d (Hoelder);
@@ -64,8 +64,9 @@ struct mirror_pnorm {
 	const double *a; /* borrowed centre, d entries; NULL is the origin */
 };
 
-/* The map of spec 004 Alg. 5/6 in dimension d: p = mirror_pnorm_p(d),
- * c = 1 / (2(p - 1)), centre a (borrowed, may be NULL).  Alg. 2 uses
+/* The map of the general-p algorithms (docs/algorithms/geometry.md §2)
+ * in dimension d: p = mirror_pnorm_p(d), c = 1 / (2(p - 1)), centre a
+ * (borrowed, may be NULL).  The localized l1 algorithm uses
  * c = 1 / (p - 1): set m->c after this call. */
 void mirror_pnorm_init(struct mirror_pnorm *m, size_t d, const double *a);
 
@@ -85,7 +86,7 @@ double mirror_pnorm_bregman(const struct mirror_pnorm *m, const double *x, const
 
 /* What the exact step solved (for tests and diagnostics). */
 struct mirror_step_info {
-	double tau;        /* the KKT scalar tau of spec 004 section 3.2 */
+	double tau;        /* the KKT scalar tau of docs/algorithms/geometry.md §3 */
 	double nu;         /* the multiplier of the outer set (l1 ball >= 0; simplex: free) */
 	bool outer_active; /* the l1-ball constraint binds (always true on the simplex) */
 	bool ball_active;  /* ||x - a||_p = R binds */
@@ -93,7 +94,7 @@ struct mirror_step_info {
 };
 
 /*
- * The exact constrained mirror step MS of spec 004 section 3.2:
+ * The exact constrained mirror step MS (docs/algorithms/geometry.md §3):
  *
  *	ret_x = argmin_{x in C} c ||x - a||_p^2 - <theta, x>,
  *	C = outer  intersected with  {x : ||x - a||_p <= R},
@@ -104,7 +105,7 @@ struct mirror_step_info {
  * R = INFINITY drops the local ball.  a must lie in outer (up to 1e-9
  * relative); a bad m, R <= 0, another outer kind or a centre outside
  * gives ERR_INVALID, a non-finite theta or a ERR_NUMERIC.  Solved by the
- * nested monotone root finding of the spec (tau for fixed nu, then nu;
+ * nested monotone root finding of that section (tau for fixed nu, then nu;
  * for MS-LP each coordinate is itself a monotone scalar root) with
  * safeguarded regula falsi to machine precision in the multipliers; the
  * result is then put exactly on the outer set when it binds (rescaled

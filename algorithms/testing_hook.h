@@ -1,6 +1,6 @@
 /*
  * testing_hook.h - white-box access to a run for the privacy audits
- * (tests/audit, ACCOUNTING.md section 7, level 2).  Test builds only.
+ * (tests/audit, docs/privacy-model.md §7, level 2).  Test builds only.
  *
  * A statistical audit at the accountant's unit of analysis needs three
  * things a production run must never offer: to put a chosen canary record

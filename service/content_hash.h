@@ -7,7 +7,7 @@
  * hash).  The result is independent of the row order and of the encoding
  * the rows arrived in (CSV today, LIBSVM later): identical clipped rows
  * give identical hashes.  Used to refuse re-uploading the same data under
- * a fresh budget (budget laundering, ACCOUNTING.md section 8).
+ * a fresh budget (budget laundering, docs/privacy-model.md §4.4).
  */
 #ifndef SERVICE_CONTENT_HASH_H
 #define SERVICE_CONTENT_HASH_H

@@ -77,7 +77,7 @@ enum err_code datasets_delete(struct db_conn *db, const char *tenant, const char
 enum err_code datasets_meta_from_row(const PGresult *res, int row, struct dataset_meta *ret,
 				     struct err *e);
 
-/* ACCOUNTING.md section 4: unless acknowledged, a delta (the budget's at
+/* docs/privacy-model.md §4.4: unless acknowledged, a delta (the budget's at
  * seal time, a run's at submission) must stay below 1/n; ERR_NUMERIC (422)
  * naming field otherwise. */
 enum err_code datasets_check_delta(const struct dataset_meta *m, double delta, long long n,

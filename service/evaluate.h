@@ -3,8 +3,8 @@
  * eval_dataset_id, or the offline solver's --eval file).
  *
  * Only public data is ever evaluated: a loss or an accuracy computed on
- * private rows would be a release nobody paid for (ACCOUNTING.md section
- * 1).  The caller guarantees ds is public.
+ * private rows would be a release nobody paid for (docs/privacy-model.md
+ * §1).  The caller guarantees ds is public.
  */
 #ifndef SERVICE_EVALUATE_H
 #define SERVICE_EVALUATE_H

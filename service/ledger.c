@@ -213,7 +213,7 @@ ledger_refund(struct db_conn *db, const char *run_id, struct err *e)
 	 * own, or the one it shares (datasets.ledger_of).
 	 * Only a queued, unrefunded run that no worker ever claimed
 	 * (attempts = 0): once claimed, a run keeps its charge even if it went
-	 * back to the queue (ACCOUNTING.md section 4). */
+	 * back to the queue (docs/privacy-model.md §4.4). */
 	res = db_exec(
 		db,
 		"WITH r AS (UPDATE runs SET refunded = true WHERE id = $1"

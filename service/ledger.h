@@ -1,5 +1,5 @@
 /*
- * ledger.h - the privacy ledger (ACCOUNTING.md section 4), basic mode.
+ * ledger.h - the privacy ledger (docs/privacy-model.md §4.1, §4.4), basic mode.
  *
  * Budgets and charges are exact decimals (PostgreSQL numeric): a charge
  * travels as the shortest decimal that reads back as the run's double, and

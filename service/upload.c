@@ -337,7 +337,7 @@ upload_chunk(struct server *srv, struct request *rq, const char *data, size_t le
 }
 
 /*
- * Budget laundering (ACCOUNTING.md section 8): the same rows under a second
+ * Budget laundering (docs/privacy-model.md §4.4): the same rows under a second
  * budget would give the same people a second privacy budget.  Among this
  * tenant's datasets (deleted ones included: their ledgers live on), a
  * match is refused when
@@ -423,7 +423,7 @@ upload_finish(struct server *srv, struct request *rq, struct reply *ret, struct 
 	snprintf(nnz, sizeof(nnz), "%lld", u->nnz);
 	/* n becomes public at the seal: the delta of the budget that pays
 	 * (this dataset's or the shared one's) must be below 1/n unless
-	 * acknowledged (ACCOUNTING.md section 4), checked in the same statement
+	 * acknowledged (docs/privacy-model.md §4.4), checked in the same statement
 	 * so that a concurrent PATCH cannot slip in between (FOR SHARE holds a
 	 * shared ledger's row until COMMIT; PATCH locks it before it reads the
 	 * largest n on the ledger).  A public dataset has no budget.  The

@@ -485,7 +485,7 @@ execute(struct worker *w, PGresult *claim)
 	 * second release under the charge: an attempt that did not finish
 	 * released nothing (no result, no iterate; progress is a public step
 	 * count), so exactly one attempt's output ever leaves the service
-	 * (ACCOUNTING.md section 4: "its output was never released").
+	 * (docs/privacy-model.md §4.4: "a restart releases nothing").
 	 */
 	if (rc == ERR_OK) {
 		fresh_plan = run_plan_json(&plan, req.spec.mode);

@@ -17,7 +17,7 @@
  * renewal that finds the run no longer ours stops the worker, which then
  * writes nothing.
  *
- * Lease rule (ACCOUNTING.md section 4): a run whose lease expired (its
+ * Lease rule (docs/privacy-model.md §4.4): a run whose lease expired (its
  * process died) is re-queued under the same, already paid charge, up to
  * DPOPT_MAX_ATTEMPTS claims, then failed; so is a run that exceeded its
  * timeout (a busy machine), restarted from the beginning with the same

@@ -1,7 +1,7 @@
 /*
  * accountant.c - epsilon(delta) of one run's event in the dataset's
  * accounting mode: analytic Gaussian, Renyi conversion, basic composition
- * (ACCOUNTING.md sections 3 to 5; design notes in README.md here).
+ * (docs/privacy-model.md §§3 to 5; design notes in README.md here).
  *
  * Sources: B. Balle, Y.-X. Wang, ICML 2018 (analytic Gaussian); J. Dong,
  * A. Roth, W. Su, JRSS-B 2022 (Gaussian compositions); rdp.c for the Renyi

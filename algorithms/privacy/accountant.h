@@ -1,6 +1,6 @@
 /*
  * accountant.h - epsilon(delta) of one run's privacy event in the
- * dataset's accounting mode (ACCOUNTING.md sections 3 to 5).
+ * dataset's accounting mode (docs/privacy-model.md §§3 to 5).
  *
  * basic: the smallest valid bound among
  *   - the exact analytic-Gaussian curve, when the tree is a composition of
@@ -33,8 +33,8 @@ enum accounting_mode {
 	ACCOUNTING__COUNT
 };
 
-/* Recorded with every charge next to the accountant's name (ACCOUNTING.md
- * section 2); bump it whenever a reported epsilon or curve can change. */
+/* Recorded with every charge next to the accountant's name (docs/privacy-model.md
+ * §2); bump it whenever a reported epsilon or curve can change. */
 #define ACCOUNTANT_VERSION "1"
 
 struct accountant_report {

@@ -293,7 +293,7 @@ ag_calibrate(double epsilon, double delta, double *ret_z, struct err *e)
 			lo = mid;
 	}
 
-	/* Return the safe end, re-checked (ACCOUNTING.md section 5). */
+	/* Return the safe end, re-checked (docs/privacy-model.md §5). */
 	rc = ag_delta(hi, epsilon, &check, e);
 	if (rc != ERR_OK)
 		return rc;

@@ -5,7 +5,7 @@
  *
  * With mu = 1/z (z = sigma / Delta_2):
  *	delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
- * Used within one run only (ACCOUNTING.md section 3); never to compose
+ * Used within one run only (docs/privacy-model.md §3); never to compose
  * runs in the ledger.
  *
  * A composition of Gaussian mechanisms with noise multipliers z_i (adaptive

@@ -1,6 +1,6 @@
 /*
  * calibrate.c - noise calibration by bisection on the charging accountant
- * (ACCOUNTING.md section 5: bisection to the smallest noise within 1e-3
+ * (docs/privacy-model.md §5: bisection to the smallest noise within 1e-3
  * relative whose epsilon(delta) meets the target, then a re-check with the
  * charging accountant, refused if it misses; Opacus once overshot its
  * target, opacus#346, hence the re-check).

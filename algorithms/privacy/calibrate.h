@@ -1,6 +1,6 @@
 /*
  * calibrate.h - the noise of a private run from its target (epsilon,
- * delta), by bisection on the charging accountant (ACCOUNTING.md section 5).
+ * delta), by bisection on the charging accountant (docs/privacy-model.md §5).
  *
  * Every private algorithm gets its noise this way unless its own analysis
  * is tighter and proven in its spec.  Only replace_one events are accepted

@@ -1,6 +1,6 @@
 /*
  * event.h - what a private run releases, as a typed privacy event
- * (after dp_accounting's DpEvent; ACCOUNTING.md section 2).
+ * (after dp_accounting's DpEvent; docs/privacy-model.md §2).
  *
  * An algorithm computes its event from public parameters alone before the
  * run starts; the ledger charges it and the result reports it.  Every

@@ -1,6 +1,6 @@
 /*
  * filter.c - the Rényi filter's grid, caps, admission test and sums
- * (ACCOUNTING.md section 4; the header says why it is sound).  Rounding
+ * (docs/privacy-model.md §4.2; §4.3 says why it is sound).  Rounding
  * always goes against the data subject's adversary: sums up, caps down.
  */
 #include <math.h>

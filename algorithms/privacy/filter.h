@@ -1,6 +1,6 @@
 /*
  * filter.h - the Rényi privacy filter of a dataset's ledger
- * (ACCOUNTING.md section 4, mode "renyi").
+ * (docs/privacy-model.md §4.2, mode "renyi").
  *
  * A dataset with budget (eps_B, delta_B) keeps a fixed grid A of m <= 24
  * orders, a cap per order,
@@ -13,7 +13,7 @@
  * filter that is (eps_B, delta_B/m)-DP by the conversion; the first order
  * never exceeded partitions the transcripts, so the whole is
  * (eps_B, delta_B)-DP under fully adaptive composition (the argument is
- * in ACCOUNTING.md section 4).
+ * in docs/privacy-model.md §4.3).
  *
  * The grid.  Orders come from the ladder a_k = 1 + 2^(k/2), k = -6..26
  * (a - 1 from 1/8 to 8192, a factor sqrt 2 apart).  Let a* be the ladder

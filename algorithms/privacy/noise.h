@@ -3,7 +3,7 @@
  *
  * Every privacy-protecting draw goes through these functions with the
  * run's injected generator (struct rng); nothing here keeps state between
- * calls.  Three kinds of sampler (ACCOUNTING.md section 6):
+ * calls.  Three kinds of sampler (docs/privacy-model.md §6):
  *
  * - Exact samplers on the integers after C. Canonne, G. Kamath,
  *   T. Steinke, "The Discrete Gaussian for Differential Privacy",
@@ -102,7 +102,7 @@ void noise_dlap_fill(struct rng *r, const struct dlap_params *p, int64_t *out, s
 
 /* N_Z(0, sigma^2): P(y) proportional to exp(-y^2 / (2 sigma^2)) on the
  * integers; sigma^2 is the scale parameter, the variance is slightly below
- * it (ACCOUNTING.md section 6).  sigma^2 = t m / e exactly.  Fill with a
+ * it (docs/privacy-model.md §6).  sigma^2 = t m / e exactly.  Fill with a
  * noise_dgauss_prepare*() function; read-only afterwards. */
 struct dgauss_params {
 	uint64_t t;    /* scale of the Laplace proposal, floor(sigma) + 1 */

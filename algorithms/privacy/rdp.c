@@ -1,6 +1,6 @@
 /*
  * rdp.c - the Renyi-DP accountant: RDP curves of privacy event trees and
- * the conversion to (epsilon, delta).  ACCOUNTING.md sections 2, 3 and 8
+ * the conversion to (epsilon, delta).  docs/privacy-model.md §§2, 3 and 8
  * are binding; README.md in this folder has the design notes.
  *
  * Sources, all written from the papers:
@@ -451,7 +451,7 @@ wor_curve(const struct dp_event_tree *t, unsigned i, const double *a, unsigned n
 		w.lem1_inf = log_abs_expm1(einf);
 		amp_inf = log1p(gamma * expm1(einf)); /* BBG18, delta = 0 */
 	} else {
-		/* WBK19 Theorem 9 as stated needs eps(inf); ACCOUNTING.md 3 says a
+		/* WBK19 Theorem 9 as stated needs eps(inf); docs/privacy-model.md §3 says a
 		 * base without one fails closed.  Only a plain gaussian has the
 		 * specialised Theorem 27 here. */
 		err_set(e, ERR_INVALID,

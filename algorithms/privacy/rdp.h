@@ -2,7 +2,7 @@
  * rdp.h - the Renyi-DP accountant: the RDP curve of a privacy event tree on
  * a grid of orders, and its conversion to (epsilon, delta).
  *
- * Formulas and sources (ACCOUNTING.md section 3; details in rdp.c and in
+ * Formulas and sources (docs/privacy-model.md §3; details in rdp.c and in
  * algorithms/privacy/README.md):
  *	gaussian z          alpha / (2 z^2)                        (Mironov 2017)
  *	laplace b           Mironov 2017, Proposition 6, eps = 1/b
@@ -54,7 +54,7 @@ struct rdp_grid {
  */
 void rdp_grid_default(struct rdp_grid *g);
 
-/* The reference grid of ACCOUNTING.md section 3 (dp_accounting's default):
+/* The reference grid of docs/privacy-model.md §3 (dp_accounting's default):
  * [1.25, 1.5, 1.75, 2, 2.25, 2.5, 3, 3.5, 4, 4.5] u {5..63} u {128, 256, 512}. */
 void rdp_grid_reference(struct rdp_grid *g);
 

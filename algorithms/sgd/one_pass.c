@@ -25,7 +25,7 @@
  * (logistic, least_squares, hinge, huber, multiclass_logistic); hinge is
  * not smooth, which the analysis below never needs.
  *
- * Privacy (replace-one, ACCOUNTING.md section 1).  Fix the permutation (it
+ * Privacy (replace-one, docs/privacy-model.md §1).  Fix the permutation (it
  * is independent of the data).  Replacing record i changes one batch mean
  * g_t, by at most Delta = 2G/b in l2, and no other: every other step sees
  * the same records and, given the same past outputs, the same iterate.
@@ -273,8 +273,8 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 	s.steps = (unsigned long)(spec->n / s.batch);
 
 	s.sensitivity = 2.0 * s.grad_bound / (double)s.batch;
-	/* Exact discrete Gaussian noise on the lattice 2^-k Z^d (ACCOUNTING.md
-	 * section 6): rounding to the lattice adds at most 2^-k sqrt(p) <= 1e-6
+	/* Exact discrete Gaussian noise on the lattice 2^-k Z^d (docs/privacy-model.md
+	 * §6): rounding to the lattice adds at most 2^-k sqrt(p) <= 1e-6
 	 * Delta to the l2 sensitivity, and the noise is calibrated to the
 	 * inflated one. */
 	rc = noise_lattice_step(NOISE_NORM_L2, s.sensitivity, spec->dim, &s.lattice_k, e);
@@ -501,7 +501,7 @@ sgd_step(void *state, struct err *e)
 	/*
 	 * Only rounding can get here (bounded rows, finite noise, a bounded
 	 * ball), and failing is itself a release: fail with the generic error,
-	 * nothing about when or where (ACCOUNTING.md section 1).
+	 * nothing about when or where (docs/privacy-model.md §1).
 	 */
 	if (!finite)
 		return err_set(e, ERR_INTERNAL, "the run failed");

@@ -1,4 +1,4 @@
--- 0002_limits.sql: delta sanity and work limits (ACCOUNTING.md section 4).
+-- 0002_limits.sql: delta sanity and work limits (docs/privacy-model.md §4.4).
 -- large_delta_ok: the owner acknowledged a budget delta >= 1/n at creation.
 -- work: the run's per-record evaluations plus noise draws (public), and the
 -- timeout derived from it.

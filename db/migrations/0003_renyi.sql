@@ -1,4 +1,4 @@
--- 0003_renyi.sql: the Rényi filter ledger (ACCOUNTING.md section 4).
+-- 0003_renyi.sql: the Rényi filter ledger (docs/privacy-model.md §4.2).
 -- A 'renyi' dataset keeps its filter grid, caps (rounded down) and spent
 -- RDP vector (rounded up) in its own row, so admission stays one
 -- transaction under the row lock.  Every charge records its RDP vector on

@@ -1,4 +1,4 @@
--- 0004_content_hash.sql: budget laundering (ACCOUNTING.md section 8).
+-- 0004_content_hash.sql: budget laundering (docs/privacy-model.md §4.4).
 -- content_hash: SHA-256-based multiset hash of the canonical clipped rows
 -- (service/content_hash.c), set at the seal; a tenant cannot seal the same
 -- rows twice under two budgets.

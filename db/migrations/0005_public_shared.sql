@@ -6,7 +6,7 @@
 -- ledger_of: the dataset whose ledger this one shares.  The owner links a
 -- dataset to an existing ledger at creation (POST /v1/datasets
 -- "share_budget_with"); every charge of a run on it goes to that ledger, so
--- the same individuals never get a second budget (ACCOUNTING.md section 8).
+-- the same individuals never get a second budget (docs/privacy-model.md §4.4).
 -- A ledger is always a dataset with its own budget: no chains.
 -- Public and linked datasets keep no budget of their own: their budget
 -- columns are NULL, so a query that forgot to resolve the ledger reads

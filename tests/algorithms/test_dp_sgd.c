@@ -523,7 +523,7 @@ START_TEST(test_plan_numbers)
 	ck_assert(used_value(&p, "grad_bound") == g);
 	ck_assert_double_eq_tol(used_value(&p, "sensitivity"), 2.0 * g / b, 1e-17);
 	/* Lattice noise: sigma = z Delta', Delta' = Delta + 2^-k sqrt(d) within
-	 * 1e-6 of Delta (ACCOUNTING.md section 6). */
+	 * 1e-6 of Delta (docs/privacy-model.md §6). */
 	ck_assert(used_value(&p, "sensitivity_lattice") > 2.0 * g / b);
 	ck_assert(used_value(&p, "sensitivity_lattice") <= 2.0 * g / b * (1.0 + 1e-6));
 	ck_assert(exp2(used_value(&p, "lattice_step_log2")) * sqrt((double)D_BIG) <=

@@ -1,7 +1,7 @@
 /*
  * audit.h - statistical privacy audits: an empirical lower bound on epsilon
  * from samples of a scalar statistic in two neighbouring worlds
- * (ACCOUNTING.md section 7).  Test code only, linked into the audit suite.
+ * (docs/privacy-model.md §7).  Test code only, linked into the audit suite.
  *
  * The bound is the standard one (M. Jagielski, J. Ullman, A. Oprea,
  * "Auditing differentially private machine learning: how private is

@@ -1,6 +1,6 @@
 /*
- * test_audit_discrete.c - level 1 of the privacy audits (ACCOUNTING.md
- * section 7; tests/audit/README.md) for the exact discrete samplers and
+ * test_audit_discrete.c - level 1 of the privacy audits (docs/privacy-model.md
+ * §7; tests/audit/README.md) for the exact discrete samplers and
  * the exponential mechanism, black box, each with its mutation twin.  Same
  * harness, same Bonferroni grid and power computation as
  * test_audit_mechanisms.c; confidence 1 - 1e-6 per audit, fixed seeds.

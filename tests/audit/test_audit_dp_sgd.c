@@ -1,6 +1,6 @@
 /*
  * test_audit_dp_sgd.c - levels 2 and 3 of the privacy audits of
- * dp_sgd.one_pass (ACCOUNTING.md section 7; tests/audit/README.md).
+ * dp_sgd.one_pass (docs/privacy-model.md §7; tests/audit/README.md).
  *
  * Level 2, white box at the accountant's unit.  The event is {parallel:
  * gaussian z}: each batch mean, released with N(0, sigma^2 I) noise,

@@ -1,6 +1,6 @@
 /*
- * test_audit_mechanisms.c - level 1 of the privacy audits (ACCOUNTING.md
- * section 7; tests/audit/README.md): the Gaussian mechanism exactly as
+ * test_audit_mechanisms.c - level 1 of the privacy audits (docs/privacy-model.md
+ * §7; tests/audit/README.md): the Gaussian mechanism exactly as
  * dp_sgd.one_pass draws it, black box.
  *
  * Mechanism.  A scalar query whose neighbours differ by Delta (world A:

@@ -1,6 +1,6 @@
 #!/bin/sh
 # privacy.sh DPOPTD: `dpoptd privacy` reproduces a published value of
-# ACCOUNTING.md section 3 (Poisson q = 150/60000, z = 1.3, 6000 steps,
+# docs/privacy-model.md §3 (Poisson q = 150/60000, z = 1.3, 6000 steps,
 # delta = 1e-5 -> epsilon = 0.7242234026 at order 19, dp_accounting's RDP on
 # its own order grid), calibrates the reference Gaussian (epsilon 1,
 # delta 1e-5 -> z = 3.7306 exactly, within the 1e-3 bisection tolerance),

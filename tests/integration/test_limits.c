@@ -1,6 +1,6 @@
 /*
  * test_limits.c - the limits admission enforces from public inputs:
- * delta sanity (ACCOUNTING.md section 4: a budget delta >= 1/n fails the
+ * delta sanity (docs/privacy-model.md §4.4: a budget delta >= 1/n fails the
  * seal, a run delta >= 1/n fails admission, unless the owner acknowledged
  * it at creation) and the work limit (DPOPT_MAX_RUN_WORK: 422 naming
  * params).  Every refusal leaves the ledger as it was.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# layering.sh SRC: the dependency rules of HOUSE-STYLE.md section 10.3, as
+# layering.sh SRC: the dependency rules of docs/conventions.md §2, as
 # greps.  algorithms/ is pure computation: no HTTP, JSON, database,
 # threads or stdio; common/ includes nothing from the other trees; only
 # noise.c draws DP noise (no other file calls a noise primitive's

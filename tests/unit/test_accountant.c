@@ -3,7 +3,7 @@
  * (privacy/analytic_gaussian.c), basic composition and the accountant's
  * modes (privacy/accountant.c) and calibration (privacy/calibrate.c).
  *
- * Reference values: ACCOUNTING.md section 3 (three Gaussians with z = sqrt 3
+ * Reference values: docs/privacy-model.md §3 (three Gaussians with z = sqrt 3
  * have mu = 1 and delta(eps = 1) = 0.126936, printed from dp_accounting's
  * PLD; the closed form gives 0.1269367375; (1, 0.1) then (2, 0.2) is
  * (3, 0.3) summed); BBG18 for sampling an approx event without
@@ -59,7 +59,7 @@ START_TEST(test_three_gaussians)
 	ck_assert_int_eq(ag_delta_mu(mu, 1.0, &d, &e), ERR_OK);
 	printf("three gaussians z = sqrt 3: mu = %.17g, delta(1) = %.10f (want 0.126936)\n", mu, d);
 	fflush(stdout);
-	/* ACCOUNTING.md prints 0.126936 (a PLD value, truncated); exact 0.12693674 */
+	/* docs/privacy-model.md §3 prints 0.126936 (a PLD value, truncated); exact 0.12693674 */
 	ck_assert_msg(floor(d * 1e6) / 1e6 == 0.126936, "delta = %.10f", d);
 	ck_assert(fabs(d - 0.1269367375066439) < 1e-12);
 	/* and eps(delta) inverts it */

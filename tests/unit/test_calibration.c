@@ -4,7 +4,7 @@
  * (privacy/analytic_gaussian.c), the event names (privacy/event.c) and the
  * Gaussian sampler (privacy/noise.c).
  *
- * Reference values: ACCOUNTING.md section 3 (eps = 1, delta = 1e-5 needs
+ * Reference values: docs/privacy-model.md §3 (eps = 1, delta = 1e-5 needs
  * z = 3.7306, the classical bound gives 4.8448; mu = 1 has delta(1) =
  * 0.126936).  The sampler tests use fixed seeds and 6-sigma bounds, so a
  * false failure has probability below 1e-8 per check.
@@ -57,7 +57,7 @@ START_TEST(test_reference_value)
 	ck_assert_double_eq_tol(z, 3.7306, 5e-5);
 	ck_assert_double_eq_tol(classical, 4.8448, 5e-5);
 	ck_assert(z < classical);
-	/* mu = 1: the three-Gaussian value of ACCOUNTING.md section 3 (0.126936,
+	/* mu = 1: the three-Gaussian value of docs/privacy-model.md §3 (0.126936,
 	 * from a discretised PLD; the closed form gives 0.12693674). */
 	ck_assert_double_eq_tol(delta_of(1.0, 1.0), 0.1269367375066439, 1e-13);
 }

@@ -48,7 +48,7 @@ START_TEST(test_grid_and_caps)
 			ck_assert(f.order[i] > f.order[i - 1]);
 	}
 	/* One Gaussian run filling (1, 1e-6): 4.894 with this grid (4.22 basic,
-	 * 4.53 with one order, 5.06 with 16: ACCOUNTING.md section 4). */
+	 * 4.53 with one order, 5.06 with 16: docs/privacy-model.md §4.2). */
 	ck_assert_double_eq_tol(min_gaussian_z(&f), 4.894, 5e-3);
 	/* Larger budgets have lower orders, and every budget gets some. */
 	ck_assert_int_eq(filter_init(&f, 10.0, 1e-6, &e), ERR_OK);

@@ -4,7 +4,7 @@
  * KL(x, x0) over the simplex; the l1 lifting; the p-norm map's identities
  * (grad h* o grad h = id, ||grad h||_q = 2c ||x - a||_p, strong convexity,
  * kappa_p); and the exact constrained step against random feasible points
- * of the set (the spec 004 section 3.2 validation, made sharper by
+ * of the set (the validation of docs/algorithms/geometry.md §4, made sharper by
  * sampling around the answer), with h, grad h and D_h recomputed here by
  * plain formulas.
  */
@@ -200,7 +200,7 @@ START_TEST(test_pnorm_p_and_kappa)
 	ck_assert_double_eq_tol(mirror_pnorm_kappa(1.5, 8), 2.0, 1e-15);
 	ck_assert(mirror_pnorm_kappa(2.0, 9) == 3.0);
 	{
-		/* the default normalisation is Alg. 5/6's c = 1/(2(p - 1)) */
+		/* the default normalisation, c = 1/(2(p - 1)) (geometry.md §2) */
 		struct mirror_pnorm m;
 		double a[1] = { 0.0 };
 
@@ -388,7 +388,7 @@ START_TEST(test_pnorm_step_free)
 END_TEST
 
 /* p = 2, simplex, no local ball: MS is the Euclidean projection of
- * a + theta / (2c) onto the simplex (spec 004 section 11, test 2). */
+ * a + theta / (2c) onto the simplex (docs/algorithms/geometry.md §4). */
 START_TEST(test_pnorm_step_p2_is_projection)
 {
 	struct rng r;
@@ -451,7 +451,7 @@ random_outer(struct rng *r, const struct constraint *c, size_t d, double *y)
 
 /*
  * MS-L1, MS-SIMPLEX and MS-LP (outer exponent p' random in [1.1, 2]), d = 2..4, p in
- * {1.15, 1.3, 1.6, 2}, R from 0.05 to 5 (the spec's prototype grid): the step is feasible, and no
+ * {1.15, 1.3, 1.6, 2}, R from 0.05 to 5 (geometry.md §4): the step is feasible, and no
  * feasible point beats it on <gamma g, x> + D_h(x, x_k) (computed here by plain formulas, with
  * theta = grad h(x_k) - gamma g): neither 20000 random points of the set nor 20000 points sampled
  * around the answer at three radii (a local check of optimality that random points cannot give).

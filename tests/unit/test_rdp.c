@@ -2,7 +2,7 @@
  * test_rdp.c - unit tests of the Renyi accountant (algorithms/privacy/rdp.c).
  *
  * Where the numbers come from:
- *  - the published values of ACCOUNTING.md section 3 (dp_accounting's own
+ *  - the published values of docs/privacy-model.md §3 (dp_accounting's own
  *    tests), on the reference order grid given there, to the printed digits;
  *  - closed forms (gaussian alpha/(2 z^2), Mironov's Laplace formula in its
  *    original, unfactored form, pure and bounded-range bounds);
@@ -82,7 +82,7 @@ close_rel(double a, double b, double tol)
 }
 
 /* ------------------------------------------------------------------ */
-/* Published values (ACCOUNTING.md section 3)                          */
+/* Published values (docs/privacy-model.md §3)                          */
 
 START_TEST(test_published_values)
 {
@@ -267,7 +267,7 @@ START_TEST(test_laplace_pure_closed_forms)
 END_TEST
 
 /*
- * Full-batch Gaussian, T steps (HOUSE-STYLE 10.13): rho = T / (2 z^2) and the
+ * Full-batch Gaussian, T steps (docs/conventions.md §3): rho = T / (2 z^2) and the
  * classical zCDP bound rho + 2 sqrt(rho log(1/delta)) is the minimum over
  * all orders of the basic conversion, which the improved conversion beats
  * at every order; the exact analytic-Gaussian epsilon (mu = sqrt(T) / z) is
@@ -319,7 +319,7 @@ every_event(unsigned i, bool *more)
 	case 2:
 		return pure(0.7);
 	case 3:
-		return bounded_range(1.3); /* the exponential mechanism (ACCOUNTING 8) */
+		return bounded_range(1.3); /* exponential mechanism: docs/privacy-model.md §8 */
 	case 4:
 		return zcdp(0.05);
 	case 5:
