@@ -151,8 +151,8 @@ const struct objective_ops objective_bilinear = {
 	.name = "bilinear",
 	.doc = "Saddle (min over x, max over y): f(x, y; a, b) = gamma <x, y> + <a, x> - <b, y> "
 	       "(spec 001 section 7.1 with M = gamma I), records are pairs (a, b): the first "
-	       "two blocks of an unlabeled dataset's schema give a (dim of x) and b (dim of y); "
-	       "'coupling' is gamma >= 0 (default 0).  Operator (gamma y + a, b - gamma x).  "
+	       "two blocks of the schema give a (dim of x) and b (dim of y).  Tasks: unlabeled.  "
+	       "Params: coupling (gamma >= 0, default 0).  Operator (gamma y + a, b - gamma x).  "
 	       "Constants from the blocks' declared bounds r_a, r_b and the sets' radii: "
 	       "L_x = gamma R_y + r_a, L_y = gamma R_x + r_b, smoothness gamma (cross terms "
 	       "only).  Gap in closed form over any set (the inner problems are linear).",

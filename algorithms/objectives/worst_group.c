@@ -120,7 +120,7 @@ static const struct saddle_ops wg_ops = {
 	.eval = wg_eval,
 	.constants = wg_constants,
 	.sets_x = (1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) |
-		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_BOX),
+		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX),
 	.sets_y = 1u << CONSTRAINT_SIMPLEX,
 };
 
@@ -128,8 +128,8 @@ const struct objective_ops objective_worst_group_logistic = {
 	.name = "worst_group_logistic",
 	.doc = "Saddle (min over x, max over y): f(x, y; a, l, k) = (y_k / p_k) log(1 + "
 	       "exp(-l <x, a>)) for binary labels l and groups k < G, y on a simplex of G "
-	       "entries, p the public 'group_proportions' (required): max over y is the worst "
-	       "group's risk (spec 001 section 7.3).  Constants from the row's declared bounds "
+	       "entries: max over y is the worst group's risk (spec 001 section 7.3).  Tasks: "
+	       "binary, with a group column.  Params: group_proportions (required, public p).  Constants from the row's declared bounds "
 	       "X and the sets: L_x = s X / p_min, L_y = log(1 + e^Z) / p_min with Z the margin "
 	       "bound, own smoothness s X^2 / (4 p_min) in x and 0 in y, cross X / p_min (s the "
 	       "simplex's scale).  Gap: the max over y in closed form, the min over x by "
