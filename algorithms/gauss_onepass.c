@@ -27,10 +27,9 @@ onepass_check_params(const struct alg_param *schema, const char *const *fields,
 		if (isfinite(v) && v >= p->min && v <= p->max &&
 		    (p->type != ALG_PARAM_INT || floor(v) == v))
 			continue;
-		return err_set_field(e, ERR_INVALID, fields[k], "'%s' must be %s in [%g, %g]",
-				     fields[k],
-				     p->type == ALG_PARAM_INT ? "an integer" : "a number", p->min,
-				     p->max);
+		return err_set_field(
+			e, ERR_INVALID, fields[k], "'%s' must be %s in [%g, %g]", fields[k],
+			p->type == ALG_PARAM_INT ? "an integer" : "a number", p->min, p->max);
 	}
 	return ERR_OK;
 }

@@ -48,8 +48,12 @@ extern const struct objective_ops objective_worst_group_logistic;
 
 /* Minimisation objectives first, then the saddle ones (saddle.h). */
 static const struct objective_ops *const objectives[] = {
-	&objective_logistic, &objective_least_squares,       &objective_hinge,
-	&objective_huber,    &objective_multiclass_logistic, &objective_bilinear,
+	&objective_logistic,
+	&objective_least_squares,
+	&objective_hinge,
+	&objective_huber,
+	&objective_multiclass_logistic,
+	&objective_bilinear,
 	&objective_worst_group_logistic,
 };
 
@@ -177,14 +181,14 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 	if (ops->kind == OBJECTIVE_MINIMIZE &&
 	    (ops->multi == NULL) == (ops->phi == NULL || ops->dphi == NULL))
 		return err_set(e, ERR_INTERNAL, "objective '%s' has no loss", ops->name);
-	if (ops->kind == OBJECTIVE_SADDLE && (ops->saddle == NULL || ops->saddle->init == NULL ||
-					      ops->saddle->eval == NULL ||
-					      ops->saddle->constants == NULL))
+	if (ops->kind == OBJECTIVE_SADDLE &&
+	    (ops->saddle == NULL || ops->saddle->init == NULL || ops->saddle->eval == NULL ||
+	     ops->saddle->constants == NULL))
 		return err_set(e, ERR_INTERNAL, "objective '%s' has no operator", ops->name);
 	if (ops->kind != OBJECTIVE_MINIMIZE && ops->kind != OBJECTIVE_SADDLE)
-		return err_set_field(e, ERR_INVALID, "objective.name",
-				     "objective '%s' ('objective.name') is of a kind no method runs",
-				     ops->name);
+		return err_set_field(
+			e, ERR_INVALID, "objective.name",
+			"objective '%s' ('objective.name') is of a kind no method runs", ops->name);
 	if (ops->multi != NULL && (s->n_classes < 2 || s->n_classes > DATA_MAX_CLASSES))
 		return err_set_field(e, ERR_INVALID, "objective.name",
 				     "objective '%s' ('objective.name') needs the number of "

@@ -23,8 +23,8 @@ check_set(const struct constraint *c, unsigned supported, size_t dim, enum geome
 }
 
 enum err_code
-run_spec_blocks(const struct alg_ops *alg, const struct run_spec *spec,
-		struct saddle_block *ret_x, struct saddle_block *ret_y, struct err *e)
+run_spec_blocks(const struct alg_ops *alg, const struct run_spec *spec, struct saddle_block *ret_x,
+		struct saddle_block *ret_y, struct err *e)
 {
 	const struct objective *o = &spec->objective;
 	bool saddle_obj = o->ops != NULL && o->ops->kind == OBJECTIVE_SADDLE;
@@ -52,8 +52,7 @@ run_spec_blocks(const struct alg_ops *alg, const struct run_spec *spec,
 	if (!spec->has_y)
 		return err_set_field(e, ERR_INVALID, "constraints.y",
 				     "%s needs the dual set 'constraints.y'", alg->name);
-	if (o->dim_x == 0 || o->dim_y == 0 || o->dim_x + o->dim_y != o->dim ||
-	    spec->dim != o->dim)
+	if (o->dim_x == 0 || o->dim_y == 0 || o->dim_x + o->dim_y != o->dim || spec->dim != o->dim)
 		return err_set(e, ERR_INVALID, "the objective's blocks do not fit the run");
 	rc = check_set(&spec->x, alg->constraints, o->dim_x, spec->geometry_x, "constraints.x",
 		       alg->name, e);

@@ -145,8 +145,8 @@ saddle_constants(const struct objective *o, const struct data_schema *s,
 	if (rc != ERR_OK)
 		return rc;
 	k.lipschitz_l2 = hypot(k.x.lipschitz_l2, k.y.lipschitz_l2);
-	k.smooth_l2 = fmax(k.x.smooth_own, k.y.smooth_own) +
-		      fmax(k.x.smooth_cross, k.y.smooth_cross);
+	k.smooth_l2 =
+		fmax(k.x.smooth_own, k.y.smooth_own) + fmax(k.x.smooth_cross, k.y.smooth_cross);
 	if (!isfinite(k.lipschitz_l2) || !isfinite(k.x.lipschitz_dual) ||
 	    !isfinite(k.y.lipschitz_dual) || isnan(k.smooth_l2) || isnan(k.value_bound))
 		return err_set(e, ERR_NUMERIC, "the constants of objective '%s' are not finite",

@@ -36,11 +36,7 @@
  * l1: l_inf).  l1 is the natural geometry of the simplex and the l1 ball
  * (entropic mirror maps, mirror.h); the Euclidean methods use l2.
  */
-enum geometry {
-	GEOMETRY_L2 = 0,
-	GEOMETRY_L1,
-	GEOMETRY__COUNT
-};
+enum geometry { GEOMETRY_L2 = 0, GEOMETRY_L1, GEOMETRY__COUNT };
 
 /* "l2", "l1"; NULL if unknown.  And back: -1 if unknown. */
 const char *geometry_name(enum geometry g);

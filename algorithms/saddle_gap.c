@@ -87,8 +87,8 @@ solve(const struct inner *in, const struct constraint *c, double beta,
 /* The gap of the R points as one (averaged) problem. */
 static void
 gap_of(const struct objective *o, const struct dataset *ds, const struct saddle_block *bx,
-       const struct saddle_block *by, const struct saddle_constants *sc, const double *us,
-       size_t R, const struct saddle_gap_opts *opts, double *buf, struct saddle_gap *ret)
+       const struct saddle_block *by, const struct saddle_constants *sc, const double *us, size_t R,
+       const struct saddle_gap_opts *opts, double *buf, struct saddle_gap *ret)
 {
 	const size_t dim = o->dim;
 	struct inner in = { .o = o, .ds = ds, .us = us, .R = R, .u = buf, .g = buf + dim };

@@ -126,11 +126,11 @@ bilinear_constants(const struct objective *o, const struct data_schema *s,
 	Rx = constraint_l2_radius(&bx->set, o->dim_x);
 	Ry = constraint_l2_radius(&by->set, o->dim_y);
 	ret->x.lipschitz_l2 = gamma * Ry + ra;
-	ret->x.lipschitz_dual = bx->geometry == GEOMETRY_L1 ? gamma * Ry + ra_inf
-							    : ret->x.lipschitz_l2;
+	ret->x.lipschitz_dual =
+		bx->geometry == GEOMETRY_L1 ? gamma * Ry + ra_inf : ret->x.lipschitz_l2;
 	ret->y.lipschitz_l2 = gamma * Rx + rb;
-	ret->y.lipschitz_dual = by->geometry == GEOMETRY_L1 ? gamma * Rx + rb_inf
-							    : ret->y.lipschitz_l2;
+	ret->y.lipschitz_dual =
+		by->geometry == GEOMETRY_L1 ? gamma * Rx + rb_inf : ret->y.lipschitz_l2;
 	ret->x.smooth_own = ret->y.smooth_own = 0.0;
 	ret->x.smooth_cross = ret->y.smooth_cross = gamma;
 	ret->value_bound = gamma * Rx * Ry + ra * Rx + rb * Ry;

@@ -105,8 +105,8 @@ wg_constants(const struct objective *o, const struct data_schema *s, const struc
 	Ymax = constraint_l2_radius(&by->set, o->dim_y);
 	lmax = log1pexp(Z);
 	ret->x.lipschitz_l2 = Ymax * X / pmin;
-	ret->x.lipschitz_dual = bx->geometry == GEOMETRY_L1 ? Ymax * X_inf / pmin
-							    : ret->x.lipschitz_l2;
+	ret->x.lipschitz_dual =
+		bx->geometry == GEOMETRY_L1 ? Ymax * X_inf / pmin : ret->x.lipschitz_l2;
 	ret->y.lipschitz_l2 = ret->y.lipschitz_dual = lmax / pmin;
 	ret->x.smooth_own = Ymax * X * X / (4.0 * pmin);
 	ret->y.smooth_own = 0.0;
@@ -129,7 +129,8 @@ const struct objective_ops objective_worst_group_logistic = {
 	.doc = "Saddle (min over x, max over y): f(x, y; a, l, k) = (y_k / p_k) log(1 + "
 	       "exp(-l <x, a>)) for binary labels l and groups k < G, y on a simplex of G "
 	       "entries: max over y is the worst group's risk (spec 001 section 7.3).  Tasks: "
-	       "binary, with a group column.  Params: group_proportions (required, public p).  Constants from the row's declared bounds "
+	       "binary, with a group column.  Params: group_proportions (required, public p).  "
+	       "Constants from the row's declared bounds "
 	       "X and the sets: L_x = s X / p_min, L_y = log(1 + e^Z) / p_min with Z the margin "
 	       "bound, own smoothness s X^2 / (4 p_min) in x and 0 in y, cross X / p_min (s the "
 	       "simplex's scale).  Gap: the max over y in closed form, the min over x by "

@@ -72,8 +72,8 @@ static const char *const sgda_fields[P__COUNT] = {
 
 static const char *const sgda_objectives[] = { "bilinear", "worst_group_logistic", NULL };
 
-#define ALL_SETS                                                                           \
-	((1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_LP_BALL) | \
+#define ALL_SETS                                                                                   \
+	((1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_LP_BALL) |    \
 	 (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX))
 
 extern const struct alg_ops alg_saddle_sgda_one_pass;
@@ -139,8 +139,7 @@ sgda_setup(const struct run_spec *spec, struct sgda_setup *ret, struct err *e)
 	struct sgda_setup s;
 	enum err_code rc;
 
-	if (obj->ops == NULL ||
-	    !alg_supports_objective(&alg_saddle_sgda_one_pass, obj->ops->name))
+	if (obj->ops == NULL || !alg_supports_objective(&alg_saddle_sgda_one_pass, obj->ops->name))
 		return err_set_field(e, ERR_INVALID, "objective",
 				     "saddle.sgda_one_pass does not support this 'objective'");
 	memset(&s, 0, sizeof(s));
@@ -163,9 +162,10 @@ sgda_setup(const struct run_spec *spec, struct sgda_setup *ret, struct err *e)
 		return rc;
 	s.lipschitz = sc.lipschitz_l2;
 	if (!is_finite_pos(s.lipschitz))
-		return err_set(e, ERR_NUMERIC, "the operator bound is not a finite positive number");
-	s.distance = hypot(block_distance(&s.bx.set, obj->dim_x),
-			   block_distance(&s.by.set, obj->dim_y));
+		return err_set(e, ERR_NUMERIC,
+			       "the operator bound is not a finite positive number");
+	s.distance =
+		hypot(block_distance(&s.bx.set, obj->dim_x), block_distance(&s.by.set, obj->dim_y));
 	rc = onepass_calibrate(spec, &s.z, e);
 	if (rc == ERR_OK)
 		rc = onepass_batch(spec->params[P_BATCH_SIZE], s.z, spec->dim, spec->n, &s.batch,
@@ -179,9 +179,10 @@ sgda_setup(const struct run_spec *spec, struct sgda_setup *ret, struct err *e)
 		return rc;
 	s.sigma = s.z * s.sensitivity_lattice;
 	if (spec->params[P_STEP_SIZE] == 0.0)
-		s.step_size = s.distance / (sqrt(s.lipschitz * s.lipschitz +
-						 (double)spec->dim * s.sigma * s.sigma) *
-					    sqrt((double)s.steps));
+		s.step_size =
+			s.distance /
+			(sqrt(s.lipschitz * s.lipschitz + (double)spec->dim * s.sigma * s.sigma) *
+			 sqrt((double)s.steps));
 	else
 		s.step_size = spec->params[P_STEP_SIZE];
 	if (!is_finite_pos(s.sigma) || !is_finite_pos(s.step_size) || !is_finite_pos(s.distance))

@@ -279,8 +279,7 @@ for_each_combo(const struct alg_ops *a, combo_fn fn)
 			for (int k = 0; k < CONSTRAINT__COUNT; k++) {
 				if (!(a->constraints & (1u << k)))
 					continue;
-				for (int v = 0; v < (is_saddle(o) ? V_EXTRA : V__COUNT);
-				     v++) {
+				for (int v = 0; v < (is_saddle(o) ? V_EXTRA : V__COUNT); v++) {
 					static const char *const vn[V__COUNT] = { "dense", "csr",
 										  "extra" };
 					static const char *const tn[TASK__COUNT] = {
@@ -565,8 +564,7 @@ START_TEST(test_unsupported_objective_refused)
 		return; /* supports them all */
 	f = fixture_new(a, objective_find(a->objectives[0]),
 			(enum task)__builtin_ctz(objective_find(a->objectives[0])->tasks),
-			CONSTRAINT_L2_BALL,
-			V_DENSE);
+			CONSTRAINT_L2_BALL, V_DENSE);
 	ck_assert_int_eq(a->plan(&f->spec, &p, &e), ERR_OK);
 	f->spec.objective.ops = unsupported;
 	fill(x, MAX_DIM);
@@ -574,6 +572,32 @@ START_TEST(test_unsupported_objective_refused)
 	ck_assert_int_eq(alg_run(a, &f->spec, &p, &f->ds, &r, NULL, NULL, x, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "objective");
 	ck_assert(untouched(x, MAX_DIM));
+	free(f);
+}
+END_TEST
+
+/* "constraints.y" is refused by name by minimisation methods and
+ * required by saddle ones (run_spec_blocks, the generic check). */
+START_TEST(test_blocks_refused_by_name)
+{
+	const struct alg_ops *a = alg_of(_i);
+	const struct objective_ops *o = objective_find(a->objectives[0]);
+	struct fixture *f =
+		fixture_new(a, o, (enum task)__builtin_ctz(o->tasks), CONSTRAINT_L2_BALL, V_DENSE);
+	struct saddle_block bx, by;
+	struct err e = { 0 };
+
+	ck_assert_msg(run_spec_blocks(a, &f->spec, &bx, &by, &e) == ERR_OK, "%s", e.msg);
+	ck_assert(memcmp(&bx.set, &f->spec.x, sizeof(bx.set)) == 0);
+	f->spec.has_y = !a->saddle;
+	f->spec.y = canonical_set(CONSTRAINT_L2_BALL);
+	ck_assert_int_eq(run_spec_blocks(a, &f->spec, &bx, &by, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "constraints.y");
+	ck_assert(strstr(e.msg, "constraints.y") != NULL);
+	if (a->saddle)
+		ck_assert(a->constraints_y != 0);
+	else
+		ck_assert_uint_eq(a->constraints_y, 0);
 	free(f);
 }
 END_TEST
@@ -690,6 +714,7 @@ conformance_suite(void)
 	tcase_add_loop_test(tc, test_runs, 0, n);
 	tcase_add_loop_test(tc, test_invalid_params, 0, n);
 	tcase_add_loop_test(tc, test_unsupported_objective_refused, 0, n);
+	tcase_add_loop_test(tc, test_blocks_refused_by_name, 0, n);
 	tcase_add_loop_test(tc, test_cancel, 0, n);
 	tcase_add_loop_test(tc, test_rng_failure, 0, n);
 	suite_add_tcase(s, tc);

@@ -102,11 +102,11 @@ make_worst_group(struct prob *p, size_t n, uint64_t seed)
 		for (size_t j = 0; j < 3; j++)
 			p->x[i * 3 + j] /= fmax(1.0, nn);
 		p->grp[i] = u < PROP[0] ? 0 : u < PROP[0] + PROP[1] ? 1 : 2;
-		p->lab[i] = rng_uniform(&r) < 1.0 / (1.0 + exp(-(2.0 * p->x[i * 3] -
-								    (double)p->grp[i] *
-									    p->x[i * 3 + 1])))
-				    ? 1.0
-				    : -1.0;
+		p->lab[i] =
+			rng_uniform(&r) < 1.0 / (1.0 + exp(-(2.0 * p->x[i * 3] -
+							     (double)p->grp[i] * p->x[i * 3 + 1])))
+				? 1.0
+				: -1.0;
 	}
 	memset(&p->ds, 0, sizeof(p->ds));
 	p->ds.n = n;
@@ -177,7 +177,8 @@ START_TEST(test_operator_finite_differences)
 			memcpy(um, u, sizeof(u));
 			up[j] += h;
 			um[j] -= h;
-			fd = (saddle_value(&p->o, &p->ds, i, up) - saddle_value(&p->o, &p->ds, i, um)) /
+			fd = (saddle_value(&p->o, &p->ds, i, up) -
+			      saddle_value(&p->o, &p->ds, i, um)) /
 			     (2.0 * h);
 			ck_assert_msg(fabs(sign * fd - g[j]) <= 1e-7 * (1.0 + fabs(fd)),
 				      "coordinate %zu: fd %g operator %g", j, sign * fd, g[j]);
@@ -252,9 +253,9 @@ START_TEST(test_constants_hold)
 			mx[7] = fmax(mx[7], norm2(d, nx) / norm2(h, nx));
 	}
 	{
-		const double bound[8] = { k.x.lipschitz_l2, k.x.lipschitz_dual, k.y.lipschitz_l2,
-					  k.y.lipschitz_dual, k.lipschitz_l2, k.value_bound,
-					  k.smooth_l2, k.x.smooth_own };
+		const double bound[8] = { k.x.lipschitz_l2,   k.x.lipschitz_dual, k.y.lipschitz_l2,
+					  k.y.lipschitz_dual, k.lipschitz_l2,     k.value_bound,
+					  k.smooth_l2,        k.x.smooth_own };
 		/* Attained within these factors on the sampled points (bilinear:
 		 * tight bounds; worst_group: the margin bound needs the worst
 		 * record at the worst point). */
@@ -262,8 +263,8 @@ START_TEST(test_constants_hold)
 					     { 0.3, 0.3, 0.2, 0.2, 0.3, 0.2, 0.05, 0.01 } };
 
 		for (int c = 0; c < 8; c++) {
-			ck_assert_msg(mx[c] <= bound[c] * (1.0 + 1e-12), "constant %d: %g > bound %g",
-				      c, mx[c], bound[c]);
+			ck_assert_msg(mx[c] <= bound[c] * (1.0 + 1e-12),
+				      "constant %d: %g > bound %g", c, mx[c], bound[c]);
 			ck_assert_msg(mx[c] >= least[_i][c] * bound[c],
 				      "constant %d: %g far below bound %g", c, mx[c], bound[c]);
 		}
@@ -382,11 +383,12 @@ START_TEST(test_gap_bilinear_closed_form_and_brute_force)
 		double closed, mx, mn;
 
 		random_point(p, &r, u);
-		ck_assert_msg(saddle_gap_eval(&p->o, &p->s, &p->ds, &p->bx, &p->by, u, 1, &OPTS, &sg,
-					      &wg, &e) == ERR_OK,
+		ck_assert_msg(saddle_gap_eval(&p->o, &p->s, &p->ds, &p->bx, &p->by, u, 1, &OPTS,
+					      &sg, &wg, &e) == ERR_OK,
 			      "%s", e.msg);
 		closed = bilinear_closed_gap(p, u);
-		ck_assert_msg(fabs(sg.gap.lo - closed) <= 1e-12 && fabs(sg.gap.hi - closed) <= 1e-12,
+		ck_assert_msg(fabs(sg.gap.lo - closed) <= 1e-12 &&
+				      fabs(sg.gap.hi - closed) <= 1e-12,
 			      "gap [%g, %g], closed form %g", sg.gap.lo, sg.gap.hi, closed);
 		ck_assert_uint_eq(sg.iters, 0); /* linear inner problems: no steps */
 		mx = grid_ball(1.0, F_with, p, u, 1, true);
@@ -440,10 +442,11 @@ START_TEST(test_gap_worst_group_certified)
 			      sg.min_x.lo, sg.min_x.hi);
 		/* max over the simplex: the worst group's weighted risk */
 		for (size_t i = 0; i < p->ds.n; i++) {
-			double z = p->x[i * 3] * u[0] + p->x[i * 3 + 1] * u[1] + p->x[i * 3 + 2] * u[2];
+			double z = p->x[i * 3] * u[0] + p->x[i * 3 + 1] * u[1] +
+				   p->x[i * 3 + 2] * u[2];
 
-			risk[p->grp[i]] += log1p(exp(-p->lab[i] * z)) / PROP[p->grp[i]] /
-					   (double)p->ds.n;
+			risk[p->grp[i]] +=
+				log1p(exp(-p->lab[i] * z)) / PROP[p->grp[i]] / (double)p->ds.n;
 		}
 		for (int k = 0; k < 3; k++)
 			mx = fmax(mx, risk[k]);
@@ -537,8 +540,8 @@ run_gap(size_t n, uint64_t seed)
 		      e.msg);
 	for (size_t j = 0; j < 4; j++)
 		pop->x[j] = c * (j < 2 ? NU_A[j] : NU_B[j - 2]);
-	ck_assert(saddle_gap_eval(&pop->o, &pop->s, &pop->ds, &p->bx, &p->by, u, 1, &OPTS, &g,
-				  NULL, &e) == ERR_OK);
+	ck_assert(saddle_gap_eval(&pop->o, &pop->s, &pop->ds, &p->bx, &p->by, u, 1, &OPTS, &g, NULL,
+				  &e) == ERR_OK);
 	free(p);
 	free(pop);
 	return g.gap.hi;

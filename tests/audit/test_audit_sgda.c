@@ -193,7 +193,8 @@ white_box_audit(const char *name, double scale, uint64_t seed, double *ret_claim
 	struct sgda_audit *a = calloc(1, sizeof(*a));
 	struct audit_config c;
 	struct audit_result r;
-	double sigma, L, *xa = malloc(WB_RUNS * sizeof(double)), *xb = malloc(WB_RUNS * sizeof(double));
+	double sigma, L, *xa = malloc(WB_RUNS * sizeof(double)),
+			 *xb = malloc(WB_RUNS * sizeof(double));
 	double t0 = audit_now();
 
 	ck_assert(a != NULL && xa != NULL && xb != NULL);
