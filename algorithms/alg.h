@@ -32,6 +32,7 @@
 #include "privacy/accountant.h"
 #include "privacy/event.h"
 #include "rng.h"
+#include "saddle.h"
 
 /* Upper bound on schema and report lengths, so callers use stack arrays. */
 #define ALG_MAX_PARAMS 32
@@ -76,6 +77,19 @@ struct run_spec {
 	 * a request. */
 	const struct alg_testing_hook *testing_hook;
 #endif
+	/*
+	 * Blocks (saddle.h).  A saddle run's variable is u = (x, y): x =
+	 * u[0 .. objective.dim_x) over the set x above, y = u[dim_x .. dim)
+	 * over the set y below, dim = dim_x + dim_y; result() writes u and
+	 * the service returns its two blocks as "x" and "y".  has_y is true
+	 * when the request gave "constraints.y" (accepted only by methods with
+	 * alg_ops.saddle; run_spec_blocks()).  Each block's geometry is the
+	 * norm its method measures it in (GEOMETRY_L2, the zero value, for the
+	 * Euclidean methods).  Minimisation runs leave all of this zero.
+	 */
+	bool has_y;
+	struct constraint y;
+	enum geometry geometry_x, geometry_y;
 };
 
 /* A value the run actually used, reported in the result ("step_size",
@@ -115,6 +129,12 @@ struct alg_ops {
 	enum err_code (*step)(void *state, struct err *e);
 	void (*result)(const void *state, double *ret_x); /* spec->dim doubles */
 	void (*fini)(void *state);
+	/* Saddle support: true when the method solves saddle objectives
+	 * (OBJECTIVE_SADDLE, its objectives list only those) over x in
+	 * 'constraints' times y in 'constraints_y'; false (the zero value)
+	 * for minimisation methods, which refuse "constraints.y". */
+	bool saddle;
+	unsigned constraints_y; /* bit (1u << CONSTRAINT_*) per supported set of y */
 };
 
 /* registry.c */
@@ -146,6 +166,19 @@ enum err_code alg_run(const struct alg_ops *alg, const struct run_spec *spec,
  * spec->schema and set spec->dim; objective_init's errors. */
 enum err_code run_spec_set_objective(struct run_spec *spec, const struct objective_ops *ops,
 				     const struct objective_params *p, struct err *e);
+
+/*
+ * The blocks of spec for alg (run_blocks.c): *ret_x = (spec->x,
+ * geometry_x) and, for a saddle run, *ret_y = (spec->y, geometry_y).
+ * ERR_INVALID naming "constraints.y" when a minimisation method gets one
+ * (has_y) or a saddle run lacks it, "constraints.x" / "constraints.y" for
+ * a set kind the method does not support or that does not validate in the
+ * block's dimension, "objective" when the objective's kind does not match
+ * the method.  The generic part of plan() for saddle methods.
+ */
+enum err_code run_spec_blocks(const struct alg_ops *alg, const struct run_spec *spec,
+			      struct saddle_block *ret_x, struct saddle_block *ret_y,
+			      struct err *e);
 
 /* Fill v with the schema defaults. */
 void alg_default_params(const struct alg_ops *alg, double *v);

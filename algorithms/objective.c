@@ -35,6 +35,7 @@
 
 #include "kernels.h"
 #include "objective.h"
+#include "saddle.h"
 #include "util.h"
 
 extern const struct objective_ops objective_logistic;
@@ -42,10 +43,24 @@ extern const struct objective_ops objective_least_squares;
 extern const struct objective_ops objective_hinge;
 extern const struct objective_ops objective_huber;
 extern const struct objective_ops objective_multiclass_logistic;
+extern const struct objective_ops objective_bilinear;
+extern const struct objective_ops objective_worst_group_logistic;
 
+/* Minimisation objectives first, then the saddle ones (saddle.h). */
 static const struct objective_ops *const objectives[] = {
-	&objective_logistic, &objective_least_squares,       &objective_hinge,
-	&objective_huber,    &objective_multiclass_logistic,
+	&objective_logistic,
+	&objective_least_squares,
+	&objective_hinge,
+	&objective_huber,
+	&objective_multiclass_logistic,
+	&objective_bilinear,
+	&objective_worst_group_logistic,
+};
+
+static const char *const kind_names[OBJECTIVE__KIND_COUNT] = {
+	[OBJECTIVE_MINIMIZE] = "minimize",
+	[OBJECTIVE_SADDLE] = "saddle",
+	[OBJECTIVE_OPERATOR] = "operator",
 };
 
 static const char *const param_names[OBJ_P__COUNT] = {
@@ -55,6 +70,7 @@ static const char *const param_names[OBJ_P__COUNT] = {
 	[OBJ_P_HUBER_DELTA] = "huber_delta",
 	[OBJ_P_CLASS_PRIOR] = "class_prior",
 	[OBJ_P_GROUP_PROPORTIONS] = "group_proportions",
+	[OBJ_P_COUPLING] = "coupling",
 };
 
 /* Priors must sum to 1 within this. */
@@ -64,6 +80,12 @@ const char *
 objective_param_name(enum objective_param p)
 {
 	return (unsigned)p < OBJ_P__COUNT ? param_names[p] : NULL;
+}
+
+const char *
+objective_kind_name(enum objective_kind k)
+{
+	return (unsigned)k < OBJECTIVE__KIND_COUNT ? kind_names[k] : NULL;
 }
 
 size_t
@@ -156,8 +178,17 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 		return err_set_field(e, ERR_INVALID, "objective.name",
 				     "'%s' needs numeric features: the dataset has none",
 				     ops->name);
-	if ((ops->multi == NULL) == (ops->phi == NULL || ops->dphi == NULL))
+	if (ops->kind == OBJECTIVE_MINIMIZE &&
+	    (ops->multi == NULL) == (ops->phi == NULL || ops->dphi == NULL))
 		return err_set(e, ERR_INTERNAL, "objective '%s' has no loss", ops->name);
+	if (ops->kind == OBJECTIVE_SADDLE &&
+	    (ops->saddle == NULL || ops->saddle->init == NULL || ops->saddle->eval == NULL ||
+	     ops->saddle->constants == NULL))
+		return err_set(e, ERR_INTERNAL, "objective '%s' has no operator", ops->name);
+	if (ops->kind != OBJECTIVE_MINIMIZE && ops->kind != OBJECTIVE_SADDLE)
+		return err_set_field(
+			e, ERR_INVALID, "objective.name",
+			"objective '%s' ('objective.name') is of a kind no method runs", ops->name);
 	if (ops->multi != NULL && (s->n_classes < 2 || s->n_classes > DATA_MAX_CLASSES))
 		return err_set_field(e, ERR_INVALID, "objective.name",
 				     "objective '%s' ('objective.name') needs the number of "
@@ -181,6 +212,11 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 	if (!isnan(p->huber_delta) && !(isfinite(p->huber_delta) && p->huber_delta > 0.0))
 		return err_set_field(e, ERR_INVALID, "objective.huber_delta",
 				     "'objective.huber_delta' must be a finite number > 0");
+	if (p->coupling != 0.0 && !accepts(ops, OBJ_P_COUPLING))
+		return refuse_param(ops, OBJ_P_COUPLING, e);
+	if (!(isfinite(p->coupling) && p->coupling >= 0.0))
+		return err_set_field(e, ERR_INVALID, "objective.coupling",
+				     "'objective.coupling' must be a finite number >= 0");
 
 	memset(&o, 0, sizeof(o));
 	o.ops = ops;
@@ -234,6 +270,13 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 		for (size_t c = 0; c < g; c++)
 			o.group_w[c] = 1.0 / ((double)g * p->group_proportions[c]);
 	}
+	if (ops->kind == OBJECTIVE_SADDLE) {
+		/* Blocks and dimensions (saddle.h); the weights above are the
+		 * public inputs the objective reads. */
+		rc = ops->saddle->init(&o, s, e);
+		if (rc != ERR_OK)
+			return rc;
+	}
 	*ret = o;
 	return ERR_OK;
 }
@@ -243,7 +286,7 @@ objective_check_dataset(const struct objective *o, const struct dataset *ds, str
 {
 	if (ds->d != o->d)
 		return err_set(e, ERR_INTERNAL, "the dataset does not match the objective");
-	if (ds->n > 0 && ds->y == NULL)
+	if (ds->n > 0 && ds->y == NULL && o->task != TASK_UNLABELED)
 		return err_set(e, ERR_INTERNAL, "the objective needs labels");
 	if (ds->layout == DATA_CSR && (ds->row_ptr == NULL || ds->col == NULL || ds->val == NULL))
 		return err_set(e, ERR_INTERNAL, "the CSR dataset is incomplete");

@@ -45,8 +45,29 @@ enum objective_param {
 	OBJ_P_HUBER_DELTA,
 	OBJ_P_CLASS_PRIOR,
 	OBJ_P_GROUP_PROPORTIONS,
+	OBJ_P_COUPLING, /* bilinear: gamma of the public coupling gamma <x, y> */
 	OBJ_P__COUNT
 };
+
+/*
+ * What an objective stands for.  minimize: F(w) above, one variable w.
+ * saddle: min_x max_y (1/n) sum_i f(x, y; z_i), convex in x, concave in y,
+ * over a product X x Y of two blocks, the variable u = (x, y) their
+ * concatenation (saddle.h: the per-record value and the operator
+ * (grad_x f, -grad_y f) in one pass, constants per block).  operator: a
+ * monotone operator F on one set (variational inequality mode); no
+ * objective of this kind ships yet.  The zero value is minimize, so an ops
+ * table that does not say is a minimisation objective.
+ */
+enum objective_kind {
+	OBJECTIVE_MINIMIZE = 0,
+	OBJECTIVE_SADDLE,
+	OBJECTIVE_OPERATOR,
+	OBJECTIVE__KIND_COUNT
+};
+
+/* API name of a kind ("minimize", "saddle", "operator"); NULL if unknown. */
+const char *objective_kind_name(enum objective_kind k);
 
 /* API key of a parameter ("intercept", ...). */
 const char *objective_param_name(enum objective_param p);
@@ -61,6 +82,7 @@ struct objective_params {
 	double class_prior[DATA_MAX_CLASSES]; /* K (multiclass) or 2 ([-1, +1]) entries */
 	size_t n_group_proportions;
 	double group_proportions[DATA_MAX_GROUPS]; /* G entries */
+	double coupling; /* bilinear: gamma >= 0 of gamma <x, y> (0: none) */
 };
 
 /* Bounds every constant is built from (objective_constants fills it; a
@@ -93,6 +115,7 @@ struct objective_constants {
 };
 
 struct objective;
+struct saddle_ops;
 
 struct objective_ops {
 	const char *name; /* API id, e.g. "logistic" */
@@ -121,6 +144,10 @@ struct objective_ops {
 	 */
 	enum err_code (*constants)(const struct objective *o, const struct objective_geometry *g,
 				   struct objective_constants *ret, struct err *e);
+	/* OBJECTIVE_MINIMIZE (0) unless set.  A saddle objective leaves phi,
+	 * multi and constants NULL and gives its operations in saddle. */
+	enum objective_kind kind;
+	const struct saddle_ops *saddle; /* OBJECTIVE_SADDLE only; static */
 };
 
 /* An objective instance: plain value, no pointers but ops. */
@@ -137,6 +164,14 @@ struct objective {
 	bool class_weighted, group_weighted;
 	double class_w[DATA_MAX_CLASSES]; /* 1/(K pi_k); binary: [0] for -1, [1] for +1 */
 	double group_w[DATA_MAX_GROUPS];  /* 1/(G pi_g) */
+	/* Saddle objectives: dim = dim_x + dim_y, x = u[0 .. dim_x), y =
+	 * u[dim_x .. dim); the schema blocks (data_block) the record's two
+	 * vectors come from, or SIZE_MAX when the objective reads the whole
+	 * row, and the first feature column of each.  0 for minimisation
+	 * objectives. */
+	size_t dim_x, dim_y;
+	size_t block_x, block_y;
+	size_t offset_x, offset_y;
 };
 
 /* Registry of objectives. */
@@ -160,8 +195,8 @@ enum err_code objective_init(struct objective *ret, const struct objective_ops *
 			     const struct objective_params *p, const struct data_schema *s,
 			     struct err *e);
 
-/* ERR_INTERNAL unless ds has the shape o was built for (d, labels,
- * group column when group weights are used). */
+/* ERR_INTERNAL unless ds has the shape o was built for (d, labels unless
+ * the objective reads none, group column when group weights are used). */
 enum err_code objective_check_dataset(const struct objective *o, const struct dataset *ds,
 				      struct err *e);
 

@@ -11,9 +11,11 @@
 #include "util.h"
 
 extern const struct alg_ops alg_sgd_one_pass;
+extern const struct alg_ops alg_saddle_sgda_one_pass;
 
 static const struct alg_ops *const registry[] = {
 	&alg_sgd_one_pass,
+	&alg_saddle_sgda_one_pass,
 };
 
 size_t

@@ -56,8 +56,7 @@
 #include <string.h>
 
 #include "alg.h"
-#include "privacy/analytic_gaussian.h"
-#include "privacy/calibrate.h"
+#include "gauss_onepass.h"
 #include "privacy/noise.h"
 #ifdef DPOPT_TESTING
 #include "testing_hook.h"
@@ -130,37 +129,13 @@ static const char *const sgd_fields[P__COUNT] = {
 	[P_STEP_SIZE] = "params.step_size",
 };
 
-/* The service validates params against the schema; so does plan(). */
-static enum err_code
-check_param(const double *params, int k, struct err *e)
-{
-	const struct alg_param *p = &sgd_params[k];
-	double v = params[k];
-
-	if (isfinite(v) && v >= p->min && v <= p->max &&
-	    (p->type != ALG_PARAM_INT || floor(v) == v))
-		return ERR_OK;
-	return err_set_field(e, ERR_INVALID, sgd_fields[k], "'%s' must be %s in [%g, %g]",
-			     sgd_fields[k], p->type == ALG_PARAM_INT ? "an integer" : "a number",
-			     p->min, p->max);
-}
-
-/* The calibration family: the run's cost is one Gaussian mechanism with
- * noise multiplier z (the parallel wrapper does not change it). */
-static enum err_code
-gaussian_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
-{
-	dp_event_gaussian(ret, DP_REPLACE_ONE, z);
-	return ERR_OK;
-}
-
 static enum err_code
 sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 {
 	const struct objective *obj = &spec->objective;
 	struct objective_constants oc;
 	struct sgd_setup s;
-	double eps_cal, delta_cal, b_param, eta_param, p;
+	double b_param, eta_param, p;
 	bool supported = false;
 	enum err_code rc;
 
@@ -188,11 +163,10 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 	    spec->dim != obj->dim || spec->dim == 0)
 		return err_set(e, ERR_INVALID, "the dataset has no rows or no features");
 	p = (double)spec->dim;
-	for (int k = 0; k < P__COUNT; k++) {
-		rc = check_param(spec->params, k, e);
-		if (rc != ERR_OK)
-			return rc;
-	}
+	/* The service validates params against the schema; so does plan(). */
+	rc = onepass_check_params(sgd_params, sgd_fields, spec->params, P__COUNT, e);
+	if (rc != ERR_OK)
+		return rc;
 	b_param = spec->params[P_BATCH_SIZE];
 	eta_param = spec->params[P_STEP_SIZE];
 	if (b_param > (double)spec->n)
@@ -228,20 +202,7 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 	 * side: the event meets (eps', delta') with eps' < eps and delta' <
 	 * delta, hence any decimal at least as large as those.
 	 */
-	eps_cal = nextafter(spec->epsilon, 0.0);
-	delta_cal = nextafter(spec->delta, 0.0);
-	if (spec->mode == ACCOUNTING_BASIC) {
-		/* Exact: the analytic curve of one Gaussian (Balle & Wang). */
-		rc = ag_calibrate(eps_cal, delta_cal, &s.z, e);
-	} else {
-		/* The ledger composes in RDP: calibrate on the RDP conversion. */
-		struct rdp_grid grid;
-		struct accountant_report report;
-
-		rdp_grid_default(&grid);
-		rc = calibrate(gaussian_family, NULL, ACCOUNTING_RENYI, eps_cal, delta_cal, 1e-3,
-			       1e7, &grid, &s.z, &report, e);
-	}
+	rc = onepass_calibrate(spec, &s.z, e); /* exact curve (basic) or RDP (renyi) */
 	if (rc != ERR_OK)
 		return rc;
 
@@ -255,21 +216,9 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 	 * b = 2 z sqrt(p), where the two terms are equal and the bound is
 	 * 2 R G (p z^2)^(1/4) / sqrt(n).  Rounded up, then clamped to [1, n].
 	 */
-	if (b_param == 0.0) {
-		double bf = ceil(2.0 * s.z * sqrt(p));
-
-		if (!isfinite(bf))
-			return err_set(e, ERR_NUMERIC, "the automatic batch size is not finite");
-		if (bf > (double)spec->n)
-			bf = (double)spec->n;
-		if (bf < 1.0)
-			bf = 1.0;
-		s.batch = (size_t)bf;
-	} else {
-		s.batch = (size_t)b_param;
-	}
-	if (s.batch == 0 || s.batch > spec->n)
-		return err_set(e, ERR_INTERNAL, "batch size out of range");
+	rc = onepass_batch(b_param, s.z, spec->dim, spec->n, &s.batch, e);
+	if (rc != ERR_OK)
+		return rc;
 	s.steps = (unsigned long)(spec->n / s.batch);
 
 	s.sensitivity = 2.0 * s.grad_bound / (double)s.batch;
@@ -277,10 +226,7 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 	 * §6): rounding to the lattice adds at most 2^-k sqrt(p) <= 1e-6
 	 * Delta to the l2 sensitivity, and the noise is calibrated to the
 	 * inflated one. */
-	rc = noise_lattice_step(NOISE_NORM_L2, s.sensitivity, spec->dim, &s.lattice_k, e);
-	if (rc == ERR_OK)
-		rc = noise_lattice_sensitivity(NOISE_NORM_L2, s.sensitivity, spec->dim, s.lattice_k,
-					       &s.sensitivity_lattice, e);
+	rc = onepass_lattice(s.sensitivity, spec->dim, &s.lattice_k, &s.sensitivity_lattice, e);
 	if (rc != ERR_OK)
 		return rc;
 	s.sigma = s.z * s.sensitivity_lattice;
@@ -302,10 +248,7 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 static enum err_code
 sgd_event(const struct sgd_setup *s, struct dp_event_tree *ret, struct err *e)
 {
-	struct dp_event parallel = { .type = DP_EVENT_PARALLEL, .count = s->steps };
-
-	dp_event_gaussian(ret, DP_REPLACE_ONE, s->z);
-	return dp_event_wrap(ret, &parallel, e);
+	return onepass_event(s->z, s->steps, ret, e);
 }
 
 static enum err_code
@@ -365,26 +308,7 @@ static enum err_code
 testing_init(struct sgd_state *s, const struct alg_testing_hook *h, size_t n, struct err *e)
 {
 	s->hook = h;
-	if (h == NULL)
-		return ERR_OK;
-	if (h->place_first) {
-		if (h->first_record >= n)
-			return err_set(e, ERR_INVALID, "testing hook: no record %zu",
-				       h->first_record);
-		for (size_t i = 0; i < n; i++) {
-			if (s->order[i] == h->first_record) {
-				s->order[i] = s->order[0];
-				s->order[0] = h->first_record;
-				break;
-			}
-		}
-	}
-	if (h->noise_scale != 0.0) {
-		if (!is_finite_pos(h->noise_scale))
-			return err_set(e, ERR_INVALID, "testing hook: bad noise scale");
-		s->sigma *= h->noise_scale;
-	}
-	return ERR_OK;
+	return onepass_testing_hook(h, s->order, n, &s->sigma, e);
 }
 #endif
 
@@ -441,15 +365,7 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	 * ordered m-subset there.
 	 */
 	m = (size_t)su.steps * su.batch;
-	for (size_t i = 0; i < n; i++)
-		s->order[i] = i;
-	for (size_t i = 0; i < m && i + 1 < n; i++) {
-		size_t j = i + (size_t)rng_below(rng, n - i);
-		size_t tmp = s->order[i];
-
-		s->order[i] = s->order[j];
-		s->order[j] = tmp;
-	}
+	onepass_order(rng, s->order, n, m);
 #ifdef DPOPT_TESTING
 	rc = testing_init(s, spec->testing_hook, n, e);
 	if (rc != ERR_OK)

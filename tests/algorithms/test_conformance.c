@@ -6,6 +6,9 @@
  * supported objective (on every task it accepts) times every supported
  * constraint times a dense and a CSR copy of the data (and, on the dense
  * one, the objective with an intercept and an elastic-net regularizer), on
+ * small synthetic data (saddle methods: the objective's schema, blocks or
+ * groups, and a y set of the same kind, or the simplex where the objective
+ * needs it; no "extra" variant), on
  * small synthetic data with a seeded splitmix generator:
  * plan() succeeds and is deterministic; the run succeeds, calls progress
  * once per planned step, and returns a finite feasible point; the same
@@ -118,8 +121,45 @@ struct fixture {
 	size_t row_ptr[N_ROWS + 1];
 	uint32_t col[N_ROWS * D_COLS];
 	double val[N_ROWS * D_COLS];
+	uint32_t group[N_ROWS];
 	size_t dim;
 };
+
+static struct constraint canonical_set(enum constraint_kind k);
+
+static bool
+is_saddle(const struct objective_ops *o)
+{
+	return o->kind == OBJECTIVE_SADDLE;
+}
+
+/* A saddle objective's schema: bilinear reads blocks a = columns 0..2 and
+ * b = 3..5 (rows have ||x|| <= 1, so each block too); the others a group
+ * column of 3 groups with public proportions. */
+static void
+saddle_schema(struct fixture *f, const struct objective_ops *o, enum constraint_kind k,
+	      struct objective_params *p)
+{
+	static const double prop[3] = { 0.3, 0.3, 0.4 };
+
+	f->spec.has_y = true;
+	if (strcmp(o->name, "bilinear") == 0) {
+		f->spec.schema.n_blocks = 2;
+		f->spec.schema.blocks[0] = (struct data_block){ "a", 0, 3, 1.0, NAN };
+		f->spec.schema.blocks[1] = (struct data_block){ "b", 3, 3, 1.0, NAN };
+		f->ds.y = NULL;
+		p->coupling = 0.5;
+		f->spec.y = canonical_set(k);
+		return;
+	}
+	for (size_t i = 0; i < N_ROWS; i++)
+		f->group[i] = (uint32_t)(i % 3);
+	f->ds.group = f->group;
+	f->ds.n_groups = f->spec.schema.n_groups = 3;
+	p->n_group_proportions = 3;
+	memcpy(p->group_proportions, prop, sizeof(prop));
+	f->spec.y = canonical_set(CONSTRAINT_SIMPLEX);
+}
 
 /* Rows with ||x||_2 <= 1, about a third of the entries zero, and labels
  * of the task from a planted model. */
@@ -208,6 +248,8 @@ fixture_new(const struct alg_ops *a, const struct objective_ops *o, enum task ta
 	f->spec.schema.bounds.label = task == TASK_REGRESSION ? 2.0 : NAN;
 	f->spec.schema.bounds.label_lo = f->spec.schema.bounds.label_hi = NAN;
 	objective_params_default(&p);
+	if (is_saddle(o))
+		saddle_schema(f, o, k, &p);
 	if (v == V_EXTRA) {
 		p.intercept = true;
 		p.ridge = 0.05;
@@ -237,7 +279,7 @@ for_each_combo(const struct alg_ops *a, combo_fn fn)
 			for (int k = 0; k < CONSTRAINT__COUNT; k++) {
 				if (!(a->constraints & (1u << k)))
 					continue;
-				for (int v = 0; v < V__COUNT; v++) {
+				for (int v = 0; v < (is_saddle(o) ? V_EXTRA : V__COUNT); v++) {
 					static const char *const vn[V__COUNT] = { "dense", "csr",
 										  "extra" };
 					static const char *const tn[TASK__COUNT] = {
@@ -277,7 +319,7 @@ assert_plans_equal(const struct run_plan *p, const struct run_plan *q, const cha
 }
 
 static bool
-is_feasible(const struct constraint *c, const double *x, size_t d)
+is_feasible_set(const struct constraint *c, const double *x, size_t d)
 {
 	double s = 0.0;
 
@@ -309,6 +351,18 @@ is_feasible(const struct constraint *c, const double *x, size_t d)
 	default:
 		return false;
 	}
+}
+
+/* x, or for a saddle run both blocks of u = (x, y). */
+static bool
+is_feasible(const struct fixture *f, const double *u, size_t dim)
+{
+	const struct objective *o = &f->spec.objective;
+
+	if (!f->spec.has_y)
+		return is_feasible_set(&f->spec.x, u, dim);
+	return is_feasible_set(&f->spec.x, u, o->dim_x) &&
+	       is_feasible_set(&f->spec.y, u + o->dim_x, o->dim_y);
 }
 
 struct progress_log {
@@ -390,7 +444,7 @@ check_run(const struct alg_ops *a, struct fixture *f, const char *what)
 		      log.calls, p1.steps);
 	for (size_t j = 0; j < dim; j++)
 		ck_assert_msg(isfinite(x1[j]), "%s: output not finite", what);
-	ck_assert_msg(is_feasible(&f->spec.x, x1, dim), "%s: output infeasible", what);
+	ck_assert_msg(is_feasible(f, x1, dim), "%s: output infeasible", what);
 
 	rng_splitmix_init(&r, 77);
 	ck_assert(alg_run(a, &f->spec, &p1, &f->ds, &r, NULL, NULL, x2, &e) == ERR_OK);
@@ -411,7 +465,7 @@ check_run(const struct alg_ops *a, struct fixture *f, const char *what)
 		ck_assert(a->plan(&f->spec, &p2, &e) == ERR_OK);
 		rng_splitmix_init(&r, 79);
 		ck_assert(alg_run(a, &f->spec, &p2, &f->ds, &r, NULL, NULL, x3, &e) == ERR_OK);
-		ck_assert_msg(is_feasible(&f->spec.x, x3, dim), "%s: huge step left the set", what);
+		ck_assert_msg(is_feasible(f, x3, dim), "%s: huge step left the set", what);
 		f->spec.params[k] = q->def;
 	}
 }
@@ -508,8 +562,9 @@ START_TEST(test_unsupported_objective_refused)
 			unsupported = objective_at(i);
 	if (unsupported == NULL)
 		return; /* supports them all */
-	f = fixture_new(a, objective_find(a->objectives[0]), TASK_BINARY, CONSTRAINT_L2_BALL,
-			V_DENSE);
+	f = fixture_new(a, objective_find(a->objectives[0]),
+			(enum task)__builtin_ctz(objective_find(a->objectives[0])->tasks),
+			CONSTRAINT_L2_BALL, V_DENSE);
 	ck_assert_int_eq(a->plan(&f->spec, &p, &e), ERR_OK);
 	f->spec.objective.ops = unsupported;
 	fill(x, MAX_DIM);
@@ -517,6 +572,32 @@ START_TEST(test_unsupported_objective_refused)
 	ck_assert_int_eq(alg_run(a, &f->spec, &p, &f->ds, &r, NULL, NULL, x, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "objective");
 	ck_assert(untouched(x, MAX_DIM));
+	free(f);
+}
+END_TEST
+
+/* "constraints.y" is refused by name by minimisation methods and
+ * required by saddle ones (run_spec_blocks, the generic check). */
+START_TEST(test_blocks_refused_by_name)
+{
+	const struct alg_ops *a = alg_of(_i);
+	const struct objective_ops *o = objective_find(a->objectives[0]);
+	struct fixture *f =
+		fixture_new(a, o, (enum task)__builtin_ctz(o->tasks), CONSTRAINT_L2_BALL, V_DENSE);
+	struct saddle_block bx, by;
+	struct err e = { 0 };
+
+	ck_assert_msg(run_spec_blocks(a, &f->spec, &bx, &by, &e) == ERR_OK, "%s", e.msg);
+	ck_assert(memcmp(&bx.set, &f->spec.x, sizeof(bx.set)) == 0);
+	f->spec.has_y = !a->saddle;
+	f->spec.y = canonical_set(CONSTRAINT_L2_BALL);
+	ck_assert_int_eq(run_spec_blocks(a, &f->spec, &bx, &by, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "constraints.y");
+	ck_assert(strstr(e.msg, "constraints.y") != NULL);
+	if (a->saddle)
+		ck_assert(a->constraints_y != 0);
+	else
+		ck_assert_uint_eq(a->constraints_y, 0);
 	free(f);
 }
 END_TEST
@@ -633,6 +714,7 @@ conformance_suite(void)
 	tcase_add_loop_test(tc, test_runs, 0, n);
 	tcase_add_loop_test(tc, test_invalid_params, 0, n);
 	tcase_add_loop_test(tc, test_unsupported_objective_refused, 0, n);
+	tcase_add_loop_test(tc, test_blocks_refused_by_name, 0, n);
 	tcase_add_loop_test(tc, test_cancel, 0, n);
 	tcase_add_loop_test(tc, test_rng_failure, 0, n);
 	suite_add_tcase(s, tc);

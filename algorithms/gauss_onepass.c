@@ -1,0 +1,145 @@
+/*
+ * gauss_onepass.c - shared steps of the one-pass Gaussian methods
+ * (gauss_onepass.h).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "gauss_onepass.h"
+#include "privacy/analytic_gaussian.h"
+#include "privacy/calibrate.h"
+#include "privacy/noise.h"
+
+static bool
+is_finite_pos(double v)
+{
+	return isfinite(v) && v > 0.0;
+}
+
+enum err_code
+onepass_check_params(const struct alg_param *schema, const char *const *fields,
+		     const double *params, size_t count, struct err *e)
+{
+	for (size_t k = 0; k < count; k++) {
+		const struct alg_param *p = &schema[k];
+		double v = params[k];
+
+		if (isfinite(v) && v >= p->min && v <= p->max &&
+		    (p->type != ALG_PARAM_INT || floor(v) == v))
+			continue;
+		return err_set_field(
+			e, ERR_INVALID, fields[k], "'%s' must be %s in [%g, %g]", fields[k],
+			p->type == ALG_PARAM_INT ? "an integer" : "a number", p->min, p->max);
+	}
+	return ERR_OK;
+}
+
+static enum err_code
+gaussian_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
+{
+	(void)ctx;
+	(void)e;
+	dp_event_gaussian(ret, DP_REPLACE_ONE, z);
+	return ERR_OK;
+}
+
+enum err_code
+onepass_calibrate(const struct run_spec *spec, double *ret_z, struct err *e)
+{
+	/* One ulp below both targets: the service charges the shortest
+	 * decimal reading back as the client's double (see sgd/one_pass.c). */
+	double eps_cal = nextafter(spec->epsilon, 0.0);
+	double delta_cal = nextafter(spec->delta, 0.0);
+	struct rdp_grid grid;
+	struct accountant_report report;
+
+	if (!is_finite_pos(spec->epsilon))
+		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+				     "'privacy.epsilon' must be finite and positive");
+	if (!(spec->delta > 0.0 && spec->delta < 1.0))
+		return err_set_field(e, ERR_INVALID, "privacy.delta",
+				     "'privacy.delta' must be in (0, 1)");
+	if (spec->mode == ACCOUNTING_BASIC)
+		return ag_calibrate(eps_cal, delta_cal, ret_z, e);
+	rdp_grid_default(&grid);
+	return calibrate(gaussian_family, NULL, ACCOUNTING_RENYI, eps_cal, delta_cal, 1e-3, 1e7,
+			 &grid, ret_z, &report, e);
+}
+
+enum err_code
+onepass_batch(double b_param, double z, size_t p, size_t n, size_t *ret_b, struct err *e)
+{
+	double bf = b_param;
+
+	if (b_param == 0.0) {
+		bf = ceil(2.0 * z * sqrt((double)p));
+		if (!isfinite(bf))
+			return err_set(e, ERR_NUMERIC, "the automatic batch size is not finite");
+		bf = fmax(1.0, fmin(bf, (double)n));
+	}
+	if (!(bf >= 1.0 && bf <= (double)n))
+		return err_set(e, ERR_INTERNAL, "batch size out of range");
+	*ret_b = (size_t)bf;
+	return ERR_OK;
+}
+
+enum err_code
+onepass_lattice(double sensitivity, size_t p, int *ret_k, double *ret_sens, struct err *e)
+{
+	enum err_code rc = noise_lattice_step(NOISE_NORM_L2, sensitivity, p, ret_k, e);
+
+	if (rc != ERR_OK)
+		return rc;
+	return noise_lattice_sensitivity(NOISE_NORM_L2, sensitivity, p, *ret_k, ret_sens, e);
+}
+
+enum err_code
+onepass_event(double z, unsigned long steps, struct dp_event_tree *ret, struct err *e)
+{
+	struct dp_event parallel = { .type = DP_EVENT_PARALLEL, .count = steps };
+
+	dp_event_gaussian(ret, DP_REPLACE_ONE, z);
+	return dp_event_wrap(ret, &parallel, e);
+}
+
+void
+onepass_order(struct rng *rng, size_t *order, size_t n, size_t m)
+{
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	for (size_t i = 0; i < m && i + 1 < n; i++) {
+		size_t j = i + (size_t)rng_below(rng, n - i);
+		size_t tmp = order[i];
+
+		order[i] = order[j];
+		order[j] = tmp;
+	}
+}
+
+#ifdef DPOPT_TESTING
+enum err_code
+onepass_testing_hook(const struct alg_testing_hook *h, size_t *order, size_t n, double *sigma,
+		     struct err *e)
+{
+	if (h == NULL)
+		return ERR_OK;
+	if (h->place_first) {
+		if (h->first_record >= n)
+			return err_set(e, ERR_INVALID, "testing hook: no record %zu",
+				       h->first_record);
+		for (size_t i = 0; i < n; i++) {
+			if (order[i] == h->first_record) {
+				order[i] = order[0];
+				order[0] = h->first_record;
+				break;
+			}
+		}
+	}
+	if (h->noise_scale != 0.0) {
+		if (!is_finite_pos(h->noise_scale))
+			return err_set(e, ERR_INVALID, "testing hook: bad noise scale");
+		*sigma *= h->noise_scale;
+	}
+	return ERR_OK;
+}
+#endif

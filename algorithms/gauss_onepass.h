@@ -1,0 +1,60 @@
+/*
+ * gauss_onepass.h - the parts every one-pass Gaussian method shares
+ * (saddle.sgda_one_pass; the same steps dp_sgd.one_pass spells out in
+ * sgd/one_pass.c): the parameter check against a schema, the
+ * calibration of one Gaussian mechanism to the run's (epsilon, delta)
+ * under the dataset's accounting mode, the automatic batch size, the
+ * noise lattice, the event {parallel, parts T: gaussian z}, the secret
+ * order of the records, and the audits' testing hook.
+ *
+ * The privacy argument they serve: a secret uniformly random order cuts
+ * the n records into T disjoint batches of b; each step releases one
+ * batch mean plus Gaussian noise, so replacing one record changes one
+ * release only, and given the past outputs the run costs what one Gaussian
+ * mechanism with noise multiplier z costs (parallel composition,
+ * F. McSherry, SIGMOD 2009).
+ */
+#ifndef ALGORITHMS_GAUSS_ONEPASS_H
+#define ALGORITHMS_GAUSS_ONEPASS_H
+
+#include <stddef.h>
+
+#include "alg.h"
+
+/* ERR_INVALID naming fields[k] unless params[k] is in schema[k]'s range
+ * (and an integer for ALG_PARAM_INT), k < count. */
+enum err_code onepass_check_params(const struct alg_param *schema, const char *const *fields,
+				   const double *params, size_t count, struct err *e);
+
+/* z such that one Gaussian mechanism of noise multiplier z meets
+ * (epsilon, delta) of spec, one ulp below both, on the exact curve
+ * (basic) or the RDP conversion (renyi). */
+enum err_code onepass_calibrate(const struct run_spec *spec, double *ret_z, struct err *e);
+
+/* b: b_param, or for 0 ceil(2 z sqrt(p)) clamped to [1, n]. */
+enum err_code onepass_batch(double b_param, double z, size_t p, size_t n, size_t *ret_b,
+			    struct err *e);
+
+/* The lattice step 2^-k for an l2 sensitivity in dimension p and the
+ * sensitivity raised by the rounding. */
+enum err_code onepass_lattice(double sensitivity, size_t p, int *ret_k, double *ret_sens,
+			      struct err *e);
+
+/* {parallel, parts steps: gaussian z}, replace-one. */
+enum err_code onepass_event(double z, unsigned long steps, struct dp_event_tree *ret,
+			    struct err *e);
+
+/* order <- 0..n-1 with the first m entries a uniformly random ordered
+ * m-subset (the first m rounds of Fisher-Yates). */
+void onepass_order(struct rng *rng, size_t *order, size_t n, size_t m);
+
+#ifdef DPOPT_TESTING
+#include "testing_hook.h"
+
+/* Apply h (may be NULL) after the order was drawn: the canary into slot 0
+ * (the first batch), sigma scaled by the mutation's noise_scale. */
+enum err_code onepass_testing_hook(const struct alg_testing_hook *h, size_t *order, size_t n,
+				   double *sigma, struct err *e);
+#endif
+
+#endif /* ALGORITHMS_GAUSS_ONEPASS_H */

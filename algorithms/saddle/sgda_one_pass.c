@@ -1,0 +1,388 @@
+/*
+ * saddle/sgda_one_pass.c - "saddle.sgda_one_pass": the one-pass noisy
+ * stochastic gradient descent-ascent baseline of seed 001 (spec 001
+ * section 2.5; R. Bassily, C. Guzman, M. Menart, "Differentially private
+ * algorithms for the stochastic saddle point problem with optimal rates
+ * for the strong gap", COLT 2023, Appendix A.2 and Corollary 2), with
+ * minibatches.
+ *
+ * The run.  A saddle objective (saddle.h) over X x Y, u = (x, y) of
+ * dimension p = dim_x + dim_y, operator g(u; z) = (grad_x f, -grad_y f).
+ * A secret uniformly random order of the n records is cut into T =
+ * floor(n / b) disjoint batches B_1..B_T of b records (the n - T b left
+ * over are not used, "unused_records").  From u_0 = Pi(0), for t = 1..T:
+ *
+ *	G_t     = (1/b) sum_{i in B_t} clip_L(g(u_{t-1}; z_i))
+ *	u_t     = Pi(u_{t-1} - eta (G_t + N(0, sigma^2 I_p)))
+ *	result  = (u_0 + ... + u_{T-1}) / T          (spec 001 pitfall 8.2)
+ *
+ * with Pi the blockwise Euclidean projection onto X x Y (a descent step in
+ * x, an ascent step in y: the operator carries -grad_y), L the joint
+ * Lipschitz bound of the operator from the declared bounds
+ * (saddle_constants: sqrt(L_x^2 + L_y^2), spec 001 pitfall 8.11) and
+ * clip_L the rounding guard as in dp_sgd.one_pass.
+ *
+ * Privacy (replace-one).  Fix the order (independent of the data).
+ * Replacing one record changes one batch mean G_t, by at most Delta =
+ * 2 L / b in l2, and no other: the other steps see the same records and,
+ * given the same past outputs, the same iterate.  So the T Gaussian
+ * releases on disjoint batches cost one Gaussian mechanism with noise
+ * multiplier z = sigma / Delta (parallel composition), calibrated exactly
+ * (gauss_onepass.h); the event is {parallel, parts T: gaussian z}; the
+ * noise is the lattice discrete Gaussian of the noise module.  Spec 001
+ * table 4.2 ("one-pass SGDA step: sensitivity 2L") is the b = 1 case.
+ * The paper's sigma = L sqrt(log(1/delta)) / epsilon drops the factor 2
+ * of replace-one and the constant of the Gaussian mechanism (spec 001
+ * section 2.5); here sigma comes from the exact curve.
+ *
+ * Utility.  G_t + noise is unbiased for the operator of the population
+ * (fresh records) with E||. - G||^2 <= tau^2 = L^2 + p sigma^2, and Lemma 9
+ * of the paper gives E[F(u_bar_x, y) - F(x, u_bar_y)] <= D^2 / (2 eta T) +
+ * eta (L^2 + tau^2) / 2 (the paper prints 2nT for 2 eta T, erratum A.1);
+ * with D >= ||u_0 - u|| (D^2 = D_x^2 + D_y^2, each the set's l2 radius, or
+ * twice it for a simplex or a box not around 0) the choice eta = D /
+ * sqrt(T (L^2 + p sigma^2)) gives O(D sqrt(L^2 + p sigma^2) / sqrt(T)).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alg.h"
+#include "gauss_onepass.h"
+#include "privacy/noise.h"
+#ifdef DPOPT_TESTING
+#include "testing_hook.h"
+#endif
+
+enum { P_BATCH_SIZE, P_STEP_SIZE, P__COUNT };
+
+static const struct alg_param sgda_params[P__COUNT + 1] = {
+	[P_BATCH_SIZE] = { "batch_size", ALG_PARAM_INT, 0.0, 1e7, 0.0,
+			   "records per step b, at most n; 0 = auto: ceil(2 z sqrt(p)), p = "
+			   "dim_x + dim_y, clamped to [1, n]" },
+	[P_STEP_SIZE] = { "step_size", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
+			  "step size eta; 0 = auto: D / (sqrt(L^2 + p sigma^2) sqrt(T))" },
+	[P__COUNT] = { 0 },
+};
+
+static const char *const sgda_fields[P__COUNT] = {
+	[P_BATCH_SIZE] = "params.batch_size",
+	[P_STEP_SIZE] = "params.step_size",
+};
+
+static const char *const sgda_objectives[] = { "bilinear", "worst_group_logistic", NULL };
+
+#define ALL_SETS                                                                                   \
+	((1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_LP_BALL) |    \
+	 (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX))
+
+extern const struct alg_ops alg_saddle_sgda_one_pass;
+
+struct sgda_setup {
+	struct saddle_block bx, by;
+	double lipschitz;           /* L: joint operator bound, the clip level */
+	double z;                   /* noise multiplier */
+	double sensitivity;         /* Delta = 2 L / b */
+	int lattice_k;              /* lattice step 2^-k */
+	double sensitivity_lattice; /* Delta raised by the rounding */
+	double sigma;               /* per coordinate */
+	double distance;            /* D */
+	double step_size;           /* eta */
+	size_t batch;
+	unsigned long steps;
+};
+
+struct sgda_state {
+	const struct objective *obj; /* borrowed: the spec's */
+	const struct dataset *ds;    /* borrowed */
+	struct rng *rng;             /* borrowed */
+	struct constraint_product set;
+	size_t dim;
+	size_t b;
+	unsigned long steps, t;
+	double clip, sigma, step_size;
+	int lattice_k;
+	struct dgauss_params noise;
+	size_t *order;   /* owned: n */
+	double *u;       /* owned: dim, current iterate */
+	double *avg;     /* owned: dim, mean of u_0..u_{t-1} */
+	double *g;       /* owned: dim, noisy batch operator */
+	double *scratch; /* owned: dim, per-record operator and projections */
+#ifdef DPOPT_TESTING
+	const struct alg_testing_hook *hook; /* borrowed; may be NULL */
+#endif
+};
+
+static bool
+is_finite_pos(double v)
+{
+	return isfinite(v) && v > 0.0;
+}
+
+/* D_b >= ||b_0 - b|| for b_0 = Pi(0): the radius around 0, else twice. */
+static double
+block_distance(const struct constraint *c, size_t d)
+{
+	double r = constraint_l2_radius(c, d);
+
+	if (c->kind == CONSTRAINT_SIMPLEX ||
+	    (c->kind == CONSTRAINT_BOX && !(c->lo <= 0.0 && c->hi >= 0.0)))
+		r *= 2.0;
+	return r;
+}
+
+static enum err_code
+sgda_setup(const struct run_spec *spec, struct sgda_setup *ret, struct err *e)
+{
+	const struct objective *obj = &spec->objective;
+	struct saddle_constants sc;
+	struct sgda_setup s;
+	enum err_code rc;
+
+	if (obj->ops == NULL || !alg_supports_objective(&alg_saddle_sgda_one_pass, obj->ops->name))
+		return err_set_field(e, ERR_INVALID, "objective",
+				     "saddle.sgda_one_pass does not support this 'objective'");
+	memset(&s, 0, sizeof(s));
+	rc = run_spec_blocks(&alg_saddle_sgda_one_pass, spec, &s.bx, &s.by, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (spec->n == 0 || spec->schema.d == 0 || obj->d != spec->schema.d ||
+	    obj->task != spec->schema.task)
+		return err_set(e, ERR_INVALID, "the dataset has no rows or no features");
+	rc = onepass_check_params(sgda_params, sgda_fields, spec->params, P__COUNT, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (spec->params[P_BATCH_SIZE] > (double)spec->n)
+		return err_set_field(
+			e, ERR_INVALID, "params.batch_size",
+			"'params.batch_size' (%.0f) exceeds the number of records (%zu)",
+			spec->params[P_BATCH_SIZE], spec->n);
+	rc = saddle_constants(obj, &spec->schema, &s.bx, &s.by, &sc, e);
+	if (rc != ERR_OK)
+		return rc;
+	s.lipschitz = sc.lipschitz_l2;
+	if (!is_finite_pos(s.lipschitz))
+		return err_set(e, ERR_NUMERIC,
+			       "the operator bound is not a finite positive number");
+	s.distance =
+		hypot(block_distance(&s.bx.set, obj->dim_x), block_distance(&s.by.set, obj->dim_y));
+	rc = onepass_calibrate(spec, &s.z, e);
+	if (rc == ERR_OK)
+		rc = onepass_batch(spec->params[P_BATCH_SIZE], s.z, spec->dim, spec->n, &s.batch,
+				   e);
+	if (rc != ERR_OK)
+		return rc;
+	s.steps = (unsigned long)(spec->n / s.batch);
+	s.sensitivity = 2.0 * s.lipschitz / (double)s.batch;
+	rc = onepass_lattice(s.sensitivity, spec->dim, &s.lattice_k, &s.sensitivity_lattice, e);
+	if (rc != ERR_OK)
+		return rc;
+	s.sigma = s.z * s.sensitivity_lattice;
+	if (spec->params[P_STEP_SIZE] == 0.0)
+		s.step_size =
+			s.distance /
+			(sqrt(s.lipschitz * s.lipschitz + (double)spec->dim * s.sigma * s.sigma) *
+			 sqrt((double)s.steps));
+	else
+		s.step_size = spec->params[P_STEP_SIZE];
+	if (!is_finite_pos(s.sigma) || !is_finite_pos(s.step_size) || !is_finite_pos(s.distance))
+		return err_set(e, ERR_NUMERIC,
+			       "the noise or step size is not a finite positive number");
+	*ret = s;
+	return ERR_OK;
+}
+
+static enum err_code
+sgda_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
+{
+	struct sgda_setup s;
+	struct run_plan p;
+	enum err_code rc;
+
+	rc = sgda_setup(spec, &s, e);
+	if (rc != ERR_OK)
+		return rc;
+	memset(&p, 0, sizeof(p));
+	p.steps = s.steps;
+	rc = onepass_event(s.z, s.steps, &p.event, e);
+	if (rc != ERR_OK)
+		return rc;
+	p.charge_epsilon = spec->epsilon; /* met with room to spare: onepass_calibrate() */
+	p.charge_delta = spec->delta;
+	run_plan_use(&p, "batch_size", (double)s.batch);
+	run_plan_use(&p, "steps", (double)s.steps);
+	run_plan_use(&p, "operator_bound", s.lipschitz);
+	run_plan_use(&p, "sensitivity", s.sensitivity);
+	run_plan_use(&p, "sensitivity_lattice", s.sensitivity_lattice);
+	run_plan_use(&p, "lattice_step_log2", -(double)s.lattice_k);
+	run_plan_use(&p, "noise_multiplier", s.z);
+	run_plan_use(&p, "noise_sigma", s.sigma);
+	run_plan_use(&p, "step_size", s.step_size);
+	run_plan_use(&p, "distance", s.distance);
+	run_plan_use(&p, "dim_x", (double)spec->objective.dim_x);
+	run_plan_use(&p, "dim_y", (double)spec->objective.dim_y);
+	run_plan_use(&p, "unused_records", (double)(spec->n - (size_t)s.steps * s.batch));
+	*ret_plan = p;
+	return ERR_OK;
+}
+
+static double
+sgda_work(const struct run_spec *spec)
+{
+	struct sgda_setup s;
+	double nd = (double)spec->n * (double)spec->dim;
+
+	if (sgda_setup(spec, &s, NULL) != ERR_OK)
+		return 2.0 * nd;
+	return nd + (double)s.steps * (double)spec->dim;
+}
+
+static enum err_code
+sgda_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
+	  const struct dataset *ds, struct rng *rng, struct err *e)
+{
+	struct sgda_state *s = state;
+	const struct objective *o = &spec->objective;
+	struct sgda_setup su;
+	struct dp_event_tree ev;
+	enum err_code rc;
+
+	rc = sgda_setup(spec, &su, e);
+	if (rc == ERR_OK)
+		rc = onepass_event(su.z, su.steps, &ev, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (plan->steps != su.steps || !dp_event_equal(&plan->event, &ev))
+		return err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
+	if (ds->n != spec->n || ds->d != spec->schema.d)
+		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
+	rc = objective_check_dataset(o, ds, e);
+	if (rc != ERR_OK)
+		return rc;
+
+	s->obj = o;
+	s->ds = ds;
+	s->rng = rng;
+	s->dim = spec->dim;
+	s->b = su.batch;
+	s->steps = su.steps;
+	s->clip = su.lipschitz;
+	s->sigma = su.sigma;
+	s->step_size = su.step_size;
+	s->lattice_k = su.lattice_k;
+	s->set.nparts = 2;
+	s->set.dim = spec->dim;
+	s->set.part[0] = (struct constraint_part){ su.bx.set, 0, o->dim_x, "constraints.x" };
+	s->set.part[1] = (struct constraint_part){ su.by.set, o->dim_x, o->dim_y, "constraints.y" };
+	rc = constraint_product_validate(&s->set, "constraints", e);
+	if (rc != ERR_OK)
+		return rc;
+
+	s->order = calloc(ds->n, sizeof(*s->order));
+	s->u = calloc(s->dim, sizeof(*s->u));
+	s->avg = calloc(s->dim, sizeof(*s->avg));
+	s->g = calloc(s->dim, sizeof(*s->g));
+	s->scratch = calloc(s->dim, sizeof(*s->scratch));
+	if (s->order == NULL || s->u == NULL || s->avg == NULL || s->g == NULL ||
+	    s->scratch == NULL)
+		return err_set(e, ERR_NOMEM, "cannot allocate the saddle.sgda_one_pass state");
+	constraint_product_project(&s->set, s->u, s->scratch); /* u_0 = Pi(0) */
+	onepass_order(rng, s->order, ds->n, (size_t)su.steps * su.batch);
+#ifdef DPOPT_TESTING
+	s->hook = spec->testing_hook;
+	rc = onepass_testing_hook(s->hook, s->order, ds->n, &s->sigma, e);
+	if (rc != ERR_OK)
+		return rc;
+#endif
+	return noise_dgauss_prepare_real(ldexp(s->sigma, s->lattice_k), &s->noise, e);
+}
+
+static enum err_code
+sgda_step(void *state, struct err *e)
+{
+	struct sgda_state *s = state;
+	const size_t d = s->dim;
+	bool finite = true;
+
+	if (s->t >= s->steps)
+		return err_set(e, ERR_INTERNAL, "step past the end of the plan");
+
+	/* The query point u_t joins the average before the step (Lemma 9). */
+	s->t++;
+	for (size_t j = 0; j < d; j++) {
+		s->avg[j] += (s->u[j] - s->avg[j]) / (double)s->t;
+		finite = finite && isfinite(s->avg[j]);
+	}
+	memset(s->g, 0, d * sizeof(*s->g));
+	saddle_batch_operator(s->obj, s->ds, s->order + (s->t - 1) * s->b, s->b, s->u, s->clip,
+			      s->scratch, s->g);
+	for (size_t j = 0; j < d; j++)
+		s->g[j] /= (double)s->b;
+	if (noise_lattice_gaussian_prepared(s->rng, &s->noise, s->lattice_k, s->g, d, NULL) !=
+	    ERR_OK)
+		return err_set(e, ERR_INTERNAL, "the run failed");
+#ifdef DPOPT_TESTING
+	if (s->hook != NULL && s->hook->release != NULL)
+		s->hook->release(s->hook->ctx, s->t - 1, s->g, d);
+#endif
+	for (size_t j = 0; j < d; j++)
+		s->u[j] -= s->step_size * s->g[j];
+	constraint_product_project(&s->set, s->u, s->scratch);
+	/* Only rounding can get here; fail with the generic error. */
+	if (!finite)
+		return err_set(e, ERR_INTERNAL, "the run failed");
+	return ERR_OK;
+}
+
+static void
+sgda_result(const void *state, double *ret_u)
+{
+	const struct sgda_state *s = state;
+
+	memcpy(ret_u, s->avg, s->dim * sizeof(*ret_u));
+}
+
+static void
+sgda_fini(void *state)
+{
+	struct sgda_state *s = state;
+
+	free(s->order);
+	free(s->u);
+	free(s->avg);
+	free(s->g);
+	free(s->scratch);
+	s->order = NULL;
+	s->u = s->avg = s->g = s->scratch = NULL;
+}
+
+const struct alg_ops alg_saddle_sgda_one_pass = {
+	.name = "saddle.sgda_one_pass",
+	.version = 1,
+	.doc = "Noisy stochastic gradient descent-ascent for min over x max over y of a saddle "
+	       "objective, one pass: a secret random order splits the records into "
+	       "floor(n / batch_size) disjoint batches; each step adds exact discrete Gaussian "
+	       "noise on a fine lattice to the clipped batch-mean operator (grad_x f, -grad_y f) "
+	       "and projects x and y onto their sets; the result is the average of the query "
+	       "points, returned as its blocks x and y.  Each record is used at most once, so "
+	       "the run costs one Gaussian mechanism on the operator's replace-one sensitivity "
+	       "2 L / b, calibrated on the exact curve ('basic') or the RDP conversion "
+	       "('renyi').",
+	.paper = "R. Bassily, C. Guzman, M. Menart, Differentially private algorithms for the "
+		 "stochastic saddle point problem with optimal rates for the strong gap, COLT "
+		 "2023 (arXiv 2302.12909), Appendix A.2, with minibatches; noise: C. Canonne, "
+		 "G. Kamath, T. Steinke, NeurIPS 2020",
+	.privacy_model = "(epsilon, delta)-DP, replace-one",
+	.objectives = sgda_objectives,
+	.constraints = ALL_SETS,
+	.params = sgda_params,
+	.state_size = sizeof(struct sgda_state),
+	.plan = sgda_plan,
+	.work = sgda_work,
+	.init = sgda_init,
+	.step = sgda_step,
+	.result = sgda_result,
+	.fini = sgda_fini,
+	.saddle = true,
+	.constraints_y = ALL_SETS,
+};
