@@ -18,7 +18,8 @@
 #define RUNS_CHANNEL "dpopt_runs"
 
 /*
- * Admit a run on dataset_id of tenant: validate body, plan it, charge the
+ * Admit a run on dataset_id of tenant: validate and plan body (the shared
+ * path, run_pipeline_plan() with the work limits), charge the
  * ledger and insert the queued run, all in one transaction under the
  * dataset's row lock.  idem_key (may be NULL) makes retries safe: the same
  * key and body return the same run (*ret_existing true), charged once; the

@@ -1,8 +1,7 @@
 /*
  * solve.c - `dpoptd solve` (solve.h): read local files through the
  * upload's parsers and row rules, build the run request the API would get,
- * and run it through the service's own request parsing, planning and
- * driver.
+ * and run it through the service's own pipeline (run_pipeline.h).
  */
 #include <errno.h>
 #include <math.h>
