@@ -5,9 +5,13 @@
  * bottom of its own .c file and listed in registry.c.  A run goes:
  *
  *	plan()    public inputs -> step count, privacy event, charge, noise;
- *	          pure, deterministic, never sees data; called at admission
- *	          (to charge) and again by the worker (to run)
- *	init()    set up state for one run; all allocation happens here
+ *	          pure, deterministic, never sees data; called only through
+ *	          alg_plan(), after the driver's generic checks of the spec, at
+ *	          admission (to charge) and again by the worker (to verify the
+ *	          stored plan); the one place a method calibrates its noise
+ *	work()    the run's cost from the spec and its plan; never calibrates
+ *	init()    set up state for one run from the plan (never calibrates
+ *	          again); all allocation happens here
  *	step()    one step; exactly plan.steps calls, never allocates
  *	result()  copy the released output (e.g. the averaged iterate) out
  *	fini()    release what init() acquired; accepts half-built state
@@ -120,10 +124,14 @@ struct alg_ops {
 	const struct alg_param *params; /* ends with an entry whose name is NULL */
 	size_t state_size;              /* bytes the driver zero-allocates for state */
 
+	/* Derive the schedule and the event of a spec that passed
+	 * alg_check_spec(); method-specific refusals only (e.g. a batch
+	 * larger than n).  Called through alg_plan(). */
 	enum err_code (*plan)(const struct run_spec *spec, struct run_plan *ret_plan,
 			      struct err *e);
-	/* Per-record evaluations plus noise draws, from public inputs only. */
-	double (*work)(const struct run_spec *spec);
+	/* Per-record evaluations plus noise draws, from public inputs only:
+	 * the spec and the plan alg_plan() made for it. */
+	double (*work)(const struct run_spec *spec, const struct run_plan *plan);
 	enum err_code (*init)(void *state, const struct run_spec *spec, const struct run_plan *plan,
 			      const struct dataset *ds, struct rng *rng, struct err *e);
 	enum err_code (*step)(void *state, struct err *e);
@@ -153,14 +161,34 @@ bool alg_supports_objective(const struct alg_ops *alg, const char *objective);
 typedef bool (*alg_progress_fn)(void *ctx, unsigned long done, unsigned long total);
 
 /*
- * Run alg for exactly plan->steps steps on ds.  ret_x (spec->dim doubles)
- * is written only on success.  ERR_CANCELLED when progress() asked to
- * stop; ERR_INTERNAL when the generator failed.  This is the only loop
- * over step() in the code base.
+ * Run alg for exactly plan->steps steps on ds.  plan is the one
+ * alg_plan() made for spec (the worker compares it with the stored one
+ * first); the spec passes alg_check_spec() again here, which costs no
+ * calibration.  ret_x (spec->dim doubles) is written only on success.
+ * ERR_CANCELLED when progress() asked to stop; ERR_INTERNAL when the
+ * generator failed.  This is the only loop over step() in the code base.
  */
 enum err_code alg_run(const struct alg_ops *alg, const struct run_spec *spec,
 		      const struct run_plan *plan, const struct dataset *ds, struct rng *rng,
 		      alg_progress_fn progress, void *progress_ctx, double *ret_x, struct err *e);
+
+/*
+ * The generic checks of a spec, the same for every method, in this order:
+ * the objective is one alg supports and accepts the dataset's task; the
+ * blocks (run_spec_blocks: y only for saddle methods, and then required),
+ * the set of each a kind alg supports and valid (constraint.h);
+ * epsilon is finite and positive, delta in (0, 1); the dataset has rows
+ * and features matching the objective; every parameter is in its schema's
+ * range (an integer for ALG_PARAM_INT, 0 or 1 for ALG_PARAM_BOOL).
+ * ERR_INVALID naming the field ("objective", "constraints.x",
+ * "privacy.epsilon", "params.batch_size", ...).
+ */
+enum err_code alg_check_spec(const struct alg_ops *alg, const struct run_spec *spec, struct err *e);
+
+/* alg_check_spec(), then alg->plan(): the only way to plan a run.
+ * *ret_plan is written only on success. */
+enum err_code alg_plan(const struct alg_ops *alg, const struct run_spec *spec,
+		       struct run_plan *ret_plan, struct err *e);
 
 /* Build spec->objective from ops and p (NULL: the defaults) for
  * spec->schema and set spec->dim; objective_init's errors. */
@@ -168,13 +196,16 @@ enum err_code run_spec_set_objective(struct run_spec *spec, const struct objecti
 				     const struct objective_params *p, struct err *e);
 
 /*
- * The blocks of spec for alg (run_blocks.c): *ret_x = (spec->x,
+ * The blocks of spec for alg (driver.c): *ret_x = (spec->x,
  * geometry_x) and, for a saddle run, *ret_y = (spec->y, geometry_y).
  * ERR_INVALID naming "constraints.y" when a minimisation method gets one
- * (has_y) or a saddle run lacks it, "constraints.x" / "constraints.y" for
- * a set kind the method does not support or that does not validate in the
- * block's dimension, "objective" when the objective's kind does not match
- * the method.  The generic part of plan() for saddle methods.
+ * (has_y) or a saddle run lacks it, "constraints.x.kind" /
+ * "constraints.y.kind" for a set kind the method does not support
+ * (alg_ops.constraints / constraints_y), "constraints.x" / "constraints.y"
+ * (or a member of it) for an unknown geometry or a set that does not
+ * validate in the block's dimension, "objective" when the objective's kind
+ * does not match the method.  Part of alg_check_spec(), the generic
+ * checks; no method repeats it.
  */
 enum err_code run_spec_blocks(const struct alg_ops *alg, const struct run_spec *spec,
 			      struct saddle_block *ret_x, struct saddle_block *ret_y,
@@ -186,5 +217,9 @@ void alg_default_params(const struct alg_ops *alg, double *v);
 /* Append a used value to a plan; silently ignored past ALG_MAX_USED (a
  * programming error caught by the conformance test). */
 void run_plan_use(struct run_plan *p, const char *name, double value);
+
+/* The used value called name (run_plan_use), or NAN when the plan has
+ * none: how init() reads back the schedule plan() derived. */
+double run_plan_value(const struct run_plan *p, const char *name);
 
 #endif /* ALGORITHMS_ALG_H */

@@ -1,6 +1,7 @@
 /*
- * driver.c - alg_run(), the only loop over step(), and the small helpers
- * every method's plan() shares.
+ * driver.c - alg_run(), the only loop over step(); alg_plan() and the
+ * generic checks of a spec (alg_check_spec), which no method repeats; and
+ * the small helpers every method's plan() shares.
  *
  * The driver runs exactly plan->steps steps: the count was fixed from
  * public parameters before the run, so neither its length nor its progress
@@ -9,9 +10,149 @@
  * callback asks it to.  The released output is copied out only when every
  * step succeeded.
  */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alg.h"
+
+/* One block's feasible set: a kind in supported (alg->constraints for x,
+ * alg->constraints_y for y), a known geometry, valid for dim coordinates.
+ * field is the block's path, "constraints.x". */
+static enum err_code
+check_block(const struct alg_ops *alg, unsigned supported, const struct constraint *c,
+	    enum geometry g, size_t dim, const char *field, struct err *e)
+{
+	if ((unsigned)c->kind >= CONSTRAINT__COUNT || !(supported & (1u << c->kind))) {
+		err_set_field(e, ERR_INVALID, "kind", "%s does not support '%s.kind' = '%s'",
+			      alg->name, field,
+			      (unsigned)c->kind < CONSTRAINT__COUNT ? constraint_kind_name(c->kind)
+								    : "(none)");
+		err_prefix_field(e, field);
+		return ERR_INVALID;
+	}
+	if ((unsigned)g >= GEOMETRY__COUNT)
+		return err_set_field(e, ERR_INVALID, field, "'%s' has an unknown geometry", field);
+	return constraint_validate(c, dim, field, e);
+}
+
+enum err_code
+run_spec_blocks(const struct alg_ops *alg, const struct run_spec *spec, struct saddle_block *ret_x,
+		struct saddle_block *ret_y, struct err *e)
+{
+	const struct objective *o = &spec->objective;
+	bool saddle_obj = o->ops != NULL && o->ops->kind == OBJECTIVE_SADDLE;
+	enum err_code rc;
+
+	if (!alg->saddle) {
+		if (spec->has_y)
+			return err_set_field(e, ERR_INVALID, "constraints.y",
+					     "'constraints.y' is for saddle methods; %s minimises",
+					     alg->name);
+		if (saddle_obj)
+			return err_set_field(e, ERR_INVALID, "objective",
+					     "%s does not solve saddle objectives", alg->name);
+		rc = check_block(alg, alg->constraints, &spec->x, spec->geometry_x, spec->dim,
+				 "constraints.x", e);
+		if (rc != ERR_OK)
+			return rc;
+		ret_x->set = spec->x;
+		ret_x->geometry = spec->geometry_x;
+		return ERR_OK;
+	}
+	if (!saddle_obj)
+		return err_set_field(e, ERR_INVALID, "objective",
+				     "%s needs a saddle objective ('objective')", alg->name);
+	if (!spec->has_y)
+		return err_set_field(e, ERR_INVALID, "constraints.y",
+				     "%s needs the dual set 'constraints.y'", alg->name);
+	if (o->dim_x == 0 || o->dim_y == 0 || o->dim_x + o->dim_y != o->dim || spec->dim != o->dim)
+		return err_set(e, ERR_INVALID, "the objective's blocks do not fit the run");
+	rc = check_block(alg, alg->constraints, &spec->x, spec->geometry_x, o->dim_x,
+			 "constraints.x", e);
+	if (rc == ERR_OK)
+		rc = check_block(alg, alg->constraints_y, &spec->y, spec->geometry_y, o->dim_y,
+				 "constraints.y", e);
+	if (rc != ERR_OK)
+		return rc;
+	ret_x->set = spec->x;
+	ret_x->geometry = spec->geometry_x;
+	ret_y->set = spec->y;
+	ret_y->geometry = spec->geometry_y;
+	return ERR_OK;
+}
+
+/* params[k] against the schema's entry k; the error names
+ * "params.<name>". */
+static enum err_code
+check_param(const struct alg_param *p, double v, struct err *e)
+{
+	bool ok = isfinite(v) && v >= p->min && v <= p->max;
+
+	if (p->type == ALG_PARAM_INT)
+		ok = ok && floor(v) == v;
+	else if (p->type == ALG_PARAM_BOOL)
+		ok = ok && (v == 0.0 || v == 1.0);
+	if (ok)
+		return ERR_OK;
+	if (p->type == ALG_PARAM_BOOL)
+		err_set_field(e, ERR_INVALID, p->name, "'params.%s' must be a boolean", p->name);
+	else
+		err_set_field(e, ERR_INVALID, p->name, "'params.%s' must be %s in [%g, %g]",
+			      p->name, p->type == ALG_PARAM_INT ? "an integer" : "a number", p->min,
+			      p->max);
+	err_prefix_field(e, "params");
+	return ERR_INVALID;
+}
+
+enum err_code
+alg_check_spec(const struct alg_ops *alg, const struct run_spec *spec, struct err *e)
+{
+	const struct objective *obj = &spec->objective;
+	struct saddle_block bx, by;
+	enum err_code rc;
+
+	if (obj->ops == NULL || !alg_supports_objective(alg, obj->ops->name))
+		return err_set_field(e, ERR_INVALID, "objective",
+				     "%s does not support objective '%s'", alg->name,
+				     obj->ops != NULL ? obj->ops->name : "(none)");
+	if ((unsigned)spec->schema.task >= TASK__COUNT || obj->task != spec->schema.task ||
+	    !(obj->ops->tasks & (1u << spec->schema.task)))
+		return err_set_field(e, ERR_INVALID, "objective",
+				     "objective '%s' does not accept this dataset's labels",
+				     obj->ops->name);
+	/* The blocks: x alone for a minimisation method (which refuses
+	 * "constraints.y"), x and y for a saddle one. */
+	rc = run_spec_blocks(alg, spec, &bx, &by, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (!(isfinite(spec->epsilon) && spec->epsilon > 0.0))
+		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+				     "'privacy.epsilon' must be finite and positive");
+	if (!(spec->delta > 0.0 && spec->delta < 1.0))
+		return err_set_field(e, ERR_INVALID, "privacy.delta",
+				     "'privacy.delta' must be in (0, 1)");
+	if (spec->n == 0 || spec->schema.d == 0 || obj->d != spec->schema.d ||
+	    spec->dim != obj->dim || spec->dim == 0)
+		return err_set(e, ERR_INVALID, "the dataset has no rows or no features");
+	for (size_t k = 0; alg->params[k].name != NULL; k++) {
+		rc = check_param(&alg->params[k], spec->params[k], e);
+		if (rc != ERR_OK)
+			return rc;
+	}
+	return ERR_OK;
+}
+
+enum err_code
+alg_plan(const struct alg_ops *alg, const struct run_spec *spec, struct run_plan *ret_plan,
+	 struct err *e)
+{
+	enum err_code rc = alg_check_spec(alg, spec, e);
+
+	if (rc != ERR_OK)
+		return rc;
+	return alg->plan(spec, ret_plan, e);
+}
 
 enum err_code
 alg_run(const struct alg_ops *alg, const struct run_spec *spec, const struct run_plan *plan,
@@ -20,13 +161,11 @@ alg_run(const struct alg_ops *alg, const struct run_spec *spec, const struct run
 {
 	void *state;
 	unsigned long done = 0;
-	const struct objective_ops *ops = spec->objective.ops;
 	enum err_code rc;
 
-	if (ops == NULL || !alg_supports_objective(alg, ops->name))
-		return err_set_field(e, ERR_INVALID, "objective",
-				     "%s does not support objective '%s'", alg->name,
-				     ops != NULL ? ops->name : "(none)");
+	rc = alg_check_spec(alg, spec, e);
+	if (rc != ERR_OK)
+		return rc;
 	if (ds->n != spec->n || ds->d != spec->schema.d || spec->dim != spec->objective.dim)
 		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
 	rc = objective_check_dataset(&spec->objective, ds, e);
@@ -101,4 +240,13 @@ run_plan_use(struct run_plan *p, const char *name, double value)
 			return;
 		}
 	}
+}
+
+double
+run_plan_value(const struct run_plan *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_used && i < ALG_MAX_USED; i++)
+		if (p->used[i].name != NULL && strcmp(p->used[i].name, name) == 0)
+			return p->used[i].value;
+	return NAN;
 }

@@ -16,24 +16,6 @@ is_finite_pos(double v)
 	return isfinite(v) && v > 0.0;
 }
 
-enum err_code
-onepass_check_params(const struct alg_param *schema, const char *const *fields,
-		     const double *params, size_t count, struct err *e)
-{
-	for (size_t k = 0; k < count; k++) {
-		const struct alg_param *p = &schema[k];
-		double v = params[k];
-
-		if (isfinite(v) && v >= p->min && v <= p->max &&
-		    (p->type != ALG_PARAM_INT || floor(v) == v))
-			continue;
-		return err_set_field(
-			e, ERR_INVALID, fields[k], "'%s' must be %s in [%g, %g]", fields[k],
-			p->type == ALG_PARAM_INT ? "an integer" : "a number", p->min, p->max);
-	}
-	return ERR_OK;
-}
-
 static enum err_code
 gaussian_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
 {
@@ -47,18 +29,17 @@ enum err_code
 onepass_calibrate(const struct run_spec *spec, double *ret_z, struct err *e)
 {
 	/* One ulp below both targets: the service charges the shortest
-	 * decimal reading back as the client's double (see sgd/one_pass.c). */
+	 * decimal reading back as the client's double (see sgd/one_pass.c).
+	 * epsilon and delta passed alg_check_spec(). */
 	double eps_cal = nextafter(spec->epsilon, 0.0);
 	double delta_cal = nextafter(spec->delta, 0.0);
 	struct rdp_grid grid;
 	struct accountant_report report;
 
-	if (!is_finite_pos(spec->epsilon))
-		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
-				     "'privacy.epsilon' must be finite and positive");
-	if (!(spec->delta > 0.0 && spec->delta < 1.0))
-		return err_set_field(e, ERR_INVALID, "privacy.delta",
-				     "'privacy.delta' must be in (0, 1)");
+#ifdef DPOPT_TESTING
+	if (spec->testing_hook != NULL && spec->testing_hook->calibrations != NULL)
+		(*spec->testing_hook->calibrations)++;
+#endif
 	if (spec->mode == ACCOUNTING_BASIC)
 		return ag_calibrate(eps_cal, delta_cal, ret_z, e);
 	rdp_grid_default(&grid);
@@ -100,6 +81,20 @@ onepass_event(double z, unsigned long steps, struct dp_event_tree *ret, struct e
 
 	dp_event_gaussian(ret, DP_REPLACE_ONE, z);
 	return dp_event_wrap(ret, &parallel, e);
+}
+
+bool
+onepass_same_plan(const struct run_plan *a, const struct run_plan *b)
+{
+	if (a->steps != b->steps || !dp_event_equal(&a->event, &b->event) ||
+	    a->charge_epsilon != b->charge_epsilon || a->charge_delta != b->charge_delta ||
+	    a->n_used != b->n_used)
+		return false;
+	for (size_t i = 0; i < a->n_used && i < ALG_MAX_USED; i++)
+		if (strcmp(a->used[i].name, b->used[i].name) != 0 ||
+		    memcmp(&a->used[i].value, &b->used[i].value, sizeof(double)) != 0)
+			return false;
+	return true;
 }
 
 void

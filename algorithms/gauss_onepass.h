@@ -1,11 +1,18 @@
 /*
  * gauss_onepass.h - the parts every one-pass Gaussian method shares
- * (saddle.sgda_one_pass; the same steps dp_sgd.one_pass spells out in
- * sgd/one_pass.c): the parameter check against a schema, the
- * calibration of one Gaussian mechanism to the run's (epsilon, delta)
- * under the dataset's accounting mode, the automatic batch size, the
- * noise lattice, the event {parallel, parts T: gaussian z}, the secret
- * order of the records, and the audits' testing hook.
+ * (dp_sgd.one_pass in sgd/one_pass.c, saddle.sgda_one_pass in
+ * saddle/sgda_one_pass.c): the calibration of one Gaussian mechanism to
+ * the run's (epsilon, delta) under the dataset's accounting mode, the
+ * automatic batch size, the noise lattice, the event {parallel, parts T:
+ * gaussian z}, the comparison of a plan with the one init() derives again,
+ * the secret order of the records, and the audits' testing hook.  The
+ * generic checks of a spec (parameters against the schema, epsilon,
+ * delta, the sets) are the driver's (alg_check_spec), never repeated here.
+ *
+ * The pipeline (alg.h): plan() calls onepass_calibrate() once and stores
+ * z in the plan as "noise_multiplier"; work() reads the plan; init() takes
+ * z back with run_plan_value(), derives the schedule again from it and
+ * refuses (ERR_INTERNAL) a plan that onepass_same_plan() finds different.
  *
  * The privacy argument they serve: a secret uniformly random order cuts
  * the n records into T disjoint batches of b; each step releases one
@@ -17,18 +24,16 @@
 #ifndef ALGORITHMS_GAUSS_ONEPASS_H
 #define ALGORITHMS_GAUSS_ONEPASS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "alg.h"
 
-/* ERR_INVALID naming fields[k] unless params[k] is in schema[k]'s range
- * (and an integer for ALG_PARAM_INT), k < count. */
-enum err_code onepass_check_params(const struct alg_param *schema, const char *const *fields,
-				   const double *params, size_t count, struct err *e);
-
 /* z such that one Gaussian mechanism of noise multiplier z meets
- * (epsilon, delta) of spec, one ulp below both, on the exact curve
- * (basic) or the RDP conversion (renyi). */
+ * (epsilon, delta) of spec (which passed alg_check_spec), one ulp below
+ * both, on the exact curve (basic) or the RDP conversion (renyi).  The
+ * one calibration of a run: only plan() calls it.  Counted through the
+ * testing hook's calibrations (testing builds). */
 enum err_code onepass_calibrate(const struct run_spec *spec, double *ret_z, struct err *e);
 
 /* b: b_param, or for 0 ceil(2 z sqrt(p)) clamped to [1, n]. */
@@ -43,6 +48,10 @@ enum err_code onepass_lattice(double sensitivity, size_t p, int *ret_k, double *
 /* {parallel, parts steps: gaussian z}, replace-one. */
 enum err_code onepass_event(double z, unsigned long steps, struct dp_event_tree *ret,
 			    struct err *e);
+
+/* The same plan, bit for bit: steps, event, charge and every used value
+ * (name and the double's bits), in order. */
+bool onepass_same_plan(const struct run_plan *a, const struct run_plan *b);
 
 /* order <- 0..n-1 with the first m entries a uniformly random ordered
  * m-subset (the first m rounds of Fisher-Yates). */

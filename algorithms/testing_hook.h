@@ -59,6 +59,13 @@ struct alg_testing_hook {
 	 */
 	void (*release)(void *ctx, unsigned long index, const double *value, size_t len);
 	void *ctx;
+	/*
+	 * (iv) Counting.  When not NULL, incremented at every calibration of
+	 * the noise (a bisection on the accountant or the analytic curve), so
+	 * a test can see that plan() calibrates once and that work() and
+	 * init() never do.  Changes nothing else.
+	 */
+	unsigned long *calibrations;
 };
 
 #endif /* ALGORITHMS_TESTING_HOOK_H */

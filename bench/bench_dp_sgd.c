@@ -150,7 +150,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_dp_sgd: objective: %s\n", e.msg);
 		return 1;
 	}
-	if (alg->plan(&spec, &plan, &e) != ERR_OK) {
+	if (alg_plan(alg, &spec, &plan, &e) != ERR_OK) {
 		fprintf(stderr, "bench_dp_sgd: plan: %s\n", e.msg);
 		return 1;
 	}

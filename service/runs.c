@@ -113,60 +113,25 @@ find_idempotent(struct db_conn *db, const char *tenant, const char *key, const c
 	return ERR_OK;
 }
 
-/* The run's work from public inputs, against the limit; and its timeout. */
-static enum err_code
-check_work(const struct alg_ops *alg, const struct run_spec *spec, const struct run_limits *lim,
-	   double *ret_work, unsigned *ret_timeout, struct err *e)
-{
-	double work = alg->work(spec), t;
-
-	if (!isfinite(work) || work < 0.0)
-		return err_set_field(e, ERR_NUMERIC, "params", "the run's work is not computable");
-	if (work > lim->max_work)
-		return err_set_field(e, ERR_NUMERIC, "params",
-				     "the run's work %.3g exceeds this service's limit %.3g "
-				     "(DPOPT_MAX_RUN_WORK); use fewer rows, features or steps",
-				     work, lim->max_work);
-	/* Fail at admission, before the charge, a run that could not finish
-	 * within its timeout on this machine (work_rate.h). */
-	if (work / lim->work_rate > lim->max_seconds)
-		return err_set_field(e, ERR_NUMERIC, "params",
-				     "the run's estimated time %.3g s on this machine exceeds this "
-				     "service's limit %.3g s (DPOPT_MAX_RUN_SECONDS); use fewer "
-				     "rows, features or steps",
-				     work / lim->work_rate, lim->max_seconds);
-	t = ceil(lim->timeout_margin * work / lim->work_rate);
-	*ret_work = work;
-	*ret_timeout = t < lim->min_timeout ? lim->min_timeout : (unsigned)t;
-	return ERR_OK;
-}
-
-/* A run needs sealed rows and a budget to pay with: a public dataset has
- * none (it serves as eval_dataset_id only). */
-static enum err_code
-runs_check_dataset(const struct dataset_meta *meta, struct err *e)
-{
-	if (meta->is_public)
-		return err_set(e, ERR_CONFLICT,
-			       "dataset '%s' is public: it has no budget and serves only as "
-			       "'eval_dataset_id' of runs on private datasets",
-			       meta->id);
-	if (strcmp(meta->state, "sealed") != 0)
-		return err_set(e, ERR_CONFLICT, "dataset '%s' has no data yet", meta->id);
-	return ERR_OK;
-}
+/* Where check_eval() looks the evaluation dataset up. */
+struct eval_ctx {
+	struct db_conn *db;
+	const char *tenant;
+};
 
 /* The run's evaluation dataset, if it names one: a public, sealed
- * dataset of the tenant with the same features (run_request.h). */
+ * dataset of the tenant with the same features (run_request.h).  A
+ * run_check_fn of the pipeline; ctx is a struct eval_ctx. */
 static enum err_code
-check_eval(struct db_conn *db, const char *tenant, const struct run_request *req, struct err *e)
+check_eval(void *ctx, const struct run_request *req, struct err *e)
 {
+	const struct eval_ctx *c = ctx;
 	struct dataset_meta em;
 	enum err_code rc;
 
 	if (req->eval_dataset_id[0] == '\0')
 		return ERR_OK;
-	rc = datasets_meta(db, tenant, req->eval_dataset_id, false, &em, e);
+	rc = datasets_meta(c->db, c->tenant, req->eval_dataset_id, false, &em, e);
 	if (rc == ERR_NOT_FOUND)
 		return err_set_field(e, ERR_INVALID, "eval_dataset_id",
 				     "no dataset '%s' of yours to evaluate on",
@@ -178,9 +143,11 @@ check_eval(struct db_conn *db, const char *tenant, const struct run_request *req
 
 static enum err_code
 insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *meta,
-	   const struct run_request *req, const struct run_plan *plan, double work,
-	   unsigned timeout, const char *idem_key, const char *hash, char ret_id[37], struct err *e)
+	   const struct planned_run *run, const char *idem_key, const char *hash, char ret_id[37],
+	   struct err *e)
 {
+	const struct run_request *req = &run->req;
+	const struct run_plan *plan = &run->plan;
 	char eps[32], delta[32], steps[24], work_text[32], timeout_text[16];
 	char rdp_text[LEDGER_ARRAY_TEXT];
 	const char *rdp_value = NULL;
@@ -222,8 +189,8 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 	if (rc != ERR_OK)
 		goto out;
 	snprintf(steps, sizeof(steps), "%lu", plan->steps);
-	snprintf(work_text, sizeof(work_text), "%.17g", work);
-	snprintf(timeout_text, sizeof(timeout_text), "%u", timeout);
+	snprintf(work_text, sizeof(work_text), "%.17g", run->work);
+	snprintf(timeout_text, sizeof(timeout_text), "%u", run->timeout);
 	{
 		const char *values[13] = { meta->id,  tenant, req->alg->name, request_text,
 					   plan_text, eps,    delta,          steps,
@@ -261,10 +228,8 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 	    char ret_id[37], bool *ret_existing, const struct audit_actor *who, struct err *e)
 {
 	struct dataset_meta meta;
-	struct run_request req = { 0 };
-	struct run_plan plan;
-	double work = 0.0;
-	unsigned timeout = 0;
+	struct planned_run run = { 0 };
+	struct eval_ctx ec = { .db = db, .tenant = tenant };
 	json_t *doc = NULL;
 	char hash[65] = "", run_id[37], detail[AUDIT_DETAIL_LEN];
 	bool found = false;
@@ -287,28 +252,16 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 	if (rc == ERR_OK && idem_key != NULL)
 		rc = find_idempotent(db, tenant, idem_key, hash, run_id, &found, e);
 	if (rc == ERR_OK && !found) {
-		rc = runs_check_dataset(&meta, e);
+		rc = run_pipeline_plan(doc, &meta, check_eval, &ec, lim, &run, e);
 		if (rc == ERR_OK)
-			rc = run_request_parse(doc, &meta, &req, e);
-		if (rc == ERR_OK)
-			rc = check_eval(db, tenant, &req, e);
-		if (rc == ERR_OK)
-			rc = datasets_check_delta(&meta, req.spec.delta, meta.n_rows,
-						  "privacy.delta", e);
-		if (rc == ERR_OK)
-			rc = req.alg->plan(&req.spec, &plan, e);
-		if (rc == ERR_OK)
-			rc = check_work(req.alg, &req.spec, lim, &work, &timeout, e);
-		if (rc == ERR_OK)
-			rc = insert_run(db, tenant, &meta, &req, &plan, work, timeout, idem_key,
-					hash, run_id, e);
+			rc = insert_run(db, tenant, &meta, &run, idem_key, hash, run_id, e);
 		if (rc == ERR_OK)
 			rc = db_command(db, "NOTIFY " RUNS_CHANNEL, e); /* delivered at COMMIT */
 		if (rc == ERR_OK)
 			rc = audit_record(
 				db, who, "run.submit",
 				&(struct audit_target){ .dataset_id = meta.id, .run_id = run_id },
-				audit_algorithm_detail(detail, req.alg->name), e);
+				audit_algorithm_detail(detail, run.req.alg->name), e);
 	}
 	if (rc == ERR_OK)
 		rc = db_command(db, "COMMIT", e);
@@ -321,7 +274,7 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 		memcpy(ret_id, run_id, 37);
 	}
 out:
-	run_request_clear(&req);
+	planned_run_clear(&run);
 	json_decref(doc);
 	return rc;
 }
@@ -459,13 +412,13 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 	      size_t len, const struct run_limits *lim, json_t **ret, struct err *e)
 {
 	struct dataset_meta meta;
-	struct run_request req = { 0 };
-	struct run_plan plan;
+	struct planned_run run = { 0 };
+	const struct run_request *req = &run.req;
+	const struct run_plan *plan = &run.plan;
+	struct eval_ctx ec = { .db = db, .tenant = tenant };
 	struct accountant_report report;
 	struct rdp_grid grid;
 	json_t *doc = NULL, *out = NULL, *mode_part = NULL;
-	double work = 0.0;
-	unsigned timeout = 0;
 	bool fits = false;
 	enum err_code rc;
 
@@ -473,25 +426,15 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 	if (rc == ERR_OK)
 		rc = datasets_meta(db, tenant, dataset_id, false, &meta, e);
 	if (rc == ERR_OK)
-		rc = runs_check_dataset(&meta, e);
-	if (rc == ERR_OK)
-		rc = run_request_parse(doc, &meta, &req, e);
-	if (rc == ERR_OK)
-		rc = check_eval(db, tenant, &req, e);
-	if (rc == ERR_OK)
-		rc = datasets_check_delta(&meta, req.spec.delta, meta.n_rows, "privacy.delta", e);
-	if (rc == ERR_OK)
-		rc = req.alg->plan(&req.spec, &plan, e);
-	if (rc == ERR_OK)
-		rc = check_work(req.alg, &req.spec, lim, &work, &timeout, e);
-	if (rc == ERR_OK && req.spec.mode == ACCOUNTING_RENYI) {
+		rc = run_pipeline_plan(doc, &meta, check_eval, &ec, lim, &run, e);
+	if (rc == ERR_OK && req->spec.mode == ACCOUNTING_RENYI) {
 		struct filter f;
 		double rdp[FILTER_MAX_ORDERS];
 		int idx = -1;
 
 		rc = ledger_load_filter(db, meta.ledger_id, &f, e);
 		if (rc == ERR_OK)
-			rc = ledger_rdp_on_filter(&f, &plan.event, rdp, e);
+			rc = ledger_rdp_on_filter(&f, &plan->event, rdp, e);
 		if (rc == ERR_OK)
 			rc = filter_fits(&f, rdp, &idx, e);
 		if (rc == ERR_OK) {
@@ -509,7 +452,7 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 		const char *values[3] = { meta.ledger_id, eps, delta };
 		PGresult *res;
 
-		rc = ledger_charge_text(plan.charge_epsilon, plan.charge_delta, eps, delta, e);
+		rc = ledger_charge_text(plan->charge_epsilon, plan->charge_delta, eps, delta, e);
 		res = rc == ERR_OK
 			      ? db_exec(db,
 					"SELECT (spent_epsilon + $2::numeric <= budget_epsilon"
@@ -535,17 +478,17 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 	 * does (409 accounting_mode_unsupported). */
 	if (rc == ERR_OK) {
 		rdp_grid_default(&grid);
-		rc = accountant_epsilon(&plan.event, req.spec.mode, req.spec.delta, &grid, true,
+		rc = accountant_epsilon(&plan->event, req->spec.mode, req->spec.delta, &grid, true,
 					&report, e);
 	}
 	if (rc == ERR_OK) {
-		out = json_pack("{s:s, s:b, s:o, s:{s:f, s:f, s:s, s:f}, s:o, s:f, s:I}",
-				"accounting_mode", meta.mode, "fits", fits, "plan",
-				run_plan_json(&plan, req.spec.mode), "standalone", "epsilon",
-				report.epsilon, "delta", report.delta, "accountant",
-				report.accountant, "order", report.order, "ledger",
-				mode_part != NULL ? mode_part : json_object(), "work", work,
-				"time_estimate_seconds", (json_int_t)(work / lim->work_rate + 1));
+		out = json_pack(
+			"{s:s, s:b, s:o, s:{s:f, s:f, s:s, s:f}, s:o, s:f, s:I}", "accounting_mode",
+			meta.mode, "fits", fits, "plan", run_plan_json(plan, req->spec.mode),
+			"standalone", "epsilon", report.epsilon, "delta", report.delta,
+			"accountant", report.accountant, "order", report.order, "ledger",
+			mode_part != NULL ? mode_part : json_object(), "work", run.work,
+			"time_estimate_seconds", (json_int_t)(run.work / lim->work_rate + 1));
 		mode_part = NULL;
 		if (out == NULL)
 			rc = err_set(e, ERR_NOMEM, "cannot build the estimate");
@@ -553,7 +496,7 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 	if (rc == ERR_OK)
 		*ret = out;
 	json_decref(mode_part);
-	run_request_clear(&req);
+	planned_run_clear(&run);
 	json_decref(doc);
 	return rc;
 }

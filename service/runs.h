@@ -12,26 +12,19 @@
 #include "audit.h"
 #include "db.h"
 #include "err.h"
+#include "run_pipeline.h"
 
 /* Channel that admission NOTIFYs and idle workers LISTEN on. */
 #define RUNS_CHANNEL "dpopt_runs"
 
 /*
- * Admit a run on dataset_id of tenant: validate body, plan it, charge the
+ * Admit a run on dataset_id of tenant: validate and plan body (the shared
+ * path, run_pipeline_plan() with the work limits), charge the
  * ledger and insert the queued run, all in one transaction under the
  * dataset's row lock.  idem_key (may be NULL) makes retries safe: the same
  * key and body return the same run (*ret_existing true), charged once; the
  * same key with another body is ERR_CONFLICT naming "Idempotency-Key".
  */
-struct run_limits {
-	double max_work;       /* a run's work() above this is refused (422, "params") */
-	double work_rate;      /* work units per CPU second, measured (work_rate.h) */
-	double timeout_margin; /* the run timeout is margin * work / rate ... */
-	unsigned min_timeout;  /* ... and at least this many seconds */
-	double max_seconds;    /* work / rate above this is refused (422, "params"): a run
-				* admitted can finish within its timeout */
-};
-
 enum err_code runs_create(struct db_conn *db, const char *tenant, const char *dataset_id,
 			  const char *body, size_t len, const char *idem_key,
 			  const struct run_limits *lim, char **ret_view, char ret_id[37],

@@ -1,15 +1,13 @@
 /*
  * solve.c - `dpoptd solve` (solve.h): read local files through the
  * upload's parsers and row rules, build the run request the API would get,
- * and run it through the service's own request parsing, planning and
- * driver.
+ * and run it through the service's own pipeline (run_pipeline.h).
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
@@ -19,9 +17,8 @@
 #include "evaluate.h"
 #include "handlers.h"
 #include "libsvm.h"
-#include "rng.h"
 #include "rows.h"
-#include "run_request.h"
+#include "run_pipeline.h"
 #include "schema.h"
 #include "solve.h"
 
@@ -287,15 +284,6 @@ request_json(const struct solve_opts *o, json_t **ret, struct err *e)
 	return ERR_OK;
 }
 
-static double
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
-
 static enum err_code
 solve(const struct solve_opts *o, json_t **ret, struct err *e)
 {
@@ -303,12 +291,10 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 	struct schema_extra x = { 0 };
 	struct rows_builder b = { 0 }, eb = { 0 };
 	struct dataset_meta m = { 0 };
-	struct run_request req = { 0 };
-	struct run_plan plan;
+	struct planned_run run = { 0 };
 	struct dataset view, eview;
-	struct rng *rng = NULL;
 	json_t *doc = NULL, *result = NULL;
-	double *w = NULL, t0;
+	double *w = NULL;
 	enum err_code rc;
 
 	rc = read_schema(o->schema, &s, &x, e);
@@ -332,32 +318,11 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 	}
 	rc = request_json(o, &doc, e);
 	if (rc == ERR_OK)
-		rc = run_request_parse(doc, &m, &req, e);
+		rc = run_pipeline_plan(doc, &m, NULL, NULL, NULL, &run, e);
 	if (rc == ERR_OK)
-		rc = datasets_check_delta(&m, req.spec.delta, m.n_rows, "privacy.delta", e);
-	if (rc == ERR_OK)
-		rc = req.alg->plan(&req.spec, &plan, e);
+		rc = run_pipeline_run(&run, &view, NULL, NULL, &w, &result, e);
 	if (rc != ERR_OK)
 		goto out;
-	w = calloc(req.spec.dim, sizeof(double));
-	rng = rng_openssl_new(e);
-	if (w == NULL) {
-		rc = err_set(e, ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	if (rng == NULL) {
-		rc = err_failed(e);
-		goto out;
-	}
-	t0 = now_ms();
-	rc = alg_run(req.alg, &req.spec, &plan, &view, rng, NULL, NULL, w, e);
-	if (rc != ERR_OK)
-		goto out;
-	result = run_result_json(&req, &plan, w, now_ms() - t0);
-	if (result == NULL) {
-		rc = err_set(e, ERR_NOMEM, "out of memory");
-		goto out;
-	}
 	if (o->eval != NULL) {
 		/* The caller vouches the file is public (solve.h). */
 		rc = read_rows(o->eval, o->eval_format != NULL ? o->eval_format : o->format, &s, &x,
@@ -368,7 +333,7 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 		}
 		rows_builder_view(&eb, &eview, NULL);
 		json_object_set_new(result, "evaluation",
-				    evaluate_json(&req.spec.objective, &eview, w, NULL));
+				    evaluate_json(&run.req.spec.objective, &eview, w, NULL));
 		json_object_set_new(json_object_get(result, "evaluation"), "file",
 				    json_string(o->eval));
 	}
@@ -377,9 +342,8 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 out:
 	json_decref(result);
 	json_decref(doc);
-	rng_free(rng);
 	free(w);
-	run_request_clear(&req);
+	planned_run_clear(&run);
 	rows_builder_clear(&b);
 	rows_builder_clear(&eb);
 	schema_extra_clear(&x);

@@ -12,9 +12,10 @@
  * "schema" and "bounds" members of POST /v1/datasets (service/schema.h);
  * the rows go through the same parsers, validation and clipping
  * (service/rows.h); the run request is built from the options and goes
- * through run_request_parse(), the δ < 1/n check, plan(), the accountant,
- * calibration and noise of the service; the output is the "result" member
- * a run of the API would have (run_result_json()), plus "evaluation" on
+ * through the service's own pipeline (run_pipeline.h: the request parse,
+ * the δ < 1/n check, the plan with its accountant and calibration, the
+ * run with the service's noise); the output is the "result" member a run
+ * of the API would have (run_pipeline_run()), plus "evaluation" on
  * the --eval file, which the caller vouches is public.  Noise comes from
  * OpenSSL, as in the service: a run cannot be replayed by a seed.
  *

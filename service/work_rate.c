@@ -68,9 +68,9 @@ time_shape(const struct alg_ops *alg, const struct dataset *ds, double batch, do
 	if (!alg_supports_objective(alg, "logistic") ||
 	    !(alg->constraints & (1u << CONSTRAINT_L2_BALL)) ||
 	    run_spec_set_objective(&spec, objective_find("logistic"), NULL, NULL) != ERR_OK ||
-	    alg->plan(&spec, &plan, NULL) != ERR_OK)
+	    alg_plan(alg, &spec, &plan, NULL) != ERR_OK)
 		return 0.0;
-	work = alg->work(&spec);
+	work = alg->work(&spec, &plan);
 	rng = rng_openssl_new(e); /* the production generator: noise costs what it costs */
 	if (rng == NULL)
 		return -1.0;

@@ -11,7 +11,7 @@
  * one dominated by per-record evaluations and one by noise draws, and
  * keeps the slowest rate: the estimate of a run is work / rate, its
  * timeout a margin times that, and admission refuses a run whose
- * estimate exceeds DPOPT_MAX_RUN_SECONDS (runs.h's run_limits).
+ * estimate exceeds DPOPT_MAX_RUN_SECONDS (run_pipeline.h's run_limits).
  *
  * The timing is thread CPU time, best of a few repetitions, so a busy
  * machine at start-up does not make the measurement itself noisy; the

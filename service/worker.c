@@ -20,7 +20,7 @@
 #include "evaluate.h"
 #include "datasets.h"
 #include "log.h"
-#include "run_request.h"
+#include "run_pipeline.h"
 #include "runs.h"
 #include "worker.h"
 
@@ -399,52 +399,19 @@ settle(struct worker *w, const char *run_id, const char *state, const char *erro
 		(void)db_command(w->db, "NOTIFY " RUNS_CHANNEL, NULL);
 }
 
-/* The stored plan (at admission) and the plan made now are the same
- * values: numbers compared as doubles (the stored one went through
- * jsonb, which may spell 1e-06 as 0.000001). */
-static bool
-same_json(const json_t *a, const json_t *b)
-{
-	if (json_is_number(a) && json_is_number(b))
-		return json_number_value(a) == json_number_value(b);
-	if (json_typeof(a) != json_typeof(b))
-		return false;
-	if (json_is_object(a)) {
-		const char *k;
-		json_t *v;
-
-		if (json_object_size(a) != json_object_size(b))
-			return false;
-		json_object_foreach ((json_t *)a, k, v)
-			if (!same_json(v, json_object_get(b, k)))
-				return false;
-		return true;
-	}
-	if (json_is_array(a)) {
-		if (json_array_size(a) != json_array_size(b))
-			return false;
-		for (size_t i = 0; i < json_array_size(a); i++)
-			if (!same_json(json_array_get(a, i), json_array_get(b, i)))
-				return false;
-		return true;
-	}
-	return json_equal((json_t *)a, (json_t *)b);
-}
-
 static void
 execute(struct worker *w, PGresult *claim)
 {
 	char run_id[37], dataset_id[37], tenant[65];
 	struct dataset_meta meta;
-	struct run_request req = { 0 };
-	struct run_plan plan;
+	struct planned_run run = { 0 };
+	const struct run_request *req = &run.req;
 	const struct loaded_dataset *ds = NULL;
 	struct run_ctx ctx = { .w = w, .run_id = run_id };
-	struct rng *rng = NULL;
 	struct timespec t1;
 	struct err e = { 0 };
 	unsigned long steps_total;
-	json_t *doc = NULL, *result = NULL, *stored_plan = NULL, *fresh_plan = NULL;
+	json_t *doc = NULL, *result = NULL;
 	char *result_text = NULL;
 	double *x = NULL, work, local;
 	enum err_code rc;
@@ -457,7 +424,6 @@ execute(struct worker *w, PGresult *claim)
 	ctx.timeout = strtod(PQgetvalue(claim, 0, 5), NULL);
 	ctx.attempt = (unsigned)strtoul(PQgetvalue(claim, 0, 6), NULL, 10);
 	work = strtod(PQgetvalue(claim, 0, 7), NULL);
-	stored_plan = json_loads(PQgetvalue(claim, 0, 8), JSON_DECODE_INT_AS_REAL, NULL);
 	/* The timeout stored at admission came from the admitting replica's
 	 * speed; this machine's own measurement may allow more, never less. */
 	local = ceil(w->srv->cfg.run_timeout_margin * work / w->srv->cfg.work_rate);
@@ -466,20 +432,21 @@ execute(struct worker *w, PGresult *claim)
 	slot_hold(w, run_id); /* from here on the keeper renews the lease */
 	log_msg(LOG_INFO, run_id, "run claimed by %s (attempt %u)", w->owner, ctx.attempt);
 
-	rc = doc != NULL && stored_plan != NULL
-		     ? ERR_OK
-		     : err_set(&e, ERR_INTERNAL, "stored request is not JSON");
+	rc = doc != NULL ? ERR_OK : err_set(&e, ERR_INTERNAL, "stored request is not JSON");
 	if (rc == ERR_OK)
 		rc = datasets_meta(w->db, tenant, dataset_id, false, &meta, &e);
+	/* Admission's own path, without its limits (the run is paid for) or
+	 * its evaluation check (evaluation() checks again, and a missing
+	 * evaluation dataset does not fail a paid run). */
 	if (rc == ERR_OK)
-		rc = run_request_parse(doc, &meta, &req, &e);
-	if (rc == ERR_OK)
-		rc = req.alg->plan(&req.spec, &plan, &e);
+		rc = run_pipeline_plan(doc, &meta, NULL, NULL, NULL, &run, &e);
 	/*
 	 * The plan is a pure function of the stored request, and a restarted
 	 * run (shutdown, timeout, lost lease) runs the very plan it was charged
-	 * for: the same steps, noise scale and privacy event.  A difference
-	 * means the code changed under a charged run.  Fail closed.
+	 * for: the same steps, noise multiplier and sigma, lattice step, batch
+	 * size, step size and privacy event (the method's init() takes all of
+	 * them from this plan).  A difference means the code changed under a
+	 * charged run.  Fail closed: the generic error, the charge kept.
 	 *
 	 * A restart draws fresh noise (a new generator below).  That is not a
 	 * second release under the charge: an attempt that did not finish
@@ -487,12 +454,8 @@ execute(struct worker *w, PGresult *claim)
 	 * count), so exactly one attempt's output ever leaves the service
 	 * (docs/privacy-model.md §4.4: "a restart releases nothing").
 	 */
-	if (rc == ERR_OK) {
-		fresh_plan = run_plan_json(&plan, req.spec.mode);
-		if (plan.steps != steps_total || fresh_plan == NULL ||
-		    !same_json(fresh_plan, stored_plan))
-			rc = err_set(&e, ERR_INTERNAL, "plan changed since admission");
-	}
+	if (rc == ERR_OK)
+		rc = run_pipeline_check_stored(&run, PQgetvalue(claim, 0, 8), steps_total, &e);
 	/* The load (27.6 s for 1.55 GB) counts neither against the lease,
 	 * which the keeper renews meanwhile, nor against the run's timeout,
 	 * which starts after it. */
@@ -505,17 +468,9 @@ execute(struct worker *w, PGresult *claim)
 		if (ctx.lease_lost || ctx.cancel_requested || ctx.stopping)
 			rc = err_set(&e, ERR_CANCELLED, "stopped before the first step");
 	}
-	if (rc == ERR_OK) {
-		x = calloc(req.spec.dim, sizeof(double));
-		rng = rng_openssl_new(&e);
-		if (x == NULL)
-			rc = err_set(&e, ERR_NOMEM, "cannot allocate the output");
-		else if (rng == NULL)
-			rc = e.code;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &ctx.started);
 	if (rc == ERR_OK)
-		rc = alg_run(req.alg, &req.spec, &plan, &ds->view, rng, on_progress, &ctx, x, &e);
+		rc = run_pipeline_run(&run, &ds->view, on_progress, &ctx, &x, &result, &e);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == ERR_OK && atomic_load(&w->slot.lost)) {
 		/* Another owner has the run: release nothing. */
@@ -524,11 +479,10 @@ execute(struct worker *w, PGresult *claim)
 	}
 
 	if (rc == ERR_OK) {
-		/* wall_time_ms: the steps only (a fixed count), not the load. */
-		result = run_result_json(&req, &plan, x, seconds_between(&ctx.started, &t1) * 1e3);
-		if (result != NULL && req.eval_dataset_id[0] != '\0')
-			json_object_set_new(result, "evaluation", evaluation(w, tenant, &req, x));
-		result_text = result != NULL ? json_dumps(result, JSON_COMPACT) : NULL;
+		/* wall_time_ms (run_pipeline_run): the steps only, not the load. */
+		if (req->eval_dataset_id[0] != '\0')
+			json_object_set_new(result, "evaluation", evaluation(w, tenant, req, x));
+		result_text = json_dumps(result, JSON_COMPACT);
 		if (result_text == NULL) {
 			rc = err_set(&e, ERR_NOMEM, "cannot serialise the result");
 		} else {
@@ -568,12 +522,9 @@ execute(struct worker *w, PGresult *claim)
 	slot_release(w);
 	free(result_text);
 	json_decref(result);
-	json_decref(fresh_plan);
-	json_decref(stored_plan);
 	free(x);
-	rng_free(rng);
 	dataset_cache_put(w->srv->datasets, ds);
-	run_request_clear(&req);
+	planned_run_clear(&run);
 	json_decref(doc);
 }
 

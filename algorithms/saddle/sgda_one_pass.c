@@ -65,19 +65,16 @@ static const struct alg_param sgda_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const sgda_fields[P__COUNT] = {
-	[P_BATCH_SIZE] = "params.batch_size",
-	[P_STEP_SIZE] = "params.step_size",
-};
-
 static const char *const sgda_objectives[] = { "bilinear", "worst_group_logistic", NULL };
 
 #define ALL_SETS                                                                                   \
 	((1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_LP_BALL) |    \
 	 (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX))
 
-extern const struct alg_ops alg_saddle_sgda_one_pass;
-
+/* Everything derived from the public spec: plan() calibrates z and
+ * derives the rest (sgda_bounds, sgda_schedule); init() reads z back from
+ * the plan and derives the rest again, without calibrating, to check that
+ * the plan is this spec's. */
 struct sgda_setup {
 	struct saddle_block bx, by;
 	double lipschitz;           /* L: joint operator bound, the clip level */
@@ -131,110 +128,127 @@ block_distance(const struct constraint *c, size_t d)
 	return r;
 }
 
+/* What comes before the noise: the blocks, the batch size against n, L
+ * and D.  The driver has checked the generic rest (alg_check_spec: the
+ * objective, both sets and their geometries, epsilon, delta, the
+ * parameters against the schema). */
 static enum err_code
-sgda_setup(const struct run_spec *spec, struct sgda_setup *ret, struct err *e)
+sgda_bounds(const struct run_spec *spec, struct sgda_setup *ret, struct err *e)
 {
 	const struct objective *obj = &spec->objective;
 	struct saddle_constants sc;
-	struct sgda_setup s;
 	enum err_code rc;
 
-	if (obj->ops == NULL || !alg_supports_objective(&alg_saddle_sgda_one_pass, obj->ops->name))
-		return err_set_field(e, ERR_INVALID, "objective",
-				     "saddle.sgda_one_pass does not support this 'objective'");
-	memset(&s, 0, sizeof(s));
-	rc = run_spec_blocks(&alg_saddle_sgda_one_pass, spec, &s.bx, &s.by, e);
-	if (rc != ERR_OK)
-		return rc;
-	if (spec->n == 0 || spec->schema.d == 0 || obj->d != spec->schema.d ||
-	    obj->task != spec->schema.task)
-		return err_set(e, ERR_INVALID, "the dataset has no rows or no features");
-	rc = onepass_check_params(sgda_params, sgda_fields, spec->params, P__COUNT, e);
-	if (rc != ERR_OK)
-		return rc;
 	if (spec->params[P_BATCH_SIZE] > (double)spec->n)
 		return err_set_field(
 			e, ERR_INVALID, "params.batch_size",
 			"'params.batch_size' (%.0f) exceeds the number of records (%zu)",
 			spec->params[P_BATCH_SIZE], spec->n);
-	rc = saddle_constants(obj, &spec->schema, &s.bx, &s.by, &sc, e);
+	memset(ret, 0, sizeof(*ret));
+	ret->bx = (struct saddle_block){ spec->x, spec->geometry_x };
+	ret->by = (struct saddle_block){ spec->y, spec->geometry_y };
+	rc = saddle_constants(obj, &spec->schema, &ret->bx, &ret->by, &sc, e);
 	if (rc != ERR_OK)
 		return rc;
-	s.lipschitz = sc.lipschitz_l2;
-	if (!is_finite_pos(s.lipschitz))
+	ret->lipschitz = sc.lipschitz_l2;
+	if (!is_finite_pos(ret->lipschitz))
 		return err_set(e, ERR_NUMERIC,
 			       "the operator bound is not a finite positive number");
-	s.distance =
-		hypot(block_distance(&s.bx.set, obj->dim_x), block_distance(&s.by.set, obj->dim_y));
-	rc = onepass_calibrate(spec, &s.z, e);
-	if (rc == ERR_OK)
-		rc = onepass_batch(spec->params[P_BATCH_SIZE], s.z, spec->dim, spec->n, &s.batch,
-				   e);
-	if (rc != ERR_OK)
-		return rc;
-	s.steps = (unsigned long)(spec->n / s.batch);
-	s.sensitivity = 2.0 * s.lipschitz / (double)s.batch;
-	rc = onepass_lattice(s.sensitivity, spec->dim, &s.lattice_k, &s.sensitivity_lattice, e);
-	if (rc != ERR_OK)
-		return rc;
-	s.sigma = s.z * s.sensitivity_lattice;
-	if (spec->params[P_STEP_SIZE] == 0.0)
-		s.step_size =
-			s.distance /
-			(sqrt(s.lipschitz * s.lipschitz + (double)spec->dim * s.sigma * s.sigma) *
-			 sqrt((double)s.steps));
-	else
-		s.step_size = spec->params[P_STEP_SIZE];
-	if (!is_finite_pos(s.sigma) || !is_finite_pos(s.step_size) || !is_finite_pos(s.distance))
+	ret->distance = hypot(block_distance(&ret->bx.set, obj->dim_x),
+			      block_distance(&ret->by.set, obj->dim_y));
+	if (!is_finite_pos(ret->distance))
 		return err_set(e, ERR_NUMERIC,
-			       "the noise or step size is not a finite positive number");
-	*ret = s;
+			       "the distance bound is not a finite positive number");
 	return ERR_OK;
 }
 
+/* The schedule at noise multiplier z, on s from sgda_bounds(). */
+static enum err_code
+sgda_schedule(const struct run_spec *spec, double z, struct sgda_setup *s, struct err *e)
+{
+	enum err_code rc;
+
+	if (!is_finite_pos(z))
+		return err_set(e, ERR_INTERNAL, "the noise multiplier is not finite and positive");
+	s->z = z;
+	rc = onepass_batch(spec->params[P_BATCH_SIZE], z, spec->dim, spec->n, &s->batch, e);
+	if (rc != ERR_OK)
+		return rc;
+	s->steps = (unsigned long)(spec->n / s->batch);
+	s->sensitivity = 2.0 * s->lipschitz / (double)s->batch;
+	rc = onepass_lattice(s->sensitivity, spec->dim, &s->lattice_k, &s->sensitivity_lattice, e);
+	if (rc != ERR_OK)
+		return rc;
+	s->sigma = s->z * s->sensitivity_lattice;
+	if (spec->params[P_STEP_SIZE] == 0.0)
+		s->step_size = s->distance / (sqrt(s->lipschitz * s->lipschitz +
+						   (double)spec->dim * s->sigma * s->sigma) *
+					      sqrt((double)s->steps));
+	else
+		s->step_size = spec->params[P_STEP_SIZE];
+	if (!is_finite_pos(s->sigma) || !is_finite_pos(s->step_size))
+		return err_set(e, ERR_NUMERIC,
+			       "the noise or step size is not a finite positive number");
+	return ERR_OK;
+}
+
+/* The plan of setup s: the event, the charge and the values the run uses. */
+static enum err_code
+sgda_fill_plan(const struct run_spec *spec, const struct sgda_setup *s, struct run_plan *ret,
+	       struct err *e)
+{
+	enum err_code rc;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->steps = s->steps;
+	rc = onepass_event(s->z, s->steps, &ret->event, e);
+	if (rc != ERR_OK)
+		return rc;
+	ret->charge_epsilon = spec->epsilon; /* met with room to spare: onepass_calibrate() */
+	ret->charge_delta = spec->delta;
+	run_plan_use(ret, "batch_size", (double)s->batch);
+	run_plan_use(ret, "steps", (double)s->steps);
+	run_plan_use(ret, "operator_bound", s->lipschitz);
+	run_plan_use(ret, "sensitivity", s->sensitivity);
+	run_plan_use(ret, "sensitivity_lattice", s->sensitivity_lattice);
+	run_plan_use(ret, "lattice_step_log2", -(double)s->lattice_k);
+	run_plan_use(ret, "noise_multiplier", s->z);
+	run_plan_use(ret, "noise_sigma", s->sigma);
+	run_plan_use(ret, "step_size", s->step_size);
+	run_plan_use(ret, "distance", s->distance);
+	run_plan_use(ret, "dim_x", (double)spec->objective.dim_x);
+	run_plan_use(ret, "dim_y", (double)spec->objective.dim_y);
+	run_plan_use(ret, "unused_records", (double)(spec->n - (size_t)s->steps * s->batch));
+	return ERR_OK;
+}
+
+/* Bounds, the run's one calibration (onepass_calibrate), schedule, plan. */
 static enum err_code
 sgda_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 {
 	struct sgda_setup s;
 	struct run_plan p;
+	double z;
 	enum err_code rc;
 
-	rc = sgda_setup(spec, &s, e);
-	if (rc != ERR_OK)
-		return rc;
-	memset(&p, 0, sizeof(p));
-	p.steps = s.steps;
-	rc = onepass_event(s.z, s.steps, &p.event, e);
-	if (rc != ERR_OK)
-		return rc;
-	p.charge_epsilon = spec->epsilon; /* met with room to spare: onepass_calibrate() */
-	p.charge_delta = spec->delta;
-	run_plan_use(&p, "batch_size", (double)s.batch);
-	run_plan_use(&p, "steps", (double)s.steps);
-	run_plan_use(&p, "operator_bound", s.lipschitz);
-	run_plan_use(&p, "sensitivity", s.sensitivity);
-	run_plan_use(&p, "sensitivity_lattice", s.sensitivity_lattice);
-	run_plan_use(&p, "lattice_step_log2", -(double)s.lattice_k);
-	run_plan_use(&p, "noise_multiplier", s.z);
-	run_plan_use(&p, "noise_sigma", s.sigma);
-	run_plan_use(&p, "step_size", s.step_size);
-	run_plan_use(&p, "distance", s.distance);
-	run_plan_use(&p, "dim_x", (double)spec->objective.dim_x);
-	run_plan_use(&p, "dim_y", (double)spec->objective.dim_y);
-	run_plan_use(&p, "unused_records", (double)(spec->n - (size_t)s.steps * s.batch));
-	*ret_plan = p;
-	return ERR_OK;
+	rc = sgda_bounds(spec, &s, e);
+	if (rc == ERR_OK)
+		rc = onepass_calibrate(spec, &z, e);
+	if (rc == ERR_OK)
+		rc = sgda_schedule(spec, z, &s, e);
+	if (rc == ERR_OK)
+		rc = sgda_fill_plan(spec, &s, &p, e);
+	if (rc == ERR_OK)
+		*ret_plan = p;
+	return rc;
 }
 
 static double
-sgda_work(const struct run_spec *spec)
+sgda_work(const struct run_spec *spec, const struct run_plan *plan)
 {
-	struct sgda_setup s;
 	double nd = (double)spec->n * (double)spec->dim;
 
-	if (sgda_setup(spec, &s, NULL) != ERR_OK)
-		return 2.0 * nd;
-	return nd + (double)s.steps * (double)spec->dim;
+	return nd + (double)plan->steps * (double)spec->dim;
 }
 
 static enum err_code
@@ -244,16 +258,19 @@ sgda_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	struct sgda_state *s = state;
 	const struct objective *o = &spec->objective;
 	struct sgda_setup su;
-	struct dp_event_tree ev;
+	struct run_plan mine;
 	enum err_code rc;
 
-	rc = sgda_setup(spec, &su, e);
-	if (rc == ERR_OK)
-		rc = onepass_event(su.z, su.steps, &ev, e);
+	/* Spend exactly what was charged: the plan must be this spec's.  The
+	 * schedule is derived again from the plan's own noise multiplier (no
+	 * second calibration) and must give the plan back bit for bit. */
+	rc = sgda_bounds(spec, &su, e);
+	if (rc == ERR_OK &&
+	    (sgda_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) != ERR_OK ||
+	     sgda_fill_plan(spec, &su, &mine, NULL) != ERR_OK || !onepass_same_plan(&mine, plan)))
+		rc = err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (rc != ERR_OK)
 		return rc;
-	if (plan->steps != su.steps || !dp_event_equal(&plan->event, &ev))
-		return err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (ds->n != spec->n || ds->d != spec->schema.d)
 		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
 	rc = objective_check_dataset(o, ds, e);

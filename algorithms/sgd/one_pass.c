@@ -77,8 +77,10 @@ static const struct alg_param sgd_params[P__COUNT + 1] = {
 static const char *const sgd_objectives[] = { "logistic", "least_squares",       "hinge",
 					      "huber",    "multiclass_logistic", NULL };
 
-/* Everything derived from the public spec; plan(), work() and init() all
- * compute it the same way. */
+/* Everything derived from the public spec: plan() calibrates z and
+ * derives the rest (sgd_bounds, sgd_schedule); init() reads z back from the
+ * plan and derives the rest again, without calibrating, to check that the
+ * plan is this spec's. */
 struct sgd_setup {
 	double grad_bound;          /* G: per-record gradient norm bound on the ball */
 	double reg_bound;           /* G_r: the regularizer's gradient norm bound on it */
@@ -123,89 +125,53 @@ is_finite_pos(double v)
 	return isfinite(v) && v > 0.0;
 }
 
-/* The dotted field names of the parameters, for errors. */
-static const char *const sgd_fields[P__COUNT] = {
-	[P_BATCH_SIZE] = "params.batch_size",
-	[P_STEP_SIZE] = "params.step_size",
-};
-
+/* What comes before the noise: the batch size against n, R, G and G_r.
+ * The driver has checked the generic rest (alg_check_spec). */
 static enum err_code
-sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
+sgd_bounds(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 {
-	const struct objective *obj = &spec->objective;
 	struct objective_constants oc;
-	struct sgd_setup s;
-	double b_param, eta_param, p;
-	bool supported = false;
+	double b_param = spec->params[P_BATCH_SIZE];
 	enum err_code rc;
 
-	if (obj->ops != NULL)
-		for (const char *const *o = sgd_objectives; *o != NULL; o++)
-			supported = supported || strcmp(*o, obj->ops->name) == 0;
-	if (!supported)
-		return err_set_field(e, ERR_INVALID, "objective",
-				     "dp_sgd.one_pass does not support this 'objective'");
-	if ((unsigned)spec->schema.task >= TASK__COUNT || obj->task != spec->schema.task ||
-	    !(obj->ops->tasks & (1u << spec->schema.task)))
-		return err_set_field(e, ERR_INVALID, "objective",
-				     "objective '%s' does not accept this dataset's labels",
-				     obj->ops->name);
-	rc = constraint_validate(&spec->x, spec->dim, "constraints.x", e);
-	if (rc != ERR_OK)
-		return rc;
-	if (!is_finite_pos(spec->epsilon))
-		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
-				     "'privacy.epsilon' must be finite and positive");
-	if (!(spec->delta > 0.0 && spec->delta < 1.0))
-		return err_set_field(e, ERR_INVALID, "privacy.delta",
-				     "'privacy.delta' must be in (0, 1)");
-	if (spec->n == 0 || spec->schema.d == 0 || obj->d != spec->schema.d ||
-	    spec->dim != obj->dim || spec->dim == 0)
-		return err_set(e, ERR_INVALID, "the dataset has no rows or no features");
-	p = (double)spec->dim;
-	/* The service validates params against the schema; so does plan(). */
-	rc = onepass_check_params(sgd_params, sgd_fields, spec->params, P__COUNT, e);
-	if (rc != ERR_OK)
-		return rc;
-	b_param = spec->params[P_BATCH_SIZE];
-	eta_param = spec->params[P_STEP_SIZE];
 	if (b_param > (double)spec->n)
 		return err_set_field(
 			e, ERR_INVALID, "params.batch_size",
 			"'params.batch_size' (%.0f) exceeds the number of records (%zu)", b_param,
 			spec->n);
-
-	memset(&s, 0, sizeof(s));
+	memset(ret, 0, sizeof(*ret));
 	/* The step size needs D >= ||x_0 - x*||: R around a set centred at 0
 	 * (the balls, a box around 0), else the diameter bound 2R. */
-	s.radius = constraint_l2_radius(&spec->x, spec->dim);
-	if (!is_finite_pos(s.radius))
+	ret->radius = constraint_l2_radius(&spec->x, spec->dim);
+	if (!is_finite_pos(ret->radius))
 		return err_set_field(
 			e, ERR_INVALID, "constraints.x",
 			"'constraints.x' must be a bounded set with a point other than 0");
 	if (spec->x.kind == CONSTRAINT_SIMPLEX ||
 	    (spec->x.kind == CONSTRAINT_BOX && !(spec->x.lo <= 0.0 && spec->x.hi >= 0.0)))
-		s.radius *= 2.0;
-	rc = objective_constants(obj, &spec->schema, &spec->x, &oc, e);
+		ret->radius *= 2.0;
+	rc = objective_constants(&spec->objective, &spec->schema, &spec->x, &oc, e);
 	if (rc != ERR_OK)
 		return rc;
-	s.grad_bound = oc.lipschitz_l2;
-	s.reg_bound = oc.reg_lipschitz_l2;
-	if (!is_finite_pos(s.grad_bound) || !(isfinite(s.reg_bound) && s.reg_bound >= 0.0))
+	ret->grad_bound = oc.lipschitz_l2;
+	ret->reg_bound = oc.reg_lipschitz_l2;
+	if (!is_finite_pos(ret->grad_bound) || !(isfinite(ret->reg_bound) && ret->reg_bound >= 0.0))
 		return err_set(e, ERR_NUMERIC,
 			       "the gradient bound is not a finite positive number");
+	return ERR_OK;
+}
 
-	/*
-	 * The service charges the shortest decimal that reads back as the
-	 * client's double, which may lie a little below that double.
-	 * Calibrating one ulp below both targets keeps the charge on the safe
-	 * side: the event meets (eps', delta') with eps' < eps and delta' <
-	 * delta, hence any decimal at least as large as those.
-	 */
-	rc = onepass_calibrate(spec, &s.z, e); /* exact curve (basic) or RDP (renyi) */
-	if (rc != ERR_OK)
-		return rc;
+/* The schedule at noise multiplier z, on s from sgd_bounds(). */
+static enum err_code
+sgd_schedule(const struct run_spec *spec, double z, struct sgd_setup *s, struct err *e)
+{
+	double b_param = spec->params[P_BATCH_SIZE], eta_param = spec->params[P_STEP_SIZE];
+	double p = (double)spec->dim;
+	enum err_code rc;
 
+	if (!is_finite_pos(z))
+		return err_set(e, ERR_INTERNAL, "the noise multiplier is not finite and positive");
+	s->z = z;
 	/*
 	 * Auto batch.  With T = n/b and sigma = 2 z G / b the bound R M / sqrt(T)
 	 * above is (without a regularizer)
@@ -216,83 +182,100 @@ sgd_setup(const struct run_spec *spec, struct sgd_setup *ret, struct err *e)
 	 * b = 2 z sqrt(p), where the two terms are equal and the bound is
 	 * 2 R G (p z^2)^(1/4) / sqrt(n).  Rounded up, then clamped to [1, n].
 	 */
-	rc = onepass_batch(b_param, s.z, spec->dim, spec->n, &s.batch, e);
+	rc = onepass_batch(b_param, s->z, spec->dim, spec->n, &s->batch, e);
 	if (rc != ERR_OK)
 		return rc;
-	s.steps = (unsigned long)(spec->n / s.batch);
+	s->steps = (unsigned long)(spec->n / s->batch);
 
-	s.sensitivity = 2.0 * s.grad_bound / (double)s.batch;
+	s->sensitivity = 2.0 * s->grad_bound / (double)s->batch;
 	/* Exact discrete Gaussian noise on the lattice 2^-k Z^d (docs/privacy-model.md
 	 * §6): rounding to the lattice adds at most 2^-k sqrt(p) <= 1e-6
 	 * Delta to the l2 sensitivity, and the noise is calibrated to the
 	 * inflated one. */
-	rc = onepass_lattice(s.sensitivity, spec->dim, &s.lattice_k, &s.sensitivity_lattice, e);
+	rc = onepass_lattice(s->sensitivity, spec->dim, &s->lattice_k, &s->sensitivity_lattice, e);
 	if (rc != ERR_OK)
 		return rc;
-	s.sigma = s.z * s.sensitivity_lattice;
+	s->sigma = s->z * s->sensitivity_lattice;
 	if (eta_param == 0.0)
-		s.step_size = s.radius /
-			      (sqrt((s.grad_bound + s.reg_bound) * (s.grad_bound + s.reg_bound) +
-				    p * s.sigma * s.sigma) *
-			       sqrt((double)s.steps));
+		s->step_size =
+			s->radius /
+			(sqrt((s->grad_bound + s->reg_bound) * (s->grad_bound + s->reg_bound) +
+			      p * s->sigma * s->sigma) *
+			 sqrt((double)s->steps));
 	else
-		s.step_size = eta_param;
-	if (!is_finite_pos(s.sensitivity) || !is_finite_pos(s.sigma) || !is_finite_pos(s.step_size))
+		s->step_size = eta_param;
+	if (!is_finite_pos(s->sensitivity) || !is_finite_pos(s->sigma) ||
+	    !is_finite_pos(s->step_size))
 		return err_set(e, ERR_NUMERIC,
 			       "the noise or step size is not a finite positive number");
-	*ret = s;
 	return ERR_OK;
 }
 
-/* {parallel, parts T: gaussian z}: T batch means on disjoint records. */
+/* The plan of setup s: {parallel, parts T: gaussian z}, T batch means on
+ * disjoint records, and the values the run uses. */
 static enum err_code
-sgd_event(const struct sgd_setup *s, struct dp_event_tree *ret, struct err *e)
+sgd_fill_plan(const struct run_spec *spec, const struct sgd_setup *s, struct run_plan *ret,
+	      struct err *e)
 {
-	return onepass_event(s->z, s->steps, ret, e);
+	enum err_code rc;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->steps = s->steps;
+	rc = onepass_event(s->z, s->steps, &ret->event, e);
+	if (rc != ERR_OK)
+		return rc;
+	ret->charge_epsilon = spec->epsilon; /* met with room to spare: see sgd_plan() */
+	ret->charge_delta = spec->delta;
+	run_plan_use(ret, "batch_size", (double)s->batch);
+	run_plan_use(ret, "steps", (double)s->steps);
+	run_plan_use(ret, "grad_bound", s->grad_bound);
+	run_plan_use(ret, "sensitivity", s->sensitivity);
+	run_plan_use(ret, "sensitivity_lattice", s->sensitivity_lattice);
+	run_plan_use(ret, "lattice_step_log2", -(double)s->lattice_k);
+	run_plan_use(ret, "noise_multiplier", s->z);
+	run_plan_use(ret, "noise_sigma", s->sigma);
+	run_plan_use(ret, "step_size", s->step_size);
+	run_plan_use(ret, "unused_records", (double)(spec->n - (size_t)s->steps * s->batch));
+	return ERR_OK;
 }
 
+/*
+ * Bounds, calibration, schedule, plan.  The noise multiplier z for the
+ * spec's (epsilon, delta) under its accountant is the one calibration of a
+ * run, made here only.  The service charges the shortest decimal that
+ * reads back as the client's double, which may lie a little below that
+ * double; onepass_calibrate() calibrates one ulp below both targets, so
+ * the event meets (eps', delta') with eps' < eps and delta' < delta, hence
+ * any decimal at least as large as those: on the exact analytic curve of
+ * one Gaussian (Balle & Wang) on 'basic' datasets, on the RDP conversion
+ * on 'renyi' ones.
+ */
 static enum err_code
 sgd_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 {
 	struct sgd_setup s;
 	struct run_plan p;
+	double z;
 	enum err_code rc;
 
-	rc = sgd_setup(spec, &s, e);
-	if (rc != ERR_OK)
-		return rc;
-
-	memset(&p, 0, sizeof(p));
-	p.steps = s.steps;
-	rc = sgd_event(&s, &p.event, e);
-	if (rc != ERR_OK)
-		return rc;
-	p.charge_epsilon = spec->epsilon; /* met with room to spare: see sgd_setup() */
-	p.charge_delta = spec->delta;
-	run_plan_use(&p, "batch_size", (double)s.batch);
-	run_plan_use(&p, "steps", (double)s.steps);
-	run_plan_use(&p, "grad_bound", s.grad_bound);
-	run_plan_use(&p, "sensitivity", s.sensitivity);
-	run_plan_use(&p, "sensitivity_lattice", s.sensitivity_lattice);
-	run_plan_use(&p, "lattice_step_log2", -(double)s.lattice_k);
-	run_plan_use(&p, "noise_multiplier", s.z);
-	run_plan_use(&p, "noise_sigma", s.sigma);
-	run_plan_use(&p, "step_size", s.step_size);
-	run_plan_use(&p, "unused_records", (double)(spec->n - (size_t)s.steps * s.batch));
-	*ret_plan = p;
-	return ERR_OK;
+	rc = sgd_bounds(spec, &s, e);
+	if (rc == ERR_OK)
+		rc = onepass_calibrate(spec, &z, e);
+	if (rc == ERR_OK)
+		rc = sgd_schedule(spec, z, &s, e);
+	if (rc == ERR_OK)
+		rc = sgd_fill_plan(spec, &s, &p, e);
+	if (rc == ERR_OK)
+		*ret_plan = p;
+	return rc;
 }
 
 static double
-sgd_work(const struct run_spec *spec)
+sgd_work(const struct run_spec *spec, const struct run_plan *plan)
 {
-	struct sgd_setup s;
 	double nd = (double)spec->n * (double)spec->dim;
 
-	/* Unplannable specs are refused by plan(); T <= n bounds them anyway. */
-	if (sgd_setup(spec, &s, NULL) != ERR_OK)
-		return 2.0 * nd;
-	return nd + (double)s.steps * (double)spec->dim;
+	return nd + (double)plan->steps * (double)spec->dim;
 }
 
 #ifdef DPOPT_TESTING
@@ -318,18 +301,20 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 {
 	struct sgd_state *s = state;
 	struct sgd_setup su;
-	struct dp_event_tree ev;
+	struct run_plan mine;
 	size_t n = ds->n, m;
 	enum err_code rc;
 
-	rc = sgd_setup(spec, &su, e);
-	if (rc == ERR_OK)
-		rc = sgd_event(&su, &ev, e);
+	/* Spend exactly what was charged: the plan must be this spec's.  The
+	 * schedule is derived again from the plan's own noise multiplier (no
+	 * second calibration) and must give the plan back bit for bit. */
+	rc = sgd_bounds(spec, &su, e);
+	if (rc == ERR_OK &&
+	    (sgd_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) != ERR_OK ||
+	     sgd_fill_plan(spec, &su, &mine, NULL) != ERR_OK || !onepass_same_plan(&mine, plan)))
+		rc = err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (rc != ERR_OK)
 		return rc;
-	/* Spend exactly what was charged: the plan must be this spec's. */
-	if (plan->steps != su.steps || !dp_event_equal(&plan->event, &ev))
-		return err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (ds->n != spec->n || ds->d != spec->schema.d)
 		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
 	rc = objective_check_dataset(&spec->objective, ds, e);

@@ -414,8 +414,8 @@ check_run(const struct alg_ops *a, struct fixture *f, const char *what)
 
 	memset(&p1, 0, sizeof(p1));
 	memset(&p2, 0xa5, sizeof(p2));
-	ck_assert_msg(a->plan(&f->spec, &p1, &e) == ERR_OK, "%s: plan: %s", what, e.msg);
-	ck_assert_msg(a->plan(&f->spec, &p2, &e) == ERR_OK, "%s: plan: %s", what, e.msg);
+	ck_assert_msg(alg_plan(a, &f->spec, &p1, &e) == ERR_OK, "%s: plan: %s", what, e.msg);
+	ck_assert_msg(alg_plan(a, &f->spec, &p2, &e) == ERR_OK, "%s: plan: %s", what, e.msg);
 	assert_plans_equal(&p1, &p2, what);
 
 	ck_assert_msg(p1.steps > 0, "%s: no steps", what);
@@ -433,7 +433,7 @@ check_run(const struct alg_ops *a, struct fixture *f, const char *what)
 	/* Strictly below the cap, or run_plan_use() may have dropped one. */
 	ck_assert_msg(nused > 0 && nused < ALG_MAX_USED, "%s: %zu used values", what, nused);
 	ck_assert_uint_eq(p1.n_used, nused);
-	w = a->work(&f->spec);
+	w = a->work(&f->spec, &p1);
 	ck_assert(isfinite(w) && w > 0.0);
 
 	log.total = p1.steps;
@@ -462,7 +462,7 @@ check_run(const struct alg_ops *a, struct fixture *f, const char *what)
 		if (strcmp(q->name, "step_size") != 0 || q->max < 50.0)
 			continue;
 		f->spec.params[k] = 50.0;
-		ck_assert(a->plan(&f->spec, &p2, &e) == ERR_OK);
+		ck_assert(alg_plan(a, &f->spec, &p2, &e) == ERR_OK);
 		rng_splitmix_init(&r, 79);
 		ck_assert(alg_run(a, &f->spec, &p2, &f->ds, &r, NULL, NULL, x3, &e) == ERR_OK);
 		ck_assert_msg(is_feasible(f, x3, dim), "%s: huge step left the set", what);
@@ -490,7 +490,7 @@ expect_refused(const struct alg_ops *a, struct fixture *f, const struct run_plan
 	memset(&p, 0x5a, sizeof(p));
 	memcpy(&before, &p, sizeof(p));
 	memset(&e, 0, sizeof(e));
-	ck_assert_msg(a->plan(&f->spec, &p, &e) == ERR_INVALID, "%s: plan accepted", what);
+	ck_assert_msg(alg_plan(a, &f->spec, &p, &e) == ERR_INVALID, "%s: plan accepted", what);
 	ck_assert_msg(strcmp(e.field, field) == 0, "%s: field '%s', want '%s'", what, e.field,
 		      field);
 	ck_assert_msg(strstr(e.msg, field) != NULL, "%s: message '%s' does not name %s", what,
@@ -513,7 +513,7 @@ check_invalid_params(const struct alg_ops *a, struct fixture *f, const char *wha
 	struct run_plan good;
 	struct err e = { 0 };
 
-	ck_assert_msg(a->plan(&f->spec, &good, &e) == ERR_OK, "%s: %s", what, e.msg);
+	ck_assert_msg(alg_plan(a, &f->spec, &good, &e) == ERR_OK, "%s: %s", what, e.msg);
 	for (size_t k = 0; k < np; k++) {
 		const struct alg_param *p = &a->params[k];
 		double keep = f->spec.params[k];
@@ -565,7 +565,7 @@ START_TEST(test_unsupported_objective_refused)
 	f = fixture_new(a, objective_find(a->objectives[0]),
 			(enum task)__builtin_ctz(objective_find(a->objectives[0])->tasks),
 			CONSTRAINT_L2_BALL, V_DENSE);
-	ck_assert_int_eq(a->plan(&f->spec, &p, &e), ERR_OK);
+	ck_assert_int_eq(alg_plan(a, &f->spec, &p, &e), ERR_OK);
 	f->spec.objective.ops = unsupported;
 	fill(x, MAX_DIM);
 	rng_splitmix_init(&r, 1);
@@ -613,7 +613,7 @@ check_cancel(const struct alg_ops *a, struct fixture *f, const char *what)
 	struct progress_log log = { .monotone = true };
 	double x[MAX_DIM];
 
-	ck_assert(a->plan(&f->spec, &p, &e) == ERR_OK);
+	ck_assert(alg_plan(a, &f->spec, &p, &e) == ERR_OK);
 	log.total = p.steps;
 	log.stop_at = p.steps > 2 ? 2 : 1;
 	fill(x, MAX_DIM);
@@ -676,7 +676,7 @@ check_rng_failure(const struct alg_ops *a, struct fixture *f, const char *what)
 	for (size_t k = 0; k < alg_param_count(a); k++)
 		if (strcmp(a->params[k].name, "batch_size") == 0)
 			f->spec.params[k] = 4.0;
-	ck_assert(a->plan(&f->spec, &p, &e) == ERR_OK);
+	ck_assert(alg_plan(a, &f->spec, &p, &e) == ERR_OK);
 	counting_init(c, 9, 0);
 	ck_assert(alg_run(a, &f->spec, &p, &f->ds, &c->r, NULL, NULL, x, &e) == ERR_OK);
 	total = c->refills;

@@ -31,6 +31,9 @@
 #include "alg.h"
 #include "objective.h"
 #include "privacy/analytic_gaussian.h"
+#ifdef DPOPT_TESTING
+#include "testing_hook.h"
+#endif
 
 #define N_BIG   100000
 #define D_BIG   20
@@ -283,7 +286,7 @@ private_loss(const struct run_spec *spec, const struct problem *p, uint64_t seed
 	struct err e = { 0 };
 	struct rng r;
 
-	ck_assert_msg(sgd()->plan(spec, &plan, &e) == ERR_OK, "plan: %s", e.msg);
+	ck_assert_msg(alg_plan(sgd(), spec, &plan, &e) == ERR_OK, "plan: %s", e.msg);
 	rng_splitmix_init(&r, seed);
 	ck_assert_msg(alg_run(sgd(), spec, &plan, &p->ds, &r, NULL, NULL, w, &e) == ERR_OK,
 		      "run: %s", e.msg);
@@ -309,7 +312,7 @@ utility(enum task task, const char *objective, size_t n, int d, double radius, d
 	ck_assert_msg(norm2(p->w_star, (size_t)d) < radius, "the ball misses the optimum");
 
 	spec_init(&spec, objective, task, radius, n, (size_t)d);
-	ck_assert(sgd()->plan(&spec, &plan, NULL) == ERR_OK);
+	ck_assert(alg_plan(sgd(), &spec, &plan, NULL) == ERR_OK);
 	printf("%s plan: n = %zu, d = %d, R = %g: b = %.0f, T = %lu, z = %.4f, G = %.3g, "
 	       "sigma = %.4g, eta = %.4g\n",
 	       objective, n, d, radius, used_value(&plan, "batch_size"), plan.steps,
@@ -448,7 +451,7 @@ START_TEST(test_multiclass_utility)
 		struct run_plan plan;
 		struct err e = { 0 };
 
-		ck_assert_msg(sgd()->plan(&s, &plan, &e) == ERR_OK, "plan: %s", e.msg);
+		ck_assert_msg(alg_plan(sgd(), &s, &plan, &e) == ERR_OK, "plan: %s", e.msg);
 		rng_splitmix_init(&r, 700 + seed);
 		ck_assert_msg(alg_run(sgd(), &s, &plan, &ds, &r, NULL, NULL, w, &e) == ERR_OK,
 			      "run: %s", e.msg);
@@ -509,7 +512,7 @@ START_TEST(test_plan_numbers)
 	spec_init(&s, "logistic", TASK_BINARY, 5.0, N_BIG, D_BIG);
 	s.epsilon = 0.7;
 	s.delta = 1e-7;
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_OK);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_OK);
 	ck_assert_int_eq(ag_calibrate(nextafter(0.7, 0.0), nextafter(1e-7, 0.0), &z, NULL), ERR_OK);
 	ck_assert(p.event.node[1].noise_multiplier == z);
 	ck_assert_int_eq(ag_delta(z, 0.7, &delta_at_z, NULL), ERR_OK);
@@ -544,7 +547,8 @@ START_TEST(test_plan_numbers)
 	ck_assert(p.event.node[1].type == DP_EVENT_GAUSSIAN);
 	ck_assert(p.event.node[1].relation == DP_REPLACE_ONE);
 	ck_assert(p.charge_epsilon == 0.7 && p.charge_delta == 1e-7);
-	ck_assert_double_eq_tol(sgd()->work(&s), (double)N_BIG * D_BIG + (double)t * D_BIG, 0.5);
+	ck_assert_double_eq_tol(sgd()->work(&s, &p), (double)N_BIG * D_BIG + (double)t * D_BIG,
+				0.5);
 	printf("plan(eps=0.7, delta=1e-7, n=%d, d=%d): z = %.6f, b = %.0f, T = %lu, sigma = %.6f\n",
 	       N_BIG, D_BIG, z, b, t, used_value(&p, "noise_sigma"));
 
@@ -554,7 +558,7 @@ START_TEST(test_plan_numbers)
 	s.params[1] = 0.0385; /* step_size */
 	ck_assert_str_eq(sgd()->params[0].name, "batch_size");
 	ck_assert_str_eq(sgd()->params[1].name, "step_size");
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_OK);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_OK);
 	ck_assert_uint_eq(p.steps, 100);
 	ck_assert(used_value(&p, "grad_bound") == 7.0);
 	ck_assert_double_eq_tol(used_value(&p, "sensitivity"), 1.4, 1e-15);
@@ -568,7 +572,7 @@ START_TEST(test_plan_numbers)
 	/* auto batch larger than n: clamped to n, one step */
 	spec_init(&s, "logistic", TASK_BINARY, 1.0, 50, 20);
 	s.epsilon = 0.01;
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_OK);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_OK);
 	ck_assert(used_value(&p, "batch_size") == 50.0);
 	ck_assert_uint_eq(p.steps, 1);
 }
@@ -584,39 +588,39 @@ START_TEST(test_plan_refusals)
 	s.x.kind = CONSTRAINT_LP_BALL;
 	s.x.p = 2.5; /* outside (1, 2] */
 	memset(&e, 0, sizeof(e));
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_INVALID);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "constraints.x.p");
 
 	spec_init(&s, "logistic", TASK_BINARY, 5.0, 1000, 10);
 	s.schema.task = TASK_REGRESSION; /* an instance built for other labels */
 	memset(&e, 0, sizeof(e));
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_INVALID);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "objective");
 
 	spec_init(&s, "least_squares", TASK_REGRESSION, 5.0, 1000, 10);
 	s.schema.bounds.label = NAN;
 	memset(&e, 0, sizeof(e));
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_INVALID);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "bounds.label");
 
 	spec_init(&s, "logistic", TASK_BINARY, 5.0, 1000, 10);
 	s.schema.bounds.feature_l2 = NAN;
 	memset(&e, 0, sizeof(e));
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_INVALID);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "bounds.feature_l2");
 
 	spec_init(&s, "logistic", TASK_BINARY, 5.0, 1000, 10);
 	s.epsilon = INFINITY;
 	memset(&e, 0, sizeof(e));
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_INVALID);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "privacy.epsilon");
 	s.epsilon = 1.0;
 	s.delta = 1.0;
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_INVALID);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "privacy.delta");
 
 	spec_init(&s, "logistic", TASK_BINARY, INFINITY, 1000, 10);
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_INVALID);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "constraints.x.radius");
 }
 END_TEST
@@ -635,7 +639,7 @@ START_TEST(test_plan_must_match_spec)
 	problem_init(p, TASK_BINARY, N_BIG, D_BIG, 3);
 	spec_init(&s, "logistic", TASK_BINARY, 5.0, N_BIG, D_BIG);
 	s.epsilon = 2.0;
-	ck_assert_int_eq(sgd()->plan(&s, &plan, &e), ERR_OK);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &plan, &e), ERR_OK);
 	s.epsilon = 1.0; /* the run would be noisier than charged: still refused */
 	rng_splitmix_init(&r, 1);
 	ck_assert_int_eq(alg_run(sgd(), &s, &plan, &p->ds, &r, NULL, NULL, w, &e), ERR_INTERNAL);
@@ -644,6 +648,44 @@ START_TEST(test_plan_must_match_spec)
 	free(p);
 }
 END_TEST
+
+#ifdef DPOPT_TESTING
+/* Issue 9: the noise is calibrated once per plan, by plan() alone; work()
+ * and the run (init) take it from the plan.  Counted through the testing
+ * hook, in both accounting modes.  Before, one admission calibrated twice
+ * (plan, work) and the worker twice more (plan, init). */
+START_TEST(test_calibrates_once)
+{
+	struct problem *p = calloc(1, sizeof(*p));
+	unsigned long count = 0;
+	struct alg_testing_hook hook = { .calibrations = &count };
+	struct run_spec s;
+	struct run_plan plan;
+	struct err e = { 0 };
+	struct rng r;
+	double w[D_BIG] = { 0 };
+
+	ck_assert_ptr_nonnull(p);
+	problem_init(p, TASK_BINARY, N_BIG, D_BIG, 4);
+	for (int mode = 0; mode < 2; mode++) {
+		spec_init(&s, "logistic", TASK_BINARY, 5.0, N_BIG, D_BIG);
+		s.mode = mode == 0 ? ACCOUNTING_BASIC : ACCOUNTING_RENYI;
+		s.testing_hook = &hook;
+		count = 0;
+		ck_assert_int_eq(alg_plan(sgd(), &s, &plan, &e), ERR_OK);
+		ck_assert_uint_eq(count, 1);
+		ck_assert(sgd()->work(&s, &plan) > 0.0);
+		ck_assert_uint_eq(count, 1);
+		rng_splitmix_init(&r, 5);
+		ck_assert_int_eq(alg_run(sgd(), &s, &plan, &p->ds, &r, NULL, NULL, w, &e), ERR_OK);
+		ck_assert_msg(count == 1, "mode %d: %lu calibrations for one plan and one run",
+			      mode, count);
+	}
+	problem_clear(p);
+	free(p);
+}
+END_TEST
+#endif
 
 START_TEST(test_noise_is_there)
 {
@@ -737,7 +779,7 @@ START_TEST(test_each_record_at_most_once)
 	spec_init(&s, "least_squares", TASK_REGRESSION, 1.0, WB_N, 1);
 	s.objective.ops = &wb;
 	s.params[0] = WB_B;
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_OK);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_OK);
 	ck_assert_uint_eq(p.steps, WB_N / WB_B);
 	for (int run = 0; run < WB_RUNS; run++) {
 		struct rng r;
@@ -801,7 +843,7 @@ START_TEST(test_noise_scale_matches_plan)
 	s.objective.ops = &zero;
 	s.params[0] = ZB;
 	s.params[1] = 0.0385;
-	ck_assert_int_eq(sgd()->plan(&s, &p, &e), ERR_OK);
+	ck_assert_int_eq(alg_plan(sgd(), &s, &p, &e), ERR_OK);
 	rng_splitmix_init(&r, 4242);
 	ck_assert_int_eq(alg_run(sgd(), &s, &p, &ds, &r, NULL, NULL, w, &e), ERR_OK);
 	for (int j = 0; j < ZD; j++)
@@ -841,6 +883,9 @@ dp_sgd_suite(void)
 	tcase_add_test(tp, test_plan_numbers);
 	tcase_add_test(tp, test_plan_refusals);
 	tcase_add_test(tp, test_plan_must_match_spec);
+#ifdef DPOPT_TESTING
+	tcase_add_test(tp, test_calibrates_once);
+#endif
 	tcase_add_test(tp, test_each_record_at_most_once);
 	tcase_add_test(tp, test_noise_scale_matches_plan);
 	suite_add_tcase(s, tp);

@@ -21,6 +21,9 @@
 #include "objective.h"
 #include "saddle.h"
 #include "saddle_gap.h"
+#ifdef DPOPT_TESTING
+#include "testing_hook.h"
+#endif
 
 #define MAXN 16000
 #define MAXD 8
@@ -507,6 +510,23 @@ END_TEST
 #define U_SEEDS 24
 #define U_N     2000
 
+/* A saddle.sgda_one_pass spec on p's n records: (1, 1e-6), defaults. */
+static void
+sgda_spec(const struct alg_ops *a, const struct prob *p, size_t n, struct run_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->objective = p->o;
+	spec->dim = p->o.dim;
+	spec->schema = p->s;
+	spec->n = n;
+	spec->x = p->bx.set;
+	spec->has_y = true;
+	spec->y = p->by.set;
+	spec->epsilon = 1.0;
+	spec->delta = 1e-6;
+	alg_default_params(a, spec->params);
+}
+
 /* Population gap of one run on n fresh records: F_D is F on the mean
  * record (f is affine in the record), so it is the gap on a one-record
  * dataset holding the means. */
@@ -523,18 +543,8 @@ run_gap(size_t n, uint64_t seed)
 	double u[4];
 	const double c = 1.0 / sqrt(2.0);
 
-	memset(&spec, 0, sizeof(spec));
-	spec.objective = p->o;
-	spec.dim = p->o.dim;
-	spec.schema = p->s;
-	spec.n = n;
-	spec.x = p->bx.set;
-	spec.has_y = true;
-	spec.y = p->by.set;
-	spec.epsilon = 1.0;
-	spec.delta = 1e-6;
-	alg_default_params(a, spec.params);
-	ck_assert_msg(a->plan(&spec, &plan, &e) == ERR_OK, "%s", e.msg);
+	sgda_spec(a, p, n, &spec);
+	ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
 	rng_splitmix_init(&r, seed * 7 + 1);
 	ck_assert_msg(alg_run(a, &spec, &plan, &p->ds, &r, NULL, NULL, u, &e) == ERR_OK, "%s",
 		      e.msg);
@@ -569,6 +579,79 @@ START_TEST(test_sgda_gap_falls_with_n)
 }
 END_TEST
 
+/* The run spends what was charged: a plan made for another spec (a larger
+ * epsilon: less noise) or edited after plan() (its noise multiplier, its
+ * step size) is refused by init() before any step, nothing written. */
+START_TEST(test_sgda_plan_must_match_spec)
+{
+	const struct alg_ops *a = alg_find("saddle.sgda_one_pass");
+	struct prob *p = prob_new(0, 400, 3);
+	struct run_spec spec;
+	struct run_plan plan, edited;
+	struct err e = { 0 };
+	struct rng r;
+	double u[4] = { 0 };
+
+	sgda_spec(a, p, 400, &spec);
+	spec.epsilon = 2.0;
+	ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
+	rng_splitmix_init(&r, 1);
+	ck_assert_int_eq(alg_run(a, &spec, &plan, &p->ds, &r, NULL, NULL, u, &e), ERR_OK);
+	spec.epsilon = 1.0; /* the run would be noisier than charged: still refused */
+	memset(u, 0, sizeof(u));
+	ck_assert_int_eq(alg_run(a, &spec, &plan, &p->ds, &r, NULL, NULL, u, &e), ERR_INTERNAL);
+	ck_assert(u[0] == 0.0);
+	spec.epsilon = 2.0;
+	for (size_t i = 0; i < plan.n_used; i++) {
+		if (strcmp(plan.used[i].name, "noise_multiplier") != 0 &&
+		    strcmp(plan.used[i].name, "step_size") != 0)
+			continue;
+		edited = plan;
+		edited.used[i].value *= 1.5;
+		ck_assert_int_eq(alg_run(a, &spec, &edited, &p->ds, &r, NULL, NULL, u, &e),
+				 ERR_INTERNAL);
+		ck_assert(u[0] == 0.0);
+	}
+	free(p);
+}
+END_TEST
+
+#ifdef DPOPT_TESTING
+/* Issue 9, as for dp_sgd.one_pass: the noise is calibrated once per plan,
+ * by plan() alone; work() and the run (init) take it from the plan.
+ * Counted through the testing hook, in both accounting modes. */
+START_TEST(test_sgda_calibrates_once)
+{
+	const struct alg_ops *a = alg_find("saddle.sgda_one_pass");
+	struct prob *p = prob_new(0, 400, 4);
+	unsigned long count = 0;
+	struct alg_testing_hook hook = { .calibrations = &count };
+	struct run_spec spec;
+	struct run_plan plan;
+	struct err e = { 0 };
+	struct rng r;
+	double u[4];
+
+	for (int mode = 0; mode < 2; mode++) {
+		sgda_spec(a, p, 400, &spec);
+		spec.mode = mode == 0 ? ACCOUNTING_BASIC : ACCOUNTING_RENYI;
+		spec.testing_hook = &hook;
+		count = 0;
+		ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
+		ck_assert_uint_eq(count, 1);
+		ck_assert(a->work(&spec, &plan) > 0.0);
+		ck_assert_uint_eq(count, 1);
+		rng_splitmix_init(&r, 5);
+		ck_assert_msg(alg_run(a, &spec, &plan, &p->ds, &r, NULL, NULL, u, &e) == ERR_OK,
+			      "%s", e.msg);
+		ck_assert_msg(count == 1, "mode %d: %lu calibrations for one plan and one run",
+			      mode, count);
+	}
+	free(p);
+}
+END_TEST
+#endif
+
 static Suite *
 saddle_suite(void)
 {
@@ -583,6 +666,10 @@ saddle_suite(void)
 	tcase_add_test(tc, test_gap_worst_group_certified);
 	tcase_add_test(tc, test_gap_weak_vs_strong_separation);
 	tcase_add_test(tc, test_sgda_gap_falls_with_n);
+	tcase_add_test(tc, test_sgda_plan_must_match_spec);
+#ifdef DPOPT_TESTING
+	tcase_add_test(tc, test_sgda_calibrates_once);
+#endif
 	suite_add_tcase(s, tc);
 	return s;
 }

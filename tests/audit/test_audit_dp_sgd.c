@@ -220,7 +220,7 @@ worlds_init(struct sgd_audit *a, size_t n, size_t d, size_t b, double radius, si
 			a->hook.ctx = a;
 			w->spec.testing_hook = &a->hook;
 		}
-		ck_assert_msg(sgd()->plan(&w->spec, &w->plan, &e) == ERR_OK, "plan: %s", e.msg);
+		ck_assert_msg(alg_plan(sgd(), &w->spec, &w->plan, &e) == ERR_OK, "plan: %s", e.msg);
 	}
 	ck_assert(dp_event_equal(&a->w[0].plan.event, &a->w[1].plan.event));
 }
@@ -326,7 +326,7 @@ START_TEST(test_white_box_mutated)
 	/* The design check first, from the plan alone: true epsilon of the
 	 * mutated mechanism and the power of the planned grid test. */
 	spec_init(&s, WB_N, WB_D, WB_B, WB_RADIUS);
-	ck_assert(sgd()->plan(&s, &p, NULL) == ERR_OK);
+	ck_assert(alg_plan(sgd(), &s, &p, NULL) == ERR_OK);
 	eps = claimed(&p);
 	z = used_value(&p, "noise_multiplier");
 	g = used_value(&p, "grad_bound");

@@ -166,7 +166,8 @@ worlds_init(struct sgda_audit *a, double scale)
 		w->ds.x = w->x;
 		spec_init(&w->spec);
 		w->spec.testing_hook = &a->hook;
-		ck_assert_msg(sgda()->plan(&w->spec, &w->plan, &e) == ERR_OK, "plan: %s", e.msg);
+		ck_assert_msg(alg_plan(sgda(), &w->spec, &w->plan, &e) == ERR_OK, "plan: %s",
+			      e.msg);
 	}
 	ck_assert(dp_event_equal(&a->w[0].plan.event, &a->w[1].plan.event));
 }
@@ -242,7 +243,7 @@ START_TEST(test_white_box_mutated)
 	/* Design check from the plan alone: the mutated mechanism's true
 	 * epsilon and the power of the planned grid test. */
 	spec_init(&s);
-	ck_assert(sgda()->plan(&s, &p, NULL) == ERR_OK);
+	ck_assert(alg_plan(sgda(), &s, &p, NULL) == ERR_OK);
 	eps = claimed(&p);
 	z = used_value(&p, "noise_multiplier");
 	L = used_value(&p, "operator_bound");

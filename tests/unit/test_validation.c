@@ -121,7 +121,7 @@ try_run(const struct dataset_meta *m, const char *objective, const char *kind, c
 		struct run_plan plan;
 
 		ck_assert_ptr_nonnull(r.normalised);
-		rc = r.alg->plan(&r.spec, &plan, e);
+		rc = alg_plan(r.alg, &r.spec, &plan, e);
 	}
 	run_request_clear(&r);
 	json_decref(doc);
@@ -273,8 +273,8 @@ START_TEST(test_run_request_normalised_roundtrip)
 	/* The worker re-parses the stored normalised request: same spec, same plan. */
 	ck_assert_int_eq(run_request_parse(doc, &bin, &a, &e), ERR_OK);
 	ck_assert_int_eq(run_request_parse(a.normalised, &bin, &b, &e), ERR_OK);
-	ck_assert_int_eq(a.alg->plan(&a.spec, &pa, &e), ERR_OK);
-	ck_assert_int_eq(b.alg->plan(&b.spec, &pb, &e), ERR_OK);
+	ck_assert_int_eq(alg_plan(a.alg, &a.spec, &pa, &e), ERR_OK);
+	ck_assert_int_eq(alg_plan(b.alg, &b.spec, &pb, &e), ERR_OK);
 	ck_assert_uint_eq(pa.steps, pb.steps);
 	ck_assert(dp_event_equal(&pa.event, &pb.event));
 	ck_assert(memcmp(a.spec.params, b.spec.params, sizeof(a.spec.params)) == 0);

@@ -82,7 +82,7 @@ START_TEST(test_rate_predicts_a_run)
 	spec.schema.bounds.label_hi = NAN;
 	ck_assert_int_eq(run_spec_set_objective(&spec, objective_find("logistic"), NULL, &e),
 			 ERR_OK);
-	ck_assert_int_eq(alg->plan(&spec, &plan, &e), ERR_OK);
+	ck_assert_int_eq(alg_plan(alg, &spec, &plan, &e), ERR_OK);
 	ck_assert_int_eq(work_rate_measure(&rate, &wall, &e), ERR_OK);
 	for (int rep = 0; rep < 3; rep++) {
 		double c0 = cpu_seconds();
@@ -90,8 +90,9 @@ START_TEST(test_rate_predicts_a_run)
 		ck_assert_int_eq(alg_run(alg, &spec, &plan, &ds, &r, NULL, NULL, w, &e), ERR_OK);
 		best = fmin(best, cpu_seconds() - c0);
 	}
-	ck_assert_msg(best <= 3.0 * alg->work(&spec) / rate + 0.01,
-		      "run took %.4f s of CPU, estimate %.4f s", best, alg->work(&spec) / rate);
+	ck_assert_msg(best <= 3.0 * alg->work(&spec, &plan) / rate + 0.01,
+		      "run took %.4f s of CPU, estimate %.4f s", best,
+		      alg->work(&spec, &plan) / rate);
 	free(x);
 	free(y);
 	free(w);
