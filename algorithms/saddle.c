@@ -5,9 +5,9 @@
  *
  * Joint constants.  With per-block bounds ||grad_x f|| <= L_x and
  * ||grad_y f|| <= L_y the operator g = (grad_x f, -grad_y f) has
- * ||g||_2 <= sqrt(L_x^2 + L_y^2) (the sign flip is an isometry; spec 001
- * section 1.2 and pitfall 8.11: max(L_x, L_y) would under-state it by up
- * to sqrt 2).  Its Jacobian is [[A, B], [-C, -D]] with A, D the own
+ * ||g||_2 <= sqrt(L_x^2 + L_y^2) (the sign flip is an isometry;
+ * docs/algorithms/saddle.md §2 and §7: max(L_x, L_y) would under-state it
+ * by up to sqrt 2).  Its Jacobian is [[A, B], [-C, -D]] with A, D the own
  * blocks and B, C the cross blocks; it is the block diagonal diag(A, -D)
  * plus the anti-diagonal [[0, B], [-C, 0]], whose l2 norms are max(||A||,
  * ||D||) and max(||B||, ||C||): their sum bounds the operator's

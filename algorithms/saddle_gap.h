@@ -10,8 +10,8 @@
  *	strong gap  = (1/R) sum_r [max_y F(x_r, y) - min_x F(x, y_r)]
  *	weak gap    = max_y (1/R) sum_r F(x_r, y) - min_x (1/R) sum_r F(x, y_r)
  *
- * (spec 001 section 1.4, eq. (2) and (3): the max/min inside or outside
- * the average; weak <= strong, equal for R = 1).  Each inner problem is
+ * (docs/algorithms/saddle.md §6; the paper's eq. (2) and (3): the max/min
+ * inside or outside the average; weak <= strong, equal for R = 1).  Each inner problem is
  * concave in y / convex in x; it is solved by projected gradient steps
  * 1 / beta (beta the block's own smoothness from the declared bounds) and
  * bracketed by the Frank-Wolfe certificate: for convex psi and any v in C,

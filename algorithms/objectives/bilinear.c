@@ -1,6 +1,6 @@
 /*
- * objectives/bilinear.c - "bilinear": the saddle objective of spec 001
- * section 7.1 (BILINEAR_BALL) with the public coupling M = gamma I:
+ * objectives/bilinear.c - "bilinear": the bilinear saddle objective of
+ * docs/algorithms/saddle.md §3 with the public coupling M = gamma I:
  *
  *	f(x, y; z) = gamma <x, y> + <a(z), x> - <b(z), y>
  *
@@ -23,9 +23,9 @@
  *	own smoothness 0 (f is linear in each block), cross gamma,
  *	|f| <= gamma R_x R_y + r_a R_x + r_b R_y.
  *
- * (|y_j| <= ||y||_2 <= R_y bounds the l_inf part.)  Spec 001 writes L =
- * sqrt((||M|| R_theta + r_w)^2 + (||M|| R_w + r_theta)^2), beta = ||M||:
- * the same with ||M|| = gamma.
+ * (|y_j| <= ||y||_2 <= R_y bounds the l_inf part.)  For a general M these
+ * are L = sqrt((||M|| R_y + r_a)^2 + (||M|| R_x + r_b)^2) and smoothness
+ * ||M||: the same with ||M|| = gamma.
  */
 #include <math.h>
 #include <stdint.h>
@@ -150,7 +150,7 @@ static const struct saddle_ops bilinear_ops = {
 const struct objective_ops objective_bilinear = {
 	.name = "bilinear",
 	.doc = "Saddle (min over x, max over y): f(x, y; a, b) = gamma <x, y> + <a, x> - <b, y> "
-	       "(spec 001 section 7.1 with M = gamma I), records are pairs (a, b): the first "
+	       "(docs/algorithms/saddle.md §3), records are pairs (a, b): the first "
 	       "two blocks of the schema give a (dim of x) and b (dim of y).  Tasks: unlabeled.  "
 	       "Params: coupling (gamma >= 0, default 0).  Operator (gamma y + a, b - gamma x).  "
 	       "Constants from the blocks' declared bounds r_a, r_b and the sets' radii: "

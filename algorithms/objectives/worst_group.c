@@ -1,7 +1,7 @@
 /*
  * objectives/worst_group.c - "worst_group_logistic": group-robust
- * logistic regression as a saddle problem (spec 001 section 7.3,
- * GROUP_DRO_LOGISTIC; M. Mohri, G. Sivek, A. T. Suresh, "Agnostic
+ * logistic regression as a saddle problem (docs/algorithms/saddle.md §4;
+ * M. Mohri, G. Sivek, A. T. Suresh, "Agnostic
  * federated learning", ICML 2019):
  *
  *	f(x, y; a, l, k) = (y_k / p_k) log(1 + exp(-l <x, a>))
@@ -26,8 +26,8 @@
  *	cross_x = cross_y = X / p_min  (d grad_x / d y = phi'(z) a e_k^T / p_k)
  *	|f| <= Y_max log(1 + e^Z) / p_min.
  *
- * Spec 001: L = sqrt(R_a^2 + l_max^2) / p_min and beta <= (R_a^2/4 + R_a)
- * / p_min, the same for s = 1 (the spec's beta is our own_x + cross).
+ * Jointly, for s = 1: L = sqrt(X^2 + l_max^2) / p_min (l_max = log(1 +
+ * e^Z)) and smoothness (X^2/4 + X) / p_min = own_x + cross (saddle.h).
  */
 #include <math.h>
 #include <stdint.h>
@@ -128,7 +128,8 @@ const struct objective_ops objective_worst_group_logistic = {
 	.name = "worst_group_logistic",
 	.doc = "Saddle (min over x, max over y): f(x, y; a, l, k) = (y_k / p_k) log(1 + "
 	       "exp(-l <x, a>)) for binary labels l and groups k < G, y on a simplex of G "
-	       "entries: max over y is the worst group's risk (spec 001 section 7.3).  Tasks: "
+	       "entries: max over y is the worst group's risk (docs/algorithms/saddle.md §4).  "
+	       "Tasks: "
 	       "binary, with a group column.  Params: group_proportions (required, public p).  "
 	       "Constants from the row's declared bounds "
 	       "X and the sets: L_x = s X / p_min, L_y = log(1 + e^Z) / p_min with Z the margin "

@@ -1,7 +1,7 @@
 /*
  * saddle/sgda_one_pass.c - "saddle.sgda_one_pass": the one-pass noisy
- * stochastic gradient descent-ascent baseline of seed 001 (spec 001
- * section 2.5; R. Bassily, C. Guzman, M. Menart, "Differentially private
+ * stochastic gradient descent-ascent baseline (docs/algorithms/saddle.md
+ * §5; R. Bassily, C. Guzman, M. Menart, "Differentially private
  * algorithms for the stochastic saddle point problem with optimal rates
  * for the strong gap", COLT 2023, Appendix A.2 and Corollary 2), with
  * minibatches.
@@ -14,12 +14,12 @@
  *
  *	G_t     = (1/b) sum_{i in B_t} clip_L(g(u_{t-1}; z_i))
  *	u_t     = Pi(u_{t-1} - eta (G_t + N(0, sigma^2 I_p)))
- *	result  = (u_0 + ... + u_{T-1}) / T          (spec 001 pitfall 8.2)
+ *	result  = (u_0 + ... + u_{T-1}) / T   (docs/algorithms/saddle.md §5)
  *
  * with Pi the blockwise Euclidean projection onto X x Y (a descent step in
  * x, an ascent step in y: the operator carries -grad_y), L the joint
  * Lipschitz bound of the operator from the declared bounds
- * (saddle_constants: sqrt(L_x^2 + L_y^2), spec 001 pitfall 8.11) and
+ * (saddle_constants: sqrt(L_x^2 + L_y^2), docs/algorithms/saddle.md §2) and
  * clip_L the rounding guard as in dp_sgd.one_pass.
  *
  * Privacy (replace-one).  Fix the order (independent of the data).
@@ -29,16 +29,17 @@
  * releases on disjoint batches cost one Gaussian mechanism with noise
  * multiplier z = sigma / Delta (parallel composition), calibrated exactly
  * (gauss_onepass.h); the event is {parallel, parts T: gaussian z}; the
- * noise is the lattice discrete Gaussian of the noise module.  Spec 001
- * table 4.2 ("one-pass SGDA step: sensitivity 2L") is the b = 1 case.
- * The paper's sigma = L sqrt(log(1/delta)) / epsilon drops the factor 2
- * of replace-one and the constant of the Gaussian mechanism (spec 001
- * section 2.5); here sigma comes from the exact curve.
+ * noise is the lattice discrete Gaussian of the noise module.  The
+ * paper's one-record step (sensitivity 2L) is the b = 1 case.  The
+ * paper's sigma = L sqrt(log(1/delta)) / epsilon drops the factor 2 of
+ * replace-one and the constant of the Gaussian mechanism
+ * (docs/algorithms/saddle.md §7); here sigma comes from the exact curve.
  *
  * Utility.  G_t + noise is unbiased for the operator of the population
  * (fresh records) with E||. - G||^2 <= tau^2 = L^2 + p sigma^2, and Lemma 9
  * of the paper gives E[F(u_bar_x, y) - F(x, u_bar_y)] <= D^2 / (2 eta T) +
- * eta (L^2 + tau^2) / 2 (the paper prints 2nT for 2 eta T, erratum A.1);
+ * eta (L^2 + tau^2) / 2 (the paper prints 2nT for 2 eta T;
+ * docs/algorithms/saddle.md §7);
  * with D >= ||u_0 - u|| (D^2 = D_x^2 + D_y^2, each the set's l2 radius, or
  * twice it for a simplex or a box not around 0) the choice eta = D /
  * sqrt(T (L^2 + p sigma^2)) gives O(D sqrt(L^2 + p sigma^2) / sqrt(T)).

@@ -5,10 +5,11 @@
  * Objectives: the operator against central finite differences of f; the
  * declared constants never exceeded on sampled points and records, and
  * approached (within a factor) where the bound is attained.  Gap: against
- * brute force over grids of tiny sets, against spec 001's closed form for
- * bilinear over l2 balls, brackets that close, weak <= strong.  Utility:
- * the population gap of sgda_one_pass falls when n grows by 8x (one-sided
- * sign test over 24 seeds).
+ * brute force over grids of tiny sets, against the closed form for
+ * bilinear over l2 balls (docs/algorithms/saddle.md §3), brackets that
+ * close, weak <= strong.  Utility: the population gap of sgda_one_pass
+ * falls when n grows by 8x (one-sided sign test over 24 seeds).  The
+ * pipeline: one calibration per plan and run; a mismatching plan refused.
  */
 #include <check.h>
 #include <math.h>
@@ -41,7 +42,7 @@ struct prob {
 static const double NU_A[2] = { 0.3, -0.2 }, NU_B[2] = { 0.1, 0.25 };
 
 /* bilinear, a in R^2 (block 0), b in R^2 (block 1), ||a|| = ||b|| = 1:
- * entries +-1/sqrt 2 with P(+) = (1 + nu_j)/2 (spec 001 section 7.1). */
+ * entries +-1/sqrt 2 with P(+) = (1 + nu_j)/2 (docs/algorithms/saddle.md §3). */
 static void
 make_bilinear(struct prob *p, size_t n, double gamma, uint64_t seed)
 {
@@ -322,7 +323,7 @@ END_TEST
 
 static const struct saddle_gap_opts OPTS = { 1e-9, 20000 };
 
-/* Spec 001 section 7.1: GapHat = mu_a^T x + R_y ||gamma x - mu_b|| +
+/* docs/algorithms/saddle.md §3: gap = mu_a^T x + R_y ||gamma x - mu_b|| +
  * mu_b^T y + R_x ||gamma y + mu_a|| over l2 balls. */
 static double
 bilinear_closed_gap(const struct prob *p, const double *u)
@@ -481,7 +482,7 @@ START_TEST(test_gap_worst_group_certified)
 }
 END_TEST
 
-/* Spec 001 section 6.1 (Proposition 1): f = x y on [-1, 1]^2; the points
+/* docs/algorithms/saddle.md §6 (the paper's Proposition 1): f = x y on [-1, 1]^2; the points
  * (1, 1) and (-1, -1) each have gap 2, their average has weak gap 0. */
 START_TEST(test_gap_weak_vs_strong_separation)
 {

@@ -1,6 +1,6 @@
 /*
  * test_audit_sgda.c - level 2 privacy audit of saddle.sgda_one_pass
- * (ACCOUNTING.md section 7; tests/audit/README.md), with its mutation
+ * (docs/privacy-model.md §7; tests/audit/README.md), with its mutation
  * twin, in the design of test_audit_dp_sgd.c.
  *
  * The event is {parallel: gaussian z}: each noisy batch-mean operator,
