@@ -10,12 +10,6 @@
 #include "privacy/calibrate.h"
 #include "privacy/noise.h"
 
-static bool
-is_finite_pos(double v)
-{
-	return isfinite(v) && v > 0.0;
-}
-
 static enum err_code
 gaussian_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
 {
@@ -112,6 +106,12 @@ onepass_order(struct rng *rng, size_t *order, size_t n, size_t m)
 }
 
 #ifdef DPOPT_TESTING
+static bool
+is_finite_pos(double v)
+{
+	return isfinite(v) && v > 0.0;
+}
+
 enum err_code
 onepass_testing_hook(const struct alg_testing_hook *h, size_t *order, size_t n, double *sigma,
 		     struct err *e)
