@@ -27,6 +27,10 @@ for f in $(find "$SRC/algorithms" "$SRC/service" -name '*.c' ! -path '*/privacy/
 	grep -nE '\b(log|sqrt)\s*\(\s*-?\s*2(\.0)?\s*\*\s*log\s*\(' "$f" &&
 		bad "$f looks like it samples Gaussian noise itself (Box-Muller)"
 done
+# common/rng_gauss.h is randomness that is NOT privacy noise (issue 9): the
+# privacy layer never includes it, and no noise goes through it.
+grep -rnE '#include "rng_gauss\.h"' "$SRC/algorithms/privacy" &&
+	bad "algorithms/privacy/ includes rng_gauss.h (privacy noise goes through noise.h only)"
 # The audits' white-box hook (algorithms/testing_hook.h) exists for tests:
 # nothing in the service may name it, so no request can reach it.
 grep -rn 'testing_hook' "$SRC/service" && bad "service/ refers to the audits' testing hook"
