@@ -306,9 +306,10 @@ is_feasible(const struct constraint *c, const double *x, size_t d)
 		for (size_t j = 0; j < d; j++)
 			s += pow(fabs(x[j]), c->p);
 		return pow(s, 1.0 / c->p) <= c->radius * (1.0 + 1e-12);
-	default:
-		return false;
+	case CONSTRAINT__COUNT: /* every kind is listed: -Wswitch names a new one */
+		break;
 	}
+	return false;
 }
 
 struct progress_log {
