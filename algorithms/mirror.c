@@ -317,7 +317,7 @@ ms_coord_lp(const struct ms *s, double th, double a, double lt)
 static double
 ms_coord(const struct ms *s, size_t j, double lt, double *ret_log, bool *ret_zero)
 {
-	double th = s->theta[j], a = centre(s->m, j), w, t0, l;
+	double th = s->theta[j], a = centre(s->m, j), w = 0.0, t0, l;
 
 	t0 = a == 0.0 ? 0.0 : -copysign(exp(lt + s->pm1 * log(fabs(a))), a);
 	*ret_zero = false;
@@ -346,8 +346,6 @@ ms_coord(const struct ms *s, size_t j, double lt, double *ret_log, bool *ret_zer
 		l = ms_coord_lp(s, th, a, lt) - a;
 		*ret_log = l == 0.0 ? -INFINITY : log(fabs(l));
 		return l;
-	default:
-		goto clamp;
 	}
 	if (w == 0.0) {
 		*ret_log = -INFINITY;
