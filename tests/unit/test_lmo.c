@@ -27,7 +27,7 @@ static bool
 vertex(const struct constraint *c, size_t d, size_t k, double *v)
 {
 	memset(v, 0, d * sizeof(*v));
-	switch ((int)c->kind) {
+	switch (c->kind) {
 	case CONSTRAINT_L1_BALL:
 		if (k >= 2 * d)
 			return false;
@@ -44,7 +44,9 @@ vertex(const struct constraint *c, size_t d, size_t k, double *v)
 		for (size_t j = 0; j < d; j++)
 			v[j] = (k >> j) & 1 ? c->hi : c->lo;
 		return true;
-	default:
+	case CONSTRAINT_L2_BALL:
+	case CONSTRAINT_LP_BALL:
+	case CONSTRAINT__COUNT:
 		ck_abort_msg("not a polytope");
 	}
 	return false;
