@@ -79,7 +79,7 @@ constraint_validate(const struct constraint *c, size_t d, const char *field, str
 		 * outside what the mirror maps need. */
 		if (!(isfinite(c->p) && c->p > 1.0 && c->p <= 2.0))
 			return invalid(e, field, "p", "must be a number in (1, 2]");
-		/* fall through */
+		__attribute__((fallthrough)); /* clang ignores a comment here */
 	case CONSTRAINT_L2_BALL:
 	case CONSTRAINT_L1_BALL:
 		if (!(isfinite(c->radius) && c->radius > 0.0))

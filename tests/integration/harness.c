@@ -1053,7 +1053,7 @@ h_get(json_t *j, const char *path)
 
 /* SQL */
 
-static void
+static void __attribute__((format(printf, 4, 0)))
 sql_v(const char *db, char *out, size_t cap, const char *fmt, va_list ap)
 {
 	char sql[4096];
