@@ -946,7 +946,10 @@ noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
  * Lattice front end.
  */
 
-/* The rounding's increase per unit of gamma, rounded up: sqrt(d), d or 1. */
+/* The rounding's increase per unit of gamma, rounded up: sqrt(d), d or 1.
+ * *ret_c is set on ERR_OK only; gcc -O3 cannot see that "return err_set(...)"
+ * is never ERR_OK, so its callers start c at +inf, a value every check
+ * refuses (-Wmaybe-uninitialized). */
 static enum err_code
 lattice_factor(enum noise_norm norm, double sensitivity, size_t d, double *ret_c, struct err *e)
 {
@@ -979,7 +982,7 @@ enum err_code
 noise_lattice_step(enum noise_norm norm, double sensitivity, size_t d, int *ret_k, struct err *e)
 {
 	enum err_code rc;
-	double c, bound;
+	double c = INFINITY, bound; /* set by lattice_factor on ERR_OK (see below) */
 	int k;
 
 	rc = lattice_factor(norm, sensitivity, d, &c, e);
@@ -1009,7 +1012,7 @@ noise_lattice_sensitivity(enum noise_norm norm, double sensitivity, size_t d, in
 			  struct err *e)
 {
 	enum err_code rc;
-	double c, s;
+	double c = INFINITY, s; /* set by lattice_factor on ERR_OK (see above) */
 
 	rc = lattice_factor(norm, sensitivity, d, &c, e);
 	if (rc != ERR_OK)
