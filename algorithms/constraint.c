@@ -25,31 +25,6 @@
 #include "constraint.h"
 #include "util.h"
 
-static const char *const kind_names[CONSTRAINT__COUNT] = {
-	[CONSTRAINT_L2_BALL] = "l2_ball", [CONSTRAINT_L1_BALL] = "l1_ball",
-	[CONSTRAINT_SIMPLEX] = "simplex", [CONSTRAINT_BOX] = "box",
-	[CONSTRAINT_LP_BALL] = "lp_ball",
-};
-
-const char *
-constraint_kind_name(enum constraint_kind k)
-{
-	if ((unsigned)k >= ARRAY_SIZE(kind_names))
-		return NULL;
-	return kind_names[k];
-}
-
-int
-constraint_kind_from_name(const char *name)
-{
-	if (name == NULL)
-		return -1;
-	for (size_t i = 0; i < ARRAY_SIZE(kind_names); i++)
-		if (strcmp(kind_names[i], name) == 0)
-			return (int)i;
-	return -1;
-}
-
 /* err_set_field() on "<field>.<sub>": the sub-field is set, then prefixed. */
 static enum err_code
 invalid(struct err *e, const char *field, const char *sub, const char *what)
@@ -60,89 +35,6 @@ invalid(struct err *e, const char *field, const char *sub, const char *what)
 		      field != NULL && field[0] != '\0' ? "." : "", sub, what);
 	err_prefix_field(e, field);
 	return ERR_INVALID;
-}
-
-enum err_code
-constraint_validate(const struct constraint *c, size_t d, const char *field, struct err *e)
-{
-	if (d == 0) {
-		if (e == NULL)
-			return ERR_INVALID;
-		return err_set_field(e, ERR_INVALID, field != NULL ? field : "",
-				     "the set '%s' needs dimension at least 1",
-				     field != NULL ? field : "");
-	}
-	switch ((int)c->kind) {
-	case CONSTRAINT_LP_BALL:
-		/* p = 1 is the l1 ball (its own kind); the exponent map |t|^{p-1}
-		 * of the projection is only continuous for p > 1, and p > 2 is
-		 * outside what the mirror maps need. */
-		if (!(isfinite(c->p) && c->p > 1.0 && c->p <= 2.0))
-			return invalid(e, field, "p", "must be a number in (1, 2]");
-		/* fall through */
-	case CONSTRAINT_L2_BALL:
-	case CONSTRAINT_L1_BALL:
-		if (!(isfinite(c->radius) && c->radius > 0.0))
-			return invalid(e, field, "radius", "must be a finite number above 0");
-		return ERR_OK;
-	case CONSTRAINT_SIMPLEX:
-		if (!(isfinite(c->radius) && c->radius > 0.0))
-			return invalid(e, field, "scale", "must be a finite number above 0");
-		return ERR_OK;
-	case CONSTRAINT_BOX:
-		if (!isfinite(c->lo))
-			return invalid(e, field, "lo", "must be a finite number");
-		if (!isfinite(c->hi))
-			return invalid(e, field, "hi", "must be a finite number");
-		if (!(c->lo <= c->hi))
-			return invalid(e, field, "hi", "must be at least lo");
-		return ERR_OK;
-	default:
-		return invalid(e, field, "kind", "is not a known set");
-	}
-}
-
-double
-constraint_l2_radius(const struct constraint *c, size_t d)
-{
-	switch ((int)c->kind) {
-	case CONSTRAINT_L2_BALL:
-	case CONSTRAINT_L1_BALL: /* the vertices radius * (+-e_j) are the farthest points */
-	case CONSTRAINT_SIMPLEX: /* so are the vertices scale * e_j */
-		return c->radius;
-	case CONSTRAINT_LP_BALL:
-		/* For p <= 2, ||x||_2 <= ||x||_p (the lp norms decrease in p), so
-		 * the lp ball sits inside the l2 ball of the same radius, and
-		 * radius * e_1 touches it: the answer is the radius itself, for
-		 * every d.  (d^{1/2 - 1/p} radius is the p >= 2 formula; for
-		 * p < 2 it is below the radius and would under-state every
-		 * sensitivity built on it.) */
-		return c->radius;
-	case CONSTRAINT_BOX:
-		return sqrt((double)d) * fmax(fabs(c->lo), fabs(c->hi));
-	default:
-		break;
-	}
-	return NAN;
-}
-
-double
-constraint_l1_radius(const struct constraint *c, size_t d)
-{
-	switch (c->kind) {
-	case CONSTRAINT_L2_BALL: /* ||x||_1 <= sqrt(d) ||x||_2, equal on (1, .., 1) */
-		return sqrt((double)d) * c->radius;
-	case CONSTRAINT_L1_BALL:
-	case CONSTRAINT_SIMPLEX:
-		return c->radius;
-	case CONSTRAINT_BOX:
-		return (double)d * fmax(fabs(c->lo), fabs(c->hi));
-	case CONSTRAINT_LP_BALL: /* Hoelder: ||x||_1 <= d^(1 - 1/p) ||x||_p */
-		return pow((double)d, 1.0 - 1.0 / c->p) * c->radius;
-	case CONSTRAINT__COUNT:
-		break;
-	}
-	return NAN;
 }
 
 /*
@@ -162,39 +54,6 @@ lp_norm(const double *x, size_t d, double p)
 	for (size_t j = 0; j < d; j++)
 		s += pow(fabs(x[j]) / m, p);
 	return m * pow(s, 1.0 / p);
-}
-
-bool
-constraint_contains(const struct constraint *c, const double *x, size_t d, double tol)
-{
-	double s = 0.0, slack;
-
-	switch ((int)c->kind) {
-	case CONSTRAINT_L2_BALL:
-		return lp_norm(x, d, 2.0) <= c->radius * (1.0 + tol);
-	case CONSTRAINT_LP_BALL:
-		return lp_norm(x, d, c->p) <= c->radius * (1.0 + tol);
-	case CONSTRAINT_L1_BALL:
-		for (size_t j = 0; j < d; j++)
-			s += fabs(x[j]);
-		return s <= c->radius * (1.0 + tol);
-	case CONSTRAINT_SIMPLEX:
-		slack = tol * c->radius;
-		for (size_t j = 0; j < d; j++) {
-			if (!(x[j] >= -slack))
-				return false;
-			s += x[j];
-		}
-		return fabs(s - c->radius) <= slack;
-	case CONSTRAINT_BOX:
-		slack = tol * fmax(fabs(c->lo), fabs(c->hi));
-		for (size_t j = 0; j < d; j++)
-			if (!(x[j] >= c->lo - slack && x[j] <= c->hi + slack))
-				return false;
-		return true;
-	default:
-		return false;
-	}
 }
 
 /* qsort comparator: decreasing order. */
@@ -490,30 +349,6 @@ project_lp_ball(double r, double p, double *x, size_t d)
 	shave_into(r, p, x, d);
 }
 
-void
-constraint_project(const struct constraint *c, double *x, size_t d, double *scratch)
-{
-	switch ((int)c->kind) {
-	case CONSTRAINT_L2_BALL:
-		project_l2_ball(c->radius, x, d);
-		return;
-	case CONSTRAINT_L1_BALL:
-		project_l1_ball(c->radius, x, d, scratch);
-		return;
-	case CONSTRAINT_SIMPLEX:
-		project_simplex(c->radius, x, d, scratch);
-		return;
-	case CONSTRAINT_BOX:
-		project_box(c->lo, c->hi, x, d);
-		return;
-	case CONSTRAINT_LP_BALL:
-		project_lp_ball(c->radius, c->p, x, d);
-		return;
-	default:
-		break;
-	}
-}
-
 /*
  * LMOs, argmin_{s in C} <g, s>.
  *
@@ -550,51 +385,420 @@ lmo_lp_ball(double r, double p, const double *g, size_t d, double *s)
 	return value;
 }
 
+/* ---- the kinds: one function per operation, one table row per kind ---- */
+
+/* The largest l_q norm, 1 <= q <= inf, of the lp' ball of radius r in R^d,
+ * 1 <= p' <= 2 (Hoelder): r when q >= p' (radius * e_1 is the farthest
+ * point), r d^{1/q - 1/p'} when q < p' (the point (1, .., 1) scaled onto
+ * the sphere).  The exponents 0, 1/2 and 1 go through exact routes (the
+ * l2 and l1 radii feed sensitivities; a pow() ulp must not move them). */
+static double
+ball_radius(double r, double p_ball, size_t d, double q)
+{
+	double e = fmax(0.0, 1.0 / q - 1.0 / p_ball);
+
+	if (e == 0.0)
+		return r;
+	if (e == 0.5)
+		return sqrt((double)d) * r;
+	if (e == 1.0)
+		return (double)d * r;
+	return pow((double)d, e) * r;
+}
+
+static enum err_code
+validate_radius(const struct constraint *c, const char *field, struct err *e)
+{
+	if (!(isfinite(c->radius) && c->radius > 0.0))
+		return invalid(e, field, "radius", "must be a finite number above 0");
+	return ERR_OK;
+}
+
+/* l2 ball */
+
+static double
+l2_radius(const struct constraint *c, size_t d, double q)
+{
+	return ball_radius(c->radius, 2.0, d, q);
+}
+
+static bool
+l2_contains(const struct constraint *c, const double *x, size_t d, double tol)
+{
+	return lp_norm(x, d, 2.0) <= c->radius * (1.0 + tol);
+}
+
+static void
+l2_project(const struct constraint *c, double *x, size_t d, double *scratch)
+{
+	project_l2_ball(c->radius, x, d);
+}
+
+static double
+l2_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s)
+{
+	return lmo_lp_ball(c->radius, 2.0, g, d, ret_s);
+}
+
+/* l1 ball */
+
+static double
+l1_radius(const struct constraint *c, size_t d, double q)
+{
+	return ball_radius(c->radius, 1.0, d, q); /* r: the vertices +-r e_j */
+}
+
+static bool
+l1_contains(const struct constraint *c, const double *x, size_t d, double tol)
+{
+	double s = 0.0;
+
+	for (size_t j = 0; j < d; j++)
+		s += fabs(x[j]);
+	return s <= c->radius * (1.0 + tol);
+}
+
+static void
+l1_project(const struct constraint *c, double *x, size_t d, double *scratch)
+{
+	project_l1_ball(c->radius, x, d, scratch);
+}
+
+static double
+l1_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s)
+{
+	double best;
+	size_t jb = 0;
+
+	memset(ret_s, 0, d * sizeof(*ret_s));
+	if (d == 0)
+		return 0.0;
+	best = fabs(g[0]);
+	for (size_t j = 1; j < d; j++)
+		if (fabs(g[j]) > best) { /* strict: the lowest index wins ties */
+			best = fabs(g[j]);
+			jb = j;
+		}
+	ret_s[jb] = g[jb] > 0.0 ? -c->radius : c->radius;
+	return g[jb] * ret_s[jb];
+}
+
+/* simplex of scale s (in radius) */
+
+static enum err_code
+simplex_validate(const struct constraint *c, const char *field, struct err *e)
+{
+	if (!(isfinite(c->radius) && c->radius > 0.0))
+		return invalid(e, field, "scale", "must be a finite number above 0");
+	return ERR_OK;
+}
+
+static double
+simplex_radius(const struct constraint *c, size_t d, double q)
+{
+	return c->radius; /* ||x||_q <= ||x||_1 = s, equal at the vertices s e_j */
+}
+
+static bool
+simplex_contains(const struct constraint *c, const double *x, size_t d, double tol)
+{
+	double s = 0.0, slack = tol * c->radius;
+
+	for (size_t j = 0; j < d; j++) {
+		if (!(x[j] >= -slack))
+			return false;
+		s += x[j];
+	}
+	return fabs(s - c->radius) <= slack;
+}
+
+static void
+simplex_project(const struct constraint *c, double *x, size_t d, double *scratch)
+{
+	project_simplex(c->radius, x, d, scratch);
+}
+
+static double
+simplex_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s)
+{
+	double best;
+	size_t jb = 0;
+
+	memset(ret_s, 0, d * sizeof(*ret_s));
+	if (d == 0)
+		return 0.0;
+	best = g[0];
+	for (size_t j = 1; j < d; j++)
+		if (g[j] < best) {
+			best = g[j];
+			jb = j;
+		}
+	ret_s[jb] = c->radius;
+	return g[jb] * c->radius;
+}
+
+/* box */
+
+static enum err_code
+box_validate(const struct constraint *c, const char *field, struct err *e)
+{
+	if (!isfinite(c->lo))
+		return invalid(e, field, "lo", "must be a finite number");
+	if (!isfinite(c->hi))
+		return invalid(e, field, "hi", "must be a finite number");
+	if (!(c->lo <= c->hi)) /* lo = hi, a point, is usable */
+		return invalid(e, field, "hi", "must be at least lo");
+	return ERR_OK;
+}
+
+static double
+box_radius(const struct constraint *c, size_t d, double q)
+{
+	/* the corner of largest magnitude in every coordinate */
+	return ball_radius(fmax(fabs(c->lo), fabs(c->hi)), INFINITY, d, q);
+}
+
+static bool
+box_contains(const struct constraint *c, const double *x, size_t d, double tol)
+{
+	double slack = tol * fmax(fabs(c->lo), fabs(c->hi));
+
+	for (size_t j = 0; j < d; j++)
+		if (!(x[j] >= c->lo - slack && x[j] <= c->hi + slack))
+			return false;
+	return true;
+}
+
+static void
+box_project(const struct constraint *c, double *x, size_t d, double *scratch)
+{
+	project_box(c->lo, c->hi, x, d);
+}
+
+static double
+box_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s)
+{
+	double value = 0.0;
+
+	for (size_t j = 0; j < d; j++) {
+		ret_s[j] = g[j] < 0.0 ? c->hi : c->lo;
+		value += g[j] * ret_s[j];
+	}
+	return value;
+}
+
+/* lp ball, 1 < p <= 2 */
+
+static enum err_code
+lp_validate(const struct constraint *c, const char *field, struct err *e)
+{
+	/* p = 1 is the l1 ball (its own kind); the exponent map |t|^{p-1} of
+	 * the projection is only continuous for p > 1, and p > 2 is outside
+	 * what the mirror maps need. */
+	if (!(isfinite(c->p) && c->p > 1.0 && c->p <= 2.0))
+		return invalid(e, field, "p", "must be a number in (1, 2]");
+	return validate_radius(c, field, e);
+}
+
+static double
+lp_radius(const struct constraint *c, size_t d, double q)
+{
+	/* q = 2: for p <= 2, ||x||_2 <= ||x||_p, so the radius itself, for
+	 * every d (d^{1/2 - 1/p} radius is the p >= 2 formula and would
+	 * under-state every sensitivity built on it); q = 1: Hoelder,
+	 * d^{1 - 1/p} radius. */
+	return ball_radius(c->radius, c->p, d, q);
+}
+
+static bool
+lp_contains(const struct constraint *c, const double *x, size_t d, double tol)
+{
+	return lp_norm(x, d, c->p) <= c->radius * (1.0 + tol);
+}
+
+static void
+lp_project(const struct constraint *c, double *x, size_t d, double *scratch)
+{
+	project_lp_ball(c->radius, c->p, x, d);
+}
+
+static double
+lp_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s)
+{
+	return lmo_lp_ball(c->radius, c->p, g, d, ret_s);
+}
+
+/*
+ * The table.  A kind added to enum constraint_kind without a row here
+ * fails to compile when it is the last (the size assertion below) and
+ * fails tests/algorithms/test_conformance.c otherwise (every member of
+ * every row is checked, and exercised against the others).
+ */
+static const struct constraint_ops kind_ops[] = {
+	[CONSTRAINT_L2_BALL] = {
+		.name = "l2_ball",
+		.validate = validate_radius,
+		.radius = l2_radius,
+		.contains = l2_contains,
+		.project = l2_project,
+		.project_scratch = false,
+		.lmo = l2_lmo,
+		.entropic = CONSTRAINT_ENTROPIC_NONE,
+		.pnorm_outer = CONSTRAINT_PNORM_OUTER_NONE,
+		.example = { .kind = CONSTRAINT_L2_BALL, .radius = 1.5 },
+	},
+	[CONSTRAINT_L1_BALL] = {
+		.name = "l1_ball",
+		.validate = validate_radius,
+		.radius = l1_radius,
+		.contains = l1_contains,
+		.project = l1_project,
+		.project_scratch = true,
+		.lmo = l1_lmo,
+		.entropic = CONSTRAINT_ENTROPIC_L1_LIFT,
+		.pnorm_outer = CONSTRAINT_PNORM_OUTER_L1,
+		.example = { .kind = CONSTRAINT_L1_BALL, .radius = 0.8 },
+	},
+	[CONSTRAINT_SIMPLEX] = {
+		.name = "simplex",
+		.validate = simplex_validate,
+		.radius = simplex_radius,
+		.contains = simplex_contains,
+		.project = simplex_project,
+		.project_scratch = true,
+		.lmo = simplex_lmo,
+		.entropic = CONSTRAINT_ENTROPIC_SIMPLEX,
+		.pnorm_outer = CONSTRAINT_PNORM_OUTER_SIMPLEX,
+		.example = { .kind = CONSTRAINT_SIMPLEX, .radius = 2.0 },
+	},
+	[CONSTRAINT_BOX] = {
+		.name = "box",
+		.validate = box_validate,
+		.radius = box_radius,
+		.contains = box_contains,
+		.project = box_project,
+		.project_scratch = false,
+		.lmo = box_lmo,
+		.entropic = CONSTRAINT_ENTROPIC_NONE,
+		.pnorm_outer = CONSTRAINT_PNORM_OUTER_NONE,
+		.example = { .kind = CONSTRAINT_BOX, .lo = -0.5, .hi = 1.25 },
+	},
+	[CONSTRAINT_LP_BALL] = {
+		.name = "lp_ball",
+		.validate = lp_validate,
+		.radius = lp_radius,
+		.contains = lp_contains,
+		.project = lp_project,
+		.project_scratch = false,
+		.lmo = lp_lmo,
+		.entropic = CONSTRAINT_ENTROPIC_NONE,
+		.pnorm_outer = CONSTRAINT_PNORM_OUTER_LP,
+		.example = { .kind = CONSTRAINT_LP_BALL, .radius = 1.2, .p = 1.5 },
+	},
+};
+
+_Static_assert(ARRAY_SIZE(kind_ops) == CONSTRAINT__COUNT,
+	       "every constraint kind has a row of operations in kind_ops");
+
+const struct constraint_ops *
+constraint_ops_of(enum constraint_kind k)
+{
+	if ((unsigned)k >= ARRAY_SIZE(kind_ops))
+		return NULL;
+	return &kind_ops[k];
+}
+
+const char *
+constraint_kind_name(enum constraint_kind k)
+{
+	const struct constraint_ops *ops = constraint_ops_of(k);
+
+	return ops != NULL ? ops->name : NULL;
+}
+
+int
+constraint_kind_from_name(const char *name)
+{
+	if (name == NULL)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(kind_ops); i++)
+		if (kind_ops[i].name != NULL && strcmp(kind_ops[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+enum err_code
+constraint_validate(const struct constraint *c, size_t d, const char *field, struct err *e)
+{
+	const struct constraint_ops *ops = constraint_ops_of(c->kind);
+
+	if (d == 0) {
+		if (e == NULL)
+			return ERR_INVALID;
+		return err_set_field(e, ERR_INVALID, field != NULL ? field : "",
+				     "the set '%s' needs dimension at least 1",
+				     field != NULL ? field : "");
+	}
+	if (ops == NULL)
+		return invalid(e, field, "kind", "is not a known set");
+	return ops->validate(c, field, e);
+}
+
+double
+constraint_radius(const struct constraint *c, size_t d, double q)
+{
+	const struct constraint_ops *ops = constraint_ops_of(c->kind);
+
+	if (ops == NULL || !(q >= 1.0))
+		return NAN;
+	return ops->radius(c, d, q);
+}
+
+double
+constraint_l2_radius(const struct constraint *c, size_t d)
+{
+	return constraint_radius(c, d, 2.0);
+}
+
+double
+constraint_l1_radius(const struct constraint *c, size_t d)
+{
+	return constraint_radius(c, d, 1.0);
+}
+
+bool
+constraint_contains(const struct constraint *c, const double *x, size_t d, double tol)
+{
+	const struct constraint_ops *ops = constraint_ops_of(c->kind);
+
+	return ops != NULL && ops->contains(c, x, d, tol);
+}
+
+size_t
+constraint_project_scratch(const struct constraint *c, size_t d)
+{
+	const struct constraint_ops *ops = constraint_ops_of(c->kind);
+
+	return ops != NULL && ops->project_scratch ? d : 0;
+}
+
+void
+constraint_project(const struct constraint *c, double *x, size_t d, double *scratch)
+{
+	const struct constraint_ops *ops = constraint_ops_of(c->kind);
+
+	if (ops != NULL)
+		ops->project(c, x, d, scratch);
+}
+
 double
 constraint_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s)
 {
-	double value = 0.0, best;
-	size_t jb = 0;
+	const struct constraint_ops *ops = constraint_ops_of(c->kind);
 
-	switch ((int)c->kind) {
-	case CONSTRAINT_L2_BALL:
-		return lmo_lp_ball(c->radius, 2.0, g, d, ret_s);
-	case CONSTRAINT_LP_BALL:
-		return lmo_lp_ball(c->radius, c->p, g, d, ret_s);
-	case CONSTRAINT_L1_BALL:
-		memset(ret_s, 0, d * sizeof(*ret_s));
-		if (d == 0)
-			return 0.0;
-		best = fabs(g[0]);
-		for (size_t j = 1; j < d; j++)
-			if (fabs(g[j]) > best) { /* strict: the lowest index wins ties */
-				best = fabs(g[j]);
-				jb = j;
-			}
-		ret_s[jb] = g[jb] > 0.0 ? -c->radius : c->radius;
-		return g[jb] * ret_s[jb];
-	case CONSTRAINT_SIMPLEX:
-		memset(ret_s, 0, d * sizeof(*ret_s));
-		if (d == 0)
-			return 0.0;
-		best = g[0];
-		for (size_t j = 1; j < d; j++)
-			if (g[j] < best) {
-				best = g[j];
-				jb = j;
-			}
-		ret_s[jb] = c->radius;
-		return g[jb] * c->radius;
-	case CONSTRAINT_BOX:
-		for (size_t j = 0; j < d; j++) {
-			ret_s[j] = g[j] < 0.0 ? c->hi : c->lo;
-			value += g[j] * ret_s[j];
-		}
-		return value;
-	default:
-		break;
-	}
-	return NAN;
+	if (ops == NULL)
+		return NAN;
+	return ops->lmo(c, g, d, ret_s);
 }
 
 /* ---- products ---- */

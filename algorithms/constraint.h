@@ -32,6 +32,51 @@ struct constraint {
 	double p;      /* lp_ball exponent, 1 < p <= 2; ignored by the other kinds */
 };
 
+/*
+ * The operations of one kind of set (constraint.c holds one row per kind;
+ * tests/algorithms/test_conformance.c checks that every kind fills every
+ * member and that the operations agree with each other).  The public
+ * functions below dispatch through this table; nothing switches over
+ * kinds.  The service's JSON keys of each kind are a parallel table
+ * (service/constraint_json.c) indexed by the same enum.
+ */
+
+/* Which entropic mirror map the kind supports (mirror.h). */
+enum constraint_entropic {
+	CONSTRAINT_ENTROPIC_NONE,
+	CONSTRAINT_ENTROPIC_SIMPLEX, /* mirror_entropic_*: x = scale softmax(theta) */
+	CONSTRAINT_ENTROPIC_L1_LIFT, /* mirror_l1_*: through the 2d-simplex */
+};
+
+/* As which outer set the exact p-norm mirror step (mirror_pnorm_step())
+ * takes the kind. */
+enum constraint_pnorm_outer {
+	CONSTRAINT_PNORM_OUTER_NONE, /* not supported: the step refuses it */
+	CONSTRAINT_PNORM_OUTER_L1,   /* MS-L1 */
+	CONSTRAINT_PNORM_OUTER_SIMPLEX,
+	CONSTRAINT_PNORM_OUTER_LP, /* MS-LP, exponent c->p */
+};
+
+struct constraint_ops {
+	const char *name; /* API name ("l2_ball", ...) */
+	/* The kind's own parameters (the caller checked d >= 1); errors as
+	 * constraint_validate(). */
+	enum err_code (*validate)(const struct constraint *c, const char *field, struct err *e);
+	/* max ||x||_q over the set in dimension d, 1 <= q <= INFINITY, exact
+	 * (attained by a point of the set). */
+	double (*radius)(const struct constraint *c, size_t d, double q);
+	bool (*contains)(const struct constraint *c, const double *x, size_t d, double tol);
+	void (*project)(const struct constraint *c, double *x, size_t d, double *scratch);
+	bool project_scratch; /* project needs d doubles of scratch */
+	double (*lmo)(const struct constraint *c, const double *g, size_t d, double *ret_s);
+	enum constraint_entropic entropic;
+	enum constraint_pnorm_outer pnorm_outer;
+	struct constraint example; /* a usable instance of the kind (tests, docs) */
+};
+
+/* The row of kind k; NULL when k is not a kind. */
+const struct constraint_ops *constraint_ops_of(enum constraint_kind k);
+
 /* API name of a kind ("l2_ball", ...), and back; -1 when unknown. */
 const char *constraint_kind_name(enum constraint_kind k);
 int constraint_kind_from_name(const char *name);
@@ -45,6 +90,10 @@ int constraint_kind_from_name(const char *name);
  */
 enum err_code constraint_validate(const struct constraint *c, size_t d, const char *field,
 				  struct err *e);
+
+/* Largest l_q norm of a point of the set in dimension d, 1 <= q <=
+ * INFINITY; NAN for a bad kind or q. */
+double constraint_radius(const struct constraint *c, size_t d, double q);
 
 /* Largest l2 norm of a point of the set in dimension d. */
 double constraint_l2_radius(const struct constraint *c, size_t d);
@@ -60,9 +109,12 @@ double constraint_l1_radius(const struct constraint *c, size_t d);
  */
 bool constraint_contains(const struct constraint *c, const double *x, size_t d, double tol);
 
-/* Replace x (d entries) by its Euclidean projection onto the set.  The
- * l1-ball and simplex projections need d doubles of scratch; the others
- * none (scratch may then be NULL). */
+/* Doubles of scratch constraint_project() needs in dimension d (d for the
+ * l1 ball and the simplex, 0 for the others). */
+size_t constraint_project_scratch(const struct constraint *c, size_t d);
+
+/* Replace x (d entries) by its Euclidean projection onto the set, with
+ * constraint_project_scratch() doubles of scratch (NULL when 0). */
 void constraint_project(const struct constraint *c, double *x, size_t d, double *scratch);
 
 /*
@@ -72,7 +124,8 @@ void constraint_project(const struct constraint *c, double *x, size_t d, double 
  * is always a vertex, the one of lowest coordinate index among the
  * minimisers (l1 ball: of lowest j, and +radius e_j when g_j = 0; box:
  * lo where g_j = 0); on the l2 and lp balls the minimiser is unique when
- * g != 0, and for g = 0 the answer is the centre 0.  No scratch.
+ * g != 0, and for g = 0 the answer is the centre 0.  No scratch.  NAN
+ * for a bad kind.
  */
 double constraint_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s);
 

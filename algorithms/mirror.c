@@ -317,7 +317,7 @@ ms_coord_lp(const struct ms *s, double th, double a, double lt)
 static double
 ms_coord(const struct ms *s, size_t j, double lt, double *ret_log, bool *ret_zero)
 {
-	double th = s->theta[j], a = centre(s->m, j), w, t0, l;
+	double th = s->theta[j], a = centre(s->m, j), w = 0.0, t0, l;
 
 	t0 = a == 0.0 ? 0.0 : -copysign(exp(lt + s->pm1 * log(fabs(a))), a);
 	*ret_zero = false;
@@ -346,8 +346,6 @@ ms_coord(const struct ms *s, size_t j, double lt, double *ret_log, bool *ret_zer
 		l = ms_coord_lp(s, th, a, lt) - a;
 		*ret_log = l == 0.0 ? -INFINITY : log(fabs(l));
 		return l;
-	default:
-		goto clamp;
 	}
 	if (w == 0.0) {
 		*ret_log = -INFINITY;
@@ -546,14 +544,14 @@ ms_check(const struct mirror_pnorm *m, const struct constraint *outer, double R,
 		return ERR_OK;
 	if (constraint_validate(outer, m->d, "", e) != ERR_OK)
 		return ERR_INVALID;
-	switch ((int)outer->kind) {
-	case CONSTRAINT_L1_BALL:
+	switch (constraint_ops_of(outer->kind)->pnorm_outer) {
+	case CONSTRAINT_PNORM_OUTER_L1:
 		for (size_t j = 0; j < m->d; j++)
 			tot += fabs(centre(m, j));
 		if (tot > outer->radius * (1.0 + 1e-9))
 			return err_set(e, ERR_INVALID, "the centre a is outside the l1 ball");
 		return ERR_OK;
-	case CONSTRAINT_SIMPLEX:
+	case CONSTRAINT_PNORM_OUTER_SIMPLEX:
 		for (size_t j = 0; j < m->d; j++) {
 			if (centre(m, j) < -1e-9 * outer->radius)
 				return err_set(e, ERR_INVALID,
@@ -563,15 +561,36 @@ ms_check(const struct mirror_pnorm *m, const struct constraint *outer, double R,
 		if (fabs(tot - outer->radius) > 1e-9 * outer->radius)
 			return err_set(e, ERR_INVALID, "the centre a is outside the simplex");
 		return ERR_OK;
-	case CONSTRAINT_LP_BALL:
+	case CONSTRAINT_PNORM_OUTER_LP:
 		if (m->a != NULL &&
 		    norm_shifted(m->a, NULL, m->d, outer->p, &tot) > outer->radius * (1.0 + 1e-9))
 			return err_set(e, ERR_INVALID, "the centre a is outside the lp ball");
 		return ERR_OK;
-	default:
-		return err_set(e, ERR_INVALID,
-			       "the p-norm mirror step supports l1_ball, simplex and lp_ball");
+	case CONSTRAINT_PNORM_OUTER_NONE:
+		break;
 	}
+	return err_set(e, ERR_INVALID,
+		       "the p-norm mirror step supports l1_ball, simplex and lp_ball, not %s",
+		       constraint_kind_name(outer->kind));
+}
+
+/* The step's shape for an outer set that passed ms_check(). */
+static enum ms_outer
+ms_outer_of(const struct constraint *outer)
+{
+	if (outer == NULL)
+		return MS_FREE;
+	switch (constraint_ops_of(outer->kind)->pnorm_outer) {
+	case CONSTRAINT_PNORM_OUTER_L1:
+		return MS_L1;
+	case CONSTRAINT_PNORM_OUTER_SIMPLEX:
+		return MS_SIMPLEX;
+	case CONSTRAINT_PNORM_OUTER_LP:
+		return MS_LP;
+	case CONSTRAINT_PNORM_OUTER_NONE:
+		break;
+	}
+	return MS_FREE; /* unreachable: ms_check() refused the set */
 }
 
 enum err_code
@@ -587,10 +606,7 @@ mirror_pnorm_step(const struct mirror_pnorm *m, const struct constraint *outer, 
 	if ((rc = ms_check(m, outer, R, theta, e)) != ERR_OK)
 		return rc;
 	s->m = m;
-	s->outer = outer == NULL                            ? MS_FREE
-		   : (int)outer->kind == CONSTRAINT_L1_BALL ? MS_L1
-		   : (int)outer->kind == CONSTRAINT_SIMPLEX ? MS_SIMPLEX
-							    : MS_LP;
+	s->outer = ms_outer_of(outer);
 	s->op = outer != NULL ? outer->p : 2.0;
 	s->theta = theta;
 	s->pm1 = m->p - 1.0;

@@ -9,8 +9,9 @@
  * 32- and 64-bit draws and between tilt paths inside that range; the
  * issue's target is >= 10^7 per second at each),
  * also one sample per call and through the lattice front end; the discrete
- * Laplace; the exponential mechanism over k = 1000 weights; and the
- * continuous polar-method Gaussian it replaces.  Each figure is the best
+ * Laplace; the exponential mechanism over k = 1000 weights; and, apart,
+ * the non-privacy samplers of common/rng_gauss.h (the ziggurat normal and
+ * the uniform direction on the sphere).  Each figure is the best
  * of five runs in thread CPU time (so other load on the machine inflates
  * it less), with the seeded splitmix generator (the generator cost of
  * tests) and with the production OpenSSL generator (RAND_priv_bytes),
@@ -25,6 +26,7 @@
 
 #include "privacy/noise.h"
 #include "rng.h"
+#include "rng_gauss.h"
 
 #define RUNS 5
 
@@ -135,11 +137,18 @@ run_exp_mech(struct rng *r, void *arg, size_t n)
 }
 
 static void
-run_polar(struct rng *r, void *arg, size_t n)
+run_ziggurat(struct rng *r, void *arg, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		out_d[i] = 0.0;
-	noise_add_gaussian(r, 1.0, out_d, n);
+	rng_normal_vector(r, out_d, n);
+}
+
+static void
+run_sphere(struct rng *r, void *arg, size_t n)
+{
+	size_t d = *(const size_t *)arg;
+
+	for (size_t i = 0; i + d <= n; i += d)
+		rng_sphere(r, out_d + i, d);
 }
 
 int
@@ -208,8 +217,13 @@ main(int argc, char **argv)
 		w[i] = -0.01 * (double)(i % 97);
 	bench(&g, "selections", "selection", n / 1000 > 100 ? n / 1000 : 100, run_exp_mech, w);
 
-	printf("continuous Gaussian (noise_add_gaussian, polar method; not exact):\n");
-	bench(&g, "N(0, 1) per coordinate", "sample", n, run_polar, NULL);
+	printf("non-privacy randomness (common/rng_gauss.h; never privacy noise):\n");
+	bench(&g, "N(0, 1) by the ziggurat (rng_normal_vector)", "sample", n, run_ziggurat, NULL);
+	{
+		size_t d = 100;
+
+		bench(&g, "unit sphere, d = 100 (rng_sphere)", "coord", n, run_sphere, &d);
+	}
 
 	rng_free(g.openssl);
 	free(out_i);

@@ -11,7 +11,7 @@
 /* Format into out[size]; when the text does not fit, cut it at the last
  * blank that leaves room for " …" so no token (an id, a number) is cut in
  * two.  A single token longer than the buffer is cut where it must be. */
-static void
+static void __attribute__((format(printf, 3, 0)))
 format_fit(char *out, size_t size, const char *fmt, va_list ap)
 {
 	static const char mark[] = " \xe2\x80\xa6"; /* " …" */

@@ -5,90 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "constraint_json.h"
 #include "event_json.h"
 #include "jv.h"
 #include "run_request.h"
-
-static enum err_code
-parse_constraint(const json_t *obj, const char *prefix, const struct alg_ops *alg,
-		 struct constraint *ret, json_t **ret_norm, struct err *e)
-{
-	static const char *const ball_keys[] = { "kind", "radius", NULL };
-	static const char *const simplex_keys[] = { "kind", "scale", NULL };
-	static const char *const box_keys[] = { "kind", "lo", "hi", NULL };
-	static const char *const lp_keys[] = { "kind", "radius", "p", NULL };
-	struct constraint c = { 0 };
-	const char *kind;
-	char path[96];
-	int k;
-	enum err_code rc;
-
-	rc = jv_string(obj, prefix, "kind", true, 32, &kind, e);
-	if (rc != ERR_OK)
-		return rc;
-	jv_path(path, sizeof(path), prefix, "kind");
-	k = constraint_kind_from_name(kind);
-	if (k < 0)
-		return err_set_field(e, ERR_INVALID, path,
-				     "'%s' must be one of l2_ball, l1_ball, lp_ball, simplex, box",
-				     path);
-	if (!(alg->constraints & (1u << k)))
-		return err_set_field(e, ERR_INVALID, path, "%s does not support '%s' = '%s'",
-				     alg->name, path, kind);
-	c.kind = (enum constraint_kind)k;
-	switch (c.kind) {
-	case CONSTRAINT_L2_BALL:
-	case CONSTRAINT_L1_BALL:
-		if ((rc = jv_only_keys(obj, prefix, ball_keys, e)) != ERR_OK ||
-		    (rc = jv_number(obj, prefix, "radius", true, 0, true, 1e9, &c.radius, NULL,
-				    e)) != ERR_OK)
-			return rc;
-		*ret_norm = json_pack("{s:s, s:f}", "kind", kind, "radius", c.radius);
-		break;
-	case CONSTRAINT_SIMPLEX:
-		if ((rc = jv_only_keys(obj, prefix, simplex_keys, e)) != ERR_OK ||
-		    (rc = jv_number(obj, prefix, "scale", true, 0, true, 1e9, &c.radius, NULL,
-				    e)) != ERR_OK)
-			return rc;
-		*ret_norm = json_pack("{s:s, s:f}", "kind", kind, "scale", c.radius);
-		break;
-	case CONSTRAINT_BOX:
-		if ((rc = jv_only_keys(obj, prefix, box_keys, e)) != ERR_OK ||
-		    (rc = jv_number(obj, prefix, "lo", true, -1e9, false, 1e9, &c.lo, NULL, e)) !=
-			    ERR_OK ||
-		    (rc = jv_number(obj, prefix, "hi", true, -1e9, false, 1e9, &c.hi, NULL, e)) !=
-			    ERR_OK)
-			return rc;
-		if (!(c.lo < c.hi)) {
-			jv_path(path, sizeof(path), prefix, "hi");
-			return err_set_field(e, ERR_INVALID, path, "'%s' must be above lo", path);
-		}
-		*ret_norm = json_pack("{s:s, s:f, s:f}", "kind", kind, "lo", c.lo, "hi", c.hi);
-		break;
-	case CONSTRAINT_LP_BALL:
-		if ((rc = jv_only_keys(obj, prefix, lp_keys, e)) != ERR_OK ||
-		    (rc = jv_number(obj, prefix, "radius", true, 0, true, 1e9, &c.radius, NULL,
-				    e)) != ERR_OK ||
-		    (rc = jv_number(obj, prefix, "p", true, 1, true, 2, &c.p, NULL, e)) != ERR_OK)
-			return rc;
-		*ret_norm =
-			json_pack("{s:s, s:f, s:f}", "kind", kind, "radius", c.radius, "p", c.p);
-		break;
-	case CONSTRAINT__COUNT:
-		return err_set(e, ERR_INTERNAL, "bad constraint kind");
-	}
-	if (*ret_norm == NULL)
-		return err_set(e, ERR_NOMEM, "cannot normalise the constraint");
-	/* The set's own rules (e.g. 1 < p <= 2), naming the field. */
-	rc = constraint_validate(&c, 1, prefix, e);
-	if (rc != ERR_OK) {
-		json_decref(*ret_norm);
-		*ret_norm = NULL;
-		return rc;
-	}
-	*ret = c;
-	return ERR_OK;
-}
 
 /* An optional array of 1..max finite numbers at objective.<key>. */
 static enum err_code
@@ -302,7 +222,8 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 				   r.alg->name);
 		goto out_free;
 	}
-	if ((rc = parse_constraint(cx, "constraints.x", r.alg, &r.spec.x, &norm_x, e)) != ERR_OK)
+	if ((rc = constraint_json_parse(cx, "constraints.x", r.alg->name, r.alg->constraints,
+					&r.spec.x, &norm_x, e)) != ERR_OK)
 		goto out_free;
 	if ((rc = jv_object(doc, "", "privacy", true, &privacy, e)) != ERR_OK ||
 	    (rc = jv_only_keys(privacy, "privacy", privacy_keys, e)) != ERR_OK ||

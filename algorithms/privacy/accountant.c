@@ -102,7 +102,10 @@ enum err_code
 accountant_basic(const struct dp_event_tree *t, double *ret_epsilon, double *ret_delta,
 		 struct err *e)
 {
-	double eps, delta;
+	/* basic_node sets both on ERR_OK; gcc -O3 cannot see that its
+	 * "return err_set(...)" is never ERR_OK, so start from the
+	 * fail-closed values (-Wmaybe-uninitialized). */
+	double eps = INFINITY, delta = 1.0;
 	enum err_code rc;
 
 	if ((rc = dp_event_check(t, e)) != ERR_OK)

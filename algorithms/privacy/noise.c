@@ -1,7 +1,8 @@
 /*
  * noise.c - every DP noise draw of the service: exact Bernoulli, discrete
- * Laplace and discrete Gaussian samplers, the lattice front end, the
- * exponential mechanism, and the continuous Gaussian being retired.
+ * Laplace and discrete Gaussian samplers, the lattice front end and the
+ * exponential mechanism.  (The continuous polar-method Gaussian left for
+ * the tests: tests/support/polar_gaussian.c.)
  *
  * Sources:
  * - C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for
@@ -19,8 +20,6 @@
  *   Differential Privacy", CCS 2012; J. Jin et al., "Are We There Yet?
  *   Timing and Floating-Point Attacks on Differential Privacy Systems",
  *   IEEE S&P 2022: why the integer samplers exist.
- * - G. Marsaglia, T. A. Bray, "A convenient method for generating normal
- *   variables", SIAM Review 6, 1964: noise_add_gaussian().
  *
  * Exactness.  Every decision of the integer samplers compares integers
  * with a uniform integer: one below n by Lemire's method (the high half of
@@ -947,7 +946,10 @@ noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
  * Lattice front end.
  */
 
-/* The rounding's increase per unit of gamma, rounded up: sqrt(d), d or 1. */
+/* The rounding's increase per unit of gamma, rounded up: sqrt(d), d or 1.
+ * *ret_c is set on ERR_OK only; gcc -O3 cannot see that "return err_set(...)"
+ * is never ERR_OK, so its callers start c at +inf, a value every check
+ * refuses (-Wmaybe-uninitialized). */
 static enum err_code
 lattice_factor(enum noise_norm norm, double sensitivity, size_t d, double *ret_c, struct err *e)
 {
@@ -980,7 +982,7 @@ enum err_code
 noise_lattice_step(enum noise_norm norm, double sensitivity, size_t d, int *ret_k, struct err *e)
 {
 	enum err_code rc;
-	double c, bound;
+	double c = INFINITY, bound; /* set by lattice_factor on ERR_OK (see below) */
 	int k;
 
 	rc = lattice_factor(norm, sensitivity, d, &c, e);
@@ -1010,7 +1012,7 @@ noise_lattice_sensitivity(enum noise_norm norm, double sensitivity, size_t d, in
 			  struct err *e)
 {
 	enum err_code rc;
-	double c, s;
+	double c = INFINITY, s; /* set by lattice_factor on ERR_OK (see above) */
 
 	rc = lattice_factor(norm, sensitivity, d, &c, e);
 	if (rc != ERR_OK)
@@ -1196,89 +1198,4 @@ noise_exp_mech(struct rng *r, const double *log_weights, size_t k, size_t *ret_i
 	pool_wipe(&p);
 	*ret_index = best_i;
 	return ERR_OK;
-}
-
-/* ---------------------------------------------------------------------------
- * Continuous Gaussian (the foundation issue's sampler; dp_sgd still uses
- * it).  Marsaglia's polar method: for (u, v) uniform on the unit disc,
- * with s = u^2 + v^2,
- *
- *	u sqrt(-2 log(s) / s),  v sqrt(-2 log(s) / s)
- *
- * are two independent N(0, 1); both are used.  u and v come from 53-bit
- * uniforms of the injected generator; a pair is accepted with probability
- * pi/4.  No allocation, no trigonometry.  Not safe against attacks on the
- * low-order bits (Mironov 2012; Jin et al. 2022): to be replaced by
- * noise_lattice_gaussian().
- */
-
-/* Uniforms are drawn in blocks: one rng_bytes() call for up to 64 draws
- * instead of one per draw (the per-call cost dominated the sampler).  A
- * block is sized to what the remaining pairs should need, so small calls
- * do not waste the generator. */
-#define BLOCK 64
-
-struct uniforms {
-	uint64_t w[BLOCK];
-	size_t pos;        /* next unused word */
-	size_t len;        /* words filled */
-	size_t pairs_left; /* pairs still to draw in this call, for sizing */
-};
-
-/* Uniform on [-1, 1) with 53 random bits. */
-static double
-next_signed(struct rng *r, struct uniforms *u)
-{
-	if (u->pos == u->len) {
-		/* 2 words per attempt, 4/pi attempts per pair: 2.55 per pair */
-		size_t want = 2 * u->pairs_left + u->pairs_left / 2 + 2;
-
-		u->len = want < BLOCK ? want : BLOCK;
-		rng_bytes(r, u->w, u->len * sizeof(u->w[0]));
-		u->pos = 0;
-	}
-	return (double)(u->w[u->pos++] >> 11) * 0x1.0p-52 - 1.0;
-}
-
-/* Two independent standard normals.  A failed generator returns zeros
- * for ever, which the rejection loop would never accept: stop then (the
- * driver fails the run on rng_ok() after this step). */
-static void
-polar_pair(struct rng *r, struct uniforms *blk, double *ret_a, double *ret_b)
-{
-	double u, v, s;
-
-	do {
-		u = next_signed(r, blk);
-		v = next_signed(r, blk);
-		s = u * u + v * v;
-		if (!rng_ok(r)) {
-			*ret_a = *ret_b = 0.0;
-			return;
-		}
-	} while (s >= 1.0 || s == 0.0);
-	s = sqrt(-2.0 * log(s) / s);
-	*ret_a = u * s;
-	*ret_b = v * s;
-}
-
-void
-noise_add_gaussian(struct rng *r, double sigma, double *x, size_t d)
-{
-	struct uniforms blk;
-	size_t i;
-	double a, b;
-
-	blk.pos = blk.len = 0;
-	blk.pairs_left = (d + 1) / 2;
-	for (i = 0; i + 1 < d; i += 2) {
-		polar_pair(r, &blk, &a, &b);
-		blk.pairs_left--;
-		x[i] += sigma * a;
-		x[i + 1] += sigma * b;
-	}
-	if (i < d) {
-		polar_pair(r, &blk, &a, &b);
-		x[i] += sigma * a; /* b is dropped: one coordinate left */
-	}
 }

@@ -20,10 +20,13 @@
  * - The exponential mechanism by Gumbel-argmax on log weights: floating
  *   point, with the residual risk documented at noise_exp_mech().
  *
- * noise_add_gaussian(), the continuous Box-Muller (polar) sampler, stays
- * until dp_sgd moves to noise_lattice_gaussian(); it is not safe against
+ * The continuous floating-point Gaussian (Marsaglia's polar method) that
+ * dp_sgd once used is gone from the service: it is not safe against
  * attacks on floating-point low-order bits (Mironov 2012; Jin et al.
- * 2022).
+ * 2022).  The tests keep it (tests/support/polar_gaussian.h) for the
+ * level-1 audit and the calibration tests; tests/lint/symbols.sh checks
+ * that no build of the library or of dpoptd contains it.  Randomness that
+ * is not privacy noise (directions, tie-breaks) is common/rng_gauss.h.
  *
  * Per-draw paths never allocate.  Draws are infallible like the generator
  * itself: if it fails (rng_ok() false) the samplers stop early and return
@@ -191,10 +194,5 @@ enum err_code noise_lattice_laplace(struct rng *r, double b, int k, double *x, s
  * see the floating-point caveat in noise.c (Ilvento 2020). */
 enum err_code noise_exp_mech(struct rng *r, const double *log_weights, size_t k, size_t *ret_index,
 			     struct err *e);
-
-/* --- Continuous Gaussian (to be retired) ------------------------------- */
-
-/* x[i] += N(0, sigma^2) independently for i < d. */
-void noise_add_gaussian(struct rng *r, double sigma, double *x, size_t d);
 
 #endif /* ALGORITHMS_PRIVACY_NOISE_H */

@@ -16,6 +16,10 @@
  * out-of-range parameter is refused naming its key, with the outputs left
  * untouched; a progress callback returning false cancels; a generator that
  * fails mid-run fails the run closed.
+ *
+ * Sets (tcase "sets", loop index = constraint kind): every kind has every
+ * operation of its table row, and the operations agree (see the comment
+ * above test_set_kind_has_every_operation).
  */
 #include <check.h>
 #include <math.h>
@@ -25,7 +29,10 @@
 #include <string.h>
 
 #include "alg.h"
+#include "constraint.h"
+#include "mirror.h"
 #include "objective.h"
+#include "rng_gauss.h"
 
 #define N_ROWS   2000
 #define D_COLS   6
@@ -348,9 +355,10 @@ is_feasible_set(const struct constraint *c, const double *x, size_t d)
 		for (size_t j = 0; j < d; j++)
 			s += pow(fabs(x[j]), c->p);
 		return pow(s, 1.0 / c->p) <= c->radius * (1.0 + 1e-12);
-	default:
-		return false;
+	case CONSTRAINT__COUNT: /* every kind is listed: -Wswitch names a new one */
+		break;
 	}
+	return false;
 }
 
 /* x, or for a saddle run both blocks of u = (x, y). */
@@ -702,6 +710,292 @@ START_TEST(test_rng_failure)
 }
 END_TEST
 
+/* ---- sets: every constraint kind has every operation, and they agree ----
+ *
+ * Loop index _i is the constraint kind.  On the table's example of each
+ * kind (algorithms/constraint.c) in dimensions 1, 2, 3 and 6, with points
+ * from rng_normal() at three scales: the projection lands in the set, is
+ * idempotent and satisfies the obtuse-angle condition against members;
+ * the LMO returns a member, reports <g, s>, and is no worse than any
+ * member tried; contains() takes every member and refuses a point beyond
+ * the l_inf radius or past the LMO's supporting hyperplane; the radii in l1, l1.5, l2 and l_inf
+ * bound every member and are attained (by an LMO answer for +-e_j or a sign vector: the extreme
+ * points of the kinds); the declared mirror maps return members and an undeclared p-norm step is
+ * refused; validation refuses non-finite parameters by field. */
+
+#define SET_D_MAX 6
+#define SET_TOL   1e-12
+
+static double
+set_norm(const double *x, size_t d, double q)
+{
+	double s = 0.0, m = 0.0;
+
+	for (size_t j = 0; j < d; j++)
+		m = fmax(m, fabs(x[j]));
+	if (isinf(q) || m == 0.0)
+		return m;
+	for (size_t j = 0; j < d; j++)
+		s += pow(fabs(x[j]) / m, q);
+	return m * pow(s, 1.0 / q);
+}
+
+static double
+set_dot(const double *a, const double *b, size_t d)
+{
+	double s = 0.0;
+
+	for (size_t j = 0; j < d; j++)
+		s += a[j] * b[j];
+	return s;
+}
+
+/* Members of c in dimension d: LMO answers for +-e_j and every sign
+ * vector, and projections of 3 x 20 random points; *ret_n of them. */
+static void
+set_members(const struct constraint *c, size_t d, struct rng *r, double (*y)[SET_D_MAX],
+	    size_t *ret_n)
+{
+	double g[SET_D_MAX], scratch[SET_D_MAX];
+	size_t n = 0;
+
+	for (size_t j = 0; j < 2 * d; j++) {
+		memset(g, 0, sizeof(g));
+		g[j / 2] = j % 2 ? -1.0 : 1.0;
+		constraint_lmo(c, g, d, y[n++]);
+	}
+	for (size_t mask = 0; mask < ((size_t)1 << d); mask++) {
+		for (size_t j = 0; j < d; j++)
+			g[j] = (mask >> j) & 1 ? -1.0 : 1.0;
+		constraint_lmo(c, g, d, y[n++]);
+	}
+	for (int scale = 0; scale < 3; scale++)
+		for (int k = 0; k < 20; k++) {
+			rng_normal_vector(r, y[n], d);
+			for (size_t j = 0; j < d; j++)
+				y[n][j] *= scale == 0 ? 0.1 : scale == 1 ? 1.0 : 10.0;
+			constraint_project(c, y[n], d, scratch);
+			n++;
+		}
+	*ret_n = n;
+}
+
+#define SET_MAX_MEMBERS (2 * SET_D_MAX + (1 << SET_D_MAX) + 60)
+
+START_TEST(test_set_kind_has_every_operation)
+{
+	const struct constraint_ops *ops = constraint_ops_of((enum constraint_kind)_i);
+	struct constraint c;
+	struct err e = { 0 };
+
+	ck_assert_msg(ops != NULL, "kind %d has no row in algorithms/constraint.c", _i);
+	ck_assert_msg(ops->name != NULL && matches("^[a-z0-9_]+$", ops->name), "kind %d: name", _i);
+	ck_assert_msg(ops->validate && ops->radius && ops->contains && ops->project && ops->lmo,
+		      "%s: an operation is missing", ops->name);
+	ck_assert_int_eq(ops->example.kind, _i);
+	ck_assert_int_eq(constraint_kind_from_name(ops->name), _i);
+	ck_assert_str_eq(constraint_kind_name((enum constraint_kind)_i), ops->name);
+	ck_assert(ops->entropic == CONSTRAINT_ENTROPIC_NONE ||
+		  ops->entropic == CONSTRAINT_ENTROPIC_SIMPLEX ||
+		  ops->entropic == CONSTRAINT_ENTROPIC_L1_LIFT);
+	ck_assert(ops->pnorm_outer == CONSTRAINT_PNORM_OUTER_NONE ||
+		  ops->pnorm_outer == CONSTRAINT_PNORM_OUTER_L1 ||
+		  ops->pnorm_outer == CONSTRAINT_PNORM_OUTER_SIMPLEX ||
+		  ops->pnorm_outer == CONSTRAINT_PNORM_OUTER_LP);
+	for (size_t d = 1; d <= SET_D_MAX; d++)
+		ck_assert_msg(constraint_validate(&ops->example, d, "constraints.x", &e) == ERR_OK,
+			      "%s: example refused: %s", ops->name, e.msg);
+	ck_assert_int_eq(constraint_validate(&ops->example, 0, "constraints.x", &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "constraints.x");
+	/* Non-finite parameters are refused, naming a parameter of the set. */
+	c = ops->example;
+	c.radius = c.lo = c.hi = c.p = NAN;
+	ck_assert_int_eq(constraint_validate(&c, 3, "constraints.x", &e), ERR_INVALID);
+	ck_assert_msg(strncmp(e.field, "constraints.x.", 14) == 0 && e.field[14] != '\0',
+		      "%s: field '%s'", ops->name, e.field);
+	ck_assert_uint_eq(constraint_project_scratch(&ops->example, 5),
+			  ops->project_scratch ? 5 : 0);
+}
+END_TEST
+
+START_TEST(test_set_operations_agree)
+{
+	static const double qs[] = { 1.0, 1.5, 2.0, INFINITY };
+	const struct constraint_ops *ops = constraint_ops_of((enum constraint_kind)_i);
+	const struct constraint *c = &ops->example;
+	struct rng r;
+	double(*y)[SET_D_MAX] = calloc(SET_MAX_MEMBERS, sizeof(*y));
+
+	ck_assert_ptr_nonnull(y);
+	rng_splitmix_init(&r, 0x5e75 + (uint64_t)_i);
+	for (size_t d = 1; d <= SET_D_MAX; d += d < 3 ? 1 : 3) {
+		double x[SET_D_MAX], p[SET_D_MAX], pp[SET_D_MAX], g[SET_D_MAX], s[SET_D_MAX];
+		double scratch[SET_D_MAX], rinf = constraint_radius(c, d, INFINITY);
+		size_t n;
+
+		set_members(c, d, &r, y, &n);
+		/* Members are in, and within every radius; the radii are attained. */
+		for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++) {
+			double rad = constraint_radius(c, d, qs[k]), best = 0.0;
+
+			ck_assert_msg(isfinite(rad) && rad > 0.0, "%s: radius", ops->name);
+			for (size_t i = 0; i < n; i++) {
+				double nq = set_norm(y[i], d, qs[k]);
+
+				ck_assert_msg(
+					nq <= rad * (1.0 + SET_TOL),
+					"%s d=%zu: member %zu has l_%g norm %.17g > radius %.17g",
+					ops->name, d, i, qs[k], nq, rad);
+				best = fmax(best, nq);
+			}
+			ck_assert_msg(best >= rad * (1.0 - 1e-9),
+				      "%s d=%zu: l_%g radius %.17g, largest member %.17g",
+				      ops->name, d, qs[k], rad, best);
+		}
+		for (size_t i = 0; i < n; i++)
+			ck_assert_msg(constraint_contains(c, y[i], d, SET_TOL),
+				      "%s d=%zu: member %zu not contained", ops->name, d, i);
+		/* Beyond the l_inf radius is outside. */
+		memcpy(x, y[0], d * sizeof(*x));
+		x[0] = 2.0 * rinf + 1.0;
+		ck_assert_msg(!constraint_contains(c, x, d, SET_TOL), "%s: far point inside",
+			      ops->name);
+		for (int t = 0; t < 30; t++) {
+			double scale = t % 3 == 0 ? 0.1 : t % 3 == 1 ? 1.0 : 10.0, v, mx;
+
+			/* Projection: in the set, idempotent, obtuse angle to members. */
+			rng_normal_vector(&r, x, d);
+			for (size_t j = 0; j < d; j++)
+				p[j] = x[j] *= scale;
+			constraint_project(c, p, d, scratch);
+			ck_assert_msg(constraint_contains(c, p, d, SET_TOL),
+				      "%s: projection outside", ops->name);
+			memcpy(pp, p, d * sizeof(*p));
+			constraint_project(c, pp, d, scratch);
+			for (size_t j = 0; j < d; j++)
+				ck_assert_msg(fabs(pp[j] - p[j]) <= 1e-12 * fmax(1.0, rinf),
+					      "%s: projection not idempotent", ops->name);
+			for (size_t i = 0; i < n; i++) {
+				double a = 0.0;
+
+				for (size_t j = 0; j < d; j++)
+					a += (x[j] - p[j]) * (y[i][j] - p[j]);
+				ck_assert_msg(a <= 1e-9 * (1.0 + scale * rinf) * (1.0 + rinf),
+					      "%s d=%zu: <x - P(x), y - P(x)> = %g > 0", ops->name,
+					      d, a);
+			}
+			/* LMO: a member, its value, no member better. */
+			rng_normal_vector(&r, g, d);
+			v = constraint_lmo(c, g, d, s);
+			ck_assert_msg(constraint_contains(c, s, d, SET_TOL), "%s: LMO outside",
+				      ops->name);
+			mx = set_norm(g, d, INFINITY) * constraint_radius(c, d, 1.0);
+			ck_assert_msg(fabs(v - set_dot(g, s, d)) <= 1e-12 * (1.0 + mx),
+				      "%s: LMO value %g, <g, s> %g", ops->name, v,
+				      set_dot(g, s, d));
+			for (size_t i = 0; i < n; i++)
+				ck_assert_msg(v <= set_dot(g, y[i], d) + 1e-12 * (1.0 + mx),
+					      "%s d=%zu: member %zu beats the LMO", ops->name, d,
+					      i);
+			/* Past the LMO's supporting hyperplane {<g, .> = v} is outside:
+			 * x = s - delta g / ||g||^2 has <g, x> = v - delta. */
+			for (size_t j = 0; j < d; j++)
+				x[j] = s[j] - 1e-6 * (1.0 + mx) * g[j] / set_dot(g, g, d);
+			ck_assert_msg(!constraint_contains(c, x, d, SET_TOL),
+				      "%s d=%zu: a point beyond the LMO's hyperplane is inside",
+				      ops->name, d);
+		}
+	}
+	free(y);
+}
+END_TEST
+
+/* Declared mirror maps land in the set; an undeclared p-norm step is
+ * refused. */
+START_TEST(test_set_mirror_support)
+{
+	const struct constraint_ops *ops = constraint_ops_of((enum constraint_kind)_i);
+	const struct constraint *c = &ops->example;
+	struct rng r;
+
+	rng_splitmix_init(&r, 0x3177 + (uint64_t)_i);
+	for (size_t d = 1; d <= SET_D_MAX; d++) {
+		double theta[2 * SET_D_MAX], x[SET_D_MAX], a[SET_D_MAX], scratch[SET_D_MAX];
+		struct mirror_pnorm m;
+		struct err e = { 0 };
+		enum err_code rc;
+
+		/* The entropic point of theta is in the set; with all weight on
+		 * one coordinate it is an extreme point of largest l1 norm. */
+		for (int peak = 0; peak < 2; peak++) {
+			rng_normal_vector(&r, theta, 2 * d);
+			theta[0] += peak ? 60.0 : 0.0;
+			switch (ops->entropic) {
+			case CONSTRAINT_ENTROPIC_SIMPLEX:
+				mirror_entropic_point(theta, d, c->radius, x);
+				break;
+			case CONSTRAINT_ENTROPIC_L1_LIFT:
+				mirror_l1_point(theta, d, c->radius, x);
+				break;
+			case CONSTRAINT_ENTROPIC_NONE:
+				continue;
+			}
+			ck_assert_msg(constraint_contains(c, x, d, 1e-12), "%s: entropic point",
+				      ops->name);
+			ck_assert_msg(!peak || set_norm(x, d, 1.0) >=
+						       constraint_radius(c, d, 1.0) * (1.0 - 1e-9),
+				      "%s d=%zu: peaked entropic point has l1 norm %g, radius %g",
+				      ops->name, d, set_norm(x, d, 1.0),
+				      constraint_radius(c, d, 1.0));
+		}
+		rng_normal_vector(&r, a, d);
+		constraint_project(c, a, d, scratch);
+		mirror_pnorm_init(&m, d, a);
+		rc = mirror_pnorm_step(&m, c, INFINITY, theta, x, NULL, &e);
+		if (ops->pnorm_outer == CONSTRAINT_PNORM_OUTER_NONE) {
+			ck_assert_msg(rc == ERR_INVALID, "%s: p-norm step not refused", ops->name);
+		} else {
+			ck_assert_msg(rc == ERR_OK, "%s d=%zu: p-norm step: %s", ops->name, d,
+				      e.msg);
+			ck_assert_msg(constraint_contains(c, x, d, 1e-9), "%s: p-norm step outside",
+				      ops->name);
+		}
+	}
+}
+END_TEST
+
+/* A product of any two kinds: blockwise projection and LMO land in the
+ * product, and the LMO's value is the sum of the blocks'. */
+START_TEST(test_set_products)
+{
+	const struct constraint_ops *first = constraint_ops_of((enum constraint_kind)_i);
+	struct rng r;
+
+	rng_splitmix_init(&r, 0x9a17 + (uint64_t)_i);
+	for (int k = 0; k < CONSTRAINT__COUNT; k++) {
+		struct constraint_product cp = { .nparts = 2, .dim = 5 };
+		double x[5], g[5], s[5], scratch[5], v;
+		struct err e = { 0 };
+
+		cp.part[0] = (struct constraint_part){ first->example, 0, 2, "constraints.x" };
+		cp.part[1] = (struct constraint_part){
+			constraint_ops_of((enum constraint_kind)k)->example, 2, 3, "constraints.y"
+		};
+		ck_assert_int_eq(constraint_product_validate(&cp, "constraints", &e), ERR_OK);
+		rng_normal_vector(&r, x, 5);
+		constraint_product_project(&cp, x, scratch);
+		ck_assert(constraint_product_contains(&cp, x, SET_TOL));
+		rng_normal_vector(&r, g, 5);
+		v = constraint_product_lmo(&cp, g, s);
+		ck_assert(constraint_product_contains(&cp, s, SET_TOL));
+		ck_assert(fabs(v - set_dot(g, s, 5)) <= 1e-12 * (1.0 + fabs(v)));
+		cp.part[1].c.radius = cp.part[1].c.lo = cp.part[1].c.hi = cp.part[1].c.p = NAN;
+		ck_assert_int_eq(constraint_product_validate(&cp, "constraints", &e), ERR_INVALID);
+		ck_assert_msg(strncmp(e.field, "constraints.y.", 14) == 0, "field '%s'", e.field);
+	}
+}
+END_TEST
+
 static Suite *
 conformance_suite(void)
 {
@@ -717,6 +1011,12 @@ conformance_suite(void)
 	tcase_add_loop_test(tc, test_blocks_refused_by_name, 0, n);
 	tcase_add_loop_test(tc, test_cancel, 0, n);
 	tcase_add_loop_test(tc, test_rng_failure, 0, n);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("sets");
+	tcase_add_loop_test(tc, test_set_kind_has_every_operation, 0, CONSTRAINT__COUNT);
+	tcase_add_loop_test(tc, test_set_operations_agree, 0, CONSTRAINT__COUNT);
+	tcase_add_loop_test(tc, test_set_mirror_support, 0, CONSTRAINT__COUNT);
+	tcase_add_loop_test(tc, test_set_products, 0, CONSTRAINT__COUNT);
 	suite_add_tcase(s, tc);
 	return s;
 }

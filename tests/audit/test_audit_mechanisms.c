@@ -1,11 +1,12 @@
 /*
  * test_audit_mechanisms.c - level 1 of the privacy audits (docs/privacy-model.md
- * §7; tests/audit/README.md): the Gaussian mechanism exactly as
- * dp_sgd.one_pass draws it, black box.
+ * §7; tests/audit/README.md): the continuous Gaussian mechanism
+ * (the polar-method sampler dp_sgd.one_pass drew before the lattice
+ * Gaussian; test-only, tests/support/polar_gaussian.h), black box.
  *
  * Mechanism.  A scalar query whose neighbours differ by Delta (world A:
  * q = Delta, world B: q = 0) released as q + N(0, sigma^2) through
- * noise_add_gaussian(), with sigma = z Delta and z = ag_calibrate(1, 1e-5)
+ * polar_add_gaussian(), with sigma = z Delta and z = ag_calibrate(1, 1e-5)
  * (3.7306), the calibration dp_sgd uses in basic mode.  The claim is what
  * the accountant reports for the event {gaussian z}: epsilon = 1 (a hair
  * below) at delta = 1e-5.  Statistic: the released value itself (for two
@@ -38,7 +39,7 @@
 #include "privacy/accountant.h"
 #include "privacy/analytic_gaussian.h"
 #include "privacy/event.h"
-#include "privacy/noise.h"
+#include "polar_gaussian.h"
 
 #define CLAIM_EPS   1.0
 #define CLAIM_DELTA 1e-5
@@ -60,7 +61,7 @@ gauss_sample(void *ctx, int world, struct rng *r)
 	const struct gauss_mech *m = ctx;
 	double x = world == 0 ? m->delta_q : 0.0;
 
-	noise_add_gaussian(r, m->sigma, &x, 1);
+	polar_add_gaussian(r, m->sigma, &x, 1);
 	return x;
 }
 

@@ -200,6 +200,8 @@ contract_record(const char *method, const char *path, const struct h_resp *r)
 void
 h_init(void)
 {
+	const char *x;
+
 	snprintf(log_dir, sizeof(log_dir), "/tmp/dpopt-it.XXXXXX");
 	if (mkdtemp(log_dir) == NULL) {
 		perror("mkdtemp");
@@ -211,6 +213,12 @@ h_init(void)
 	}
 	atexit(kill_leftovers);
 	contract_init();
+	x = getenv("CK_EXCLUDE_TAGS");
+	if (x != NULL && strstr(x, H_TAG_HOOKS) != NULL) {
+		printf("harness: the test cases tagged '" H_TAG_HOOKS "' are not run: they need "
+		       "the DPOPT_TEST_* hooks of a -Dtesting=true dpoptd\n");
+		fflush(stdout); /* before Check forks */
+	}
 }
 
 /* Whole file, NUL-terminated, or NULL. */
@@ -1054,7 +1062,7 @@ h_get(json_t *j, const char *path)
 
 /* SQL */
 
-static void
+static void __attribute__((format(printf, 4, 0)))
 sql_v(const char *db, char *out, size_t cap, const char *fmt, va_list ap)
 {
 	char sql[4096];

@@ -82,8 +82,14 @@ struct h_resp {
 	char curl_err[256]; /* why status is 0 */
 };
 
+/* The Check tag of the test cases that need the testing hooks of a
+ * -Dtesting=true dpoptd (the DPOPT_TEST_* delays): a production build runs
+ * its programs with CK_EXCLUDE_TAGS=hooks (tests/integration/meson.build). */
+#define H_TAG_HOOKS "hooks"
+
 /* Once, first thing in main(): libcurl, the log directory, the exit hook
- * that kills servers a failed test left behind. */
+ * that kills servers a failed test left behind; says so when the test
+ * cases tagged H_TAG_HOOKS are excluded. */
 void h_init(void);
 
 /* Last thing in main(): print the logs if nfailed > 0, scan them for

@@ -535,19 +535,23 @@ main(void)
 {
 	Suite *s = suite_create("faults");
 	TCase *tc = tcase_create("faults");
+	TCase *hooks = tcase_create("faults_hooks"); /* DPOPT_TEST_*_DELAY_* */
 	SRunner *sr;
 	int failed;
 
 	h_init();
 	tcase_set_timeout(tc, 240);
-	tcase_add_test(tc, test_slow_load_one_execution);
+	tcase_set_timeout(hooks, 240);
+	tcase_set_tags(hooks, H_TAG_HOOKS);
+	tcase_add_test(hooks, test_slow_load_one_execution);
 	tcase_add_test(tc, test_database_hung);
 	tcase_add_test(tc, test_upload_database_hung);
-	tcase_add_test(tc, test_database_restart);
-	tcase_add_test(tc, test_reaper_busy_survivor);
-	tcase_add_test(tc, test_timeout_requeues);
+	tcase_add_test(hooks, test_database_restart);
+	tcase_add_test(hooks, test_reaper_busy_survivor);
+	tcase_add_test(hooks, test_timeout_requeues);
 	tcase_add_test(tc, test_admission_by_speed);
 	suite_add_tcase(s, tc);
+	suite_add_tcase(s, hooks);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
 	failed = srunner_ntests_failed(sr);

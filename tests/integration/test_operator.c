@@ -778,6 +778,7 @@ main(void)
 {
 	Suite *s = suite_create("operator");
 	TCase *tc = tcase_create("operator");
+	TCase *hooks = tcase_create("operator_hooks"); /* DPOPT_TEST_STEP_DELAY_MS */
 	SRunner *sr;
 	int failed;
 
@@ -786,11 +787,14 @@ main(void)
 	 * (tests and dpoptd, PostgreSQL aside), the slowest 2.5 s wall; 300 s
 	 * per test leaves room for a loaded machine and sanitizers (x3-5). */
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, test_audit_trail);
+	tcase_set_timeout(hooks, 300);
+	tcase_set_tags(hooks, H_TAG_HOOKS);
+	tcase_add_test(hooks, test_audit_trail);
 	tcase_add_test(tc, test_keys);
-	tcase_add_test(tc, test_runs_list);
+	tcase_add_test(hooks, test_runs_list);
 	tcase_add_test(tc, test_unaudited_change_rolls_back);
 	suite_add_tcase(s, tc);
+	suite_add_tcase(s, hooks);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
 	failed = srunner_ntests_failed(sr);

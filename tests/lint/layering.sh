@@ -27,6 +27,18 @@ for f in $(find "$SRC/algorithms" "$SRC/service" -name '*.c' ! -path '*/privacy/
 	grep -nE '\b(log|sqrt)\s*\(\s*-?\s*2(\.0)?\s*\*\s*log\s*\(' "$f" &&
 		bad "$f looks like it samples Gaussian noise itself (Box-Muller)"
 done
+# common/rng_gauss.h is randomness that is NOT privacy noise (issue 9): the
+# privacy layer never includes it, and no noise goes through it.
+grep -rnE '#include "rng_gauss\.h"' "$SRC/algorithms/privacy" &&
+	bad "algorithms/privacy/ includes rng_gauss.h (privacy noise goes through noise.h only)"
+# Set kinds dispatch through the table of operations (algorithms/constraint.c,
+# service/constraint_json.c; issue 9): no code switches over kinds, and no
+# switch on an enum cast to int (which silences -Wswitch) anywhere.
+grep -rnE 'switch \(\(int\)' "$SRC/algorithms" "$SRC/common" "$SRC/service" "$SRC/tests" \
+	--include='*.c' --include='*.h' && bad "a switch on an enum cast to int (-Wswitch cannot see it)"
+grep -rnE 'case CONSTRAINT_' "$SRC/algorithms" "$SRC/common" "$SRC/service" --include='*.c' |
+	grep -vE 'case CONSTRAINT_(PNORM_OUTER|ENTROPIC)_' &&
+	bad "a switch over constraint kinds (add the operation to the kind's table row)"
 # The audits' white-box hook (algorithms/testing_hook.h) exists for tests:
 # nothing in the service may name it, so no request can reach it.
 grep -rn 'testing_hook' "$SRC/service" && bad "service/ refers to the audits' testing hook"

@@ -481,8 +481,8 @@ END_TEST
 START_TEST(test_header_only)
 {
 	static const char *bodies[] = { "a,b\n", "a,b",
-					"\xEF\xBB\xBF"
-					"a,b\r\n\r\n\n" };
+					("\xEF\xBB\xBF" /* a BOM, then the header */
+					 "a,b\r\n\r\n\n") };
 	struct result r;
 
 	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {

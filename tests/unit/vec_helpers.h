@@ -1,9 +1,9 @@
 /*
  * vec_helpers.h - small vector helpers shared by the geometry tests
  * (test_constraint.c, test_lmo.c, test_mirror.c): a standard normal draw
- * from a seeded generator, dot products and plain norms.  Plain sums: the
- * test values are moderate, and the code under test has its own careful
- * versions, which these are independent of.
+ * from a seeded generator (rng_normal(), not privacy noise), dot products
+ * and plain norms.  Plain sums: the test values are moderate, and the code
+ * under test has its own careful versions, which these are independent of.
  */
 #ifndef TESTS_UNIT_VEC_HELPERS_H
 #define TESTS_UNIT_VEC_HELPERS_H
@@ -11,16 +11,13 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "privacy/noise.h"
 #include "rng.h"
+#include "rng_gauss.h"
 
 static inline double
 gauss(struct rng *r)
 {
-	double v = 0.0;
-
-	noise_add_gaussian(r, 1.0, &v, 1);
-	return v;
+	return rng_normal(r);
 }
 
 static inline double
