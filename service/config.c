@@ -197,6 +197,25 @@ config_http_limits(struct config *c, struct err *e)
 	return ERR_OK;
 }
 
+/* DPOPT_LOG_FORMAT: unset or empty keeps the JSON lines on stderr; "json"
+ * sends them to stdout, where a container's log pipeline reads one object
+ * per line.  The lines are the same either way. */
+static enum err_code
+config_log_format(struct config *c, struct err *e)
+{
+	char format[16];
+	enum err_code rc;
+
+	if ((rc = env_str("DPOPT_LOG_FORMAT", "", format, sizeof(format), e)) != ERR_OK)
+		return rc;
+	if (format[0] != '\0' && strcmp(format, "json") != 0)
+		return err_set_field(e, ERR_INVALID, "DPOPT_LOG_FORMAT",
+				     "DPOPT_LOG_FORMAT must be json (JSON lines on stdout) or unset "
+				     "(JSON lines on stderr)");
+	c->log_stdout = format[0] != '\0';
+	return ERR_OK;
+}
+
 enum err_code
 config_from_env(struct config *ret, struct err *e)
 {
@@ -279,6 +298,8 @@ config_from_env(struct config *ret, struct err *e)
 	if ((rc = config_faults(&c, e)) != ERR_OK)
 		return rc;
 	if ((rc = config_http_limits(&c, e)) != ERR_OK)
+		return rc;
+	if ((rc = config_log_format(&c, e)) != ERR_OK)
 		return rc;
 	*ret = c;
 	return ERR_OK;

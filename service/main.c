@@ -76,6 +76,10 @@ serve(struct server *srv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* The server's log lines go to stdout under DPOPT_LOG_FORMAT=json; the
+	 * commands (migrate, keys) keep stdout for what they print. */
+	if (srv->cfg.log_stdout)
+		log_to_stdout();
 
 	/* The work model's speed: measured here, before any thread runs, so
 	 * the benchmark has a core to itself as far as this process goes. */
