@@ -209,9 +209,10 @@ config_log_format(struct config *c, struct err *e)
 	if ((rc = env_str("DPOPT_LOG_FORMAT", "", format, sizeof(format), e)) != ERR_OK)
 		return rc;
 	if (format[0] != '\0' && strcmp(format, "json") != 0)
-		return err_set_field(e, ERR_INVALID, "DPOPT_LOG_FORMAT",
-				     "DPOPT_LOG_FORMAT must be json (JSON lines on stdout) or unset "
-				     "(JSON lines on stderr)");
+		return err_set_field(
+			e, ERR_INVALID, "DPOPT_LOG_FORMAT",
+			"DPOPT_LOG_FORMAT must be json (JSON lines on stdout) or unset "
+			"(JSON lines on stderr)");
 	c->log_stdout = format[0] != '\0';
 	return ERR_OK;
 }
