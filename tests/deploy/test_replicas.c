@@ -57,6 +57,13 @@ START_TEST(test_sigterm_hands_the_run_over)
 	 * worker stops after its current step (500 ms here). */
 	ck_assert_msg(drain < 5.0 * h_timeout_scale(), "the drain took %.1f s", drain);
 
+	/* Handed over at once, not after a's lease expires: back in the
+	 * queue, or already b's. */
+	h_sql(db, owner, sizeof(owner),
+	      "SELECT coalesce(lease_owner, '') FROM runs WHERE id = '%s'", run);
+	ck_assert_msg(strstr(owner, want) == NULL,
+		      "replica a still holds the run after its exit: %s", owner);
+
 	/* b resumes it from the queue and finishes it, once. */
 	j = h_run_wait(&b, key, run, "succeeded", 60.0);
 	ck_assert_int_eq(json_array_size(h_get(j, "result.x")), H_D);
