@@ -102,6 +102,10 @@ check "migrate: schema applied" test "$(psql "$DPOPT_TEST_PG dbname=$DB" -qAtc "
 KEY=$(run /usr/local/bin/dpoptd keys create --tenant demo --role owner 2>"$WORK/keys.err")
 check "dpoptd keys create prints only the key on stdout" sh -c "echo '$KEY' | grep -Eqx 'dpk_[0-9a-f]{16}_[0-9a-f]{64}'"
 
+buildah run --isolation chroot -e DPOPT_LOG_FORMAT=text "$CTR" -- /usr/local/bin/dpoptd migrate \
+	>/dev/null 2>"$WORK/format.err"
+check "DPOPT_LOG_FORMAT=text: exit 1 naming it" sh -c "test $? = 1 && grep -q DPOPT_LOG_FORMAT '$WORK/format.err'"
+
 # The server, in the background; its pid is the dpoptd under buildah's.
 run /usr/local/bin/dpoptd >"$WORK/out.log" 2>"$WORK/err.log" &
 BUILDAH=$!
