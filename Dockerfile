@@ -58,6 +58,7 @@ WORKDIR /tmp
 VOLUME ["/tmp"]
 EXPOSE 8080/tcp
 # SIGTERM: /readyz 503, no new connections, requests in flight finish
-# (DPOPT_SHUTDOWN_GRACE_SECONDS), running runs go back to the queue.
+# (DPOPT_SHUTDOWN_GRACE_SECONDS), running runs go back to the queue; all of
+# it within DPOPT_SHUTDOWN_SECONDS (default 25 s, below Kubernetes' 30 s).
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/dpoptd"]

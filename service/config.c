@@ -217,6 +217,25 @@ config_log_format(struct config *c, struct err *e)
 	return ERR_OK;
 }
 
+/* DPOPT_SHUTDOWN_SECONDS: SIGTERM to exit, at most; above the requests'
+ * grace, below the orchestrator's (Kubernetes: 30 s by default). */
+static enum err_code
+config_shutdown(struct config *c, struct err *e)
+{
+	uint64_t v;
+	enum err_code rc;
+
+	if ((rc = env_uint("DPOPT_SHUTDOWN_SECONDS", 25, 1, 3600, &v, e)) != ERR_OK)
+		return rc;
+	if (v <= c->shutdown_grace)
+		return err_set_field(e, ERR_INVALID, "DPOPT_SHUTDOWN_SECONDS",
+				     "DPOPT_SHUTDOWN_SECONDS must be above "
+				     "DPOPT_SHUTDOWN_GRACE_SECONDS (%u)",
+				     c->shutdown_grace);
+	c->shutdown_seconds = (unsigned)v;
+	return ERR_OK;
+}
+
 enum err_code
 config_from_env(struct config *ret, struct err *e)
 {
@@ -301,6 +320,8 @@ config_from_env(struct config *ret, struct err *e)
 	if ((rc = config_http_limits(&c, e)) != ERR_OK)
 		return rc;
 	if ((rc = config_log_format(&c, e)) != ERR_OK)
+		return rc;
+	if ((rc = config_shutdown(&c, e)) != ERR_OK)
 		return rc;
 	*ret = c;
 	return ERR_OK;

@@ -57,7 +57,8 @@ struct config {
 	unsigned shutdown_grace;         /* DPOPT_SHUTDOWN_GRACE_SECONDS: requests may finish */
 	unsigned connection_reserve;     /* DPOPT_CONNECTION_RESERVE: for clients holding <= 1 */
 	/* Issue 10: containers. */
-	bool log_stdout; /* DPOPT_LOG_FORMAT=json: the server's JSON lines on stdout */
+	bool log_stdout;           /* DPOPT_LOG_FORMAT=json: the server's JSON lines on stdout */
+	unsigned shutdown_seconds; /* DPOPT_SHUTDOWN_SECONDS: the whole drain's bound */
 };
 
 /* Fill *ret from the environment (getenv).  ERR_INVALID naming the variable

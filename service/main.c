@@ -8,10 +8,13 @@
  *	                            API keys (cli_keys.h)
  *	dpoptd privacy ...          the accountants (cli_privacy.h)
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -58,6 +61,29 @@ cmd_migrate(const struct config *cfg)
 	db_close(db);
 	log_msg(LOG_INFO, "main", "%u migration(s) applied", applied);
 	return 0;
+}
+
+/*
+ * The drain's bound (DPOPT_SHUTDOWN_SECONDS), started by SIGTERM: a worker
+ * stops only after its current step or dataset load, which has no bound
+ * of its own.  Past the bound the process exits as if it had crashed: runs
+ * still held keep their leases, which expire, and another replica's lease
+ * keeper re-queues them (their charges stand, paid once at admission).
+ */
+static void *
+drain_watchdog(void *arg)
+{
+	const struct server *srv = arg;
+	struct timespec t = { .tv_sec = (time_t)srv->cfg.shutdown_seconds, .tv_nsec = 0 };
+
+	while (nanosleep(&t, &t) != 0)
+		;
+	log_msg(LOG_ERROR, "main",
+		"drain not finished within DPOPT_SHUTDOWN_SECONDS (%u s): exiting; runs still held "
+		"are resumed elsewhere once their leases expire",
+		srv->cfg.shutdown_seconds);
+	_exit(1);
+	return NULL;
 }
 
 static int
@@ -121,6 +147,14 @@ serve(struct server *srv)
 		;
 	log_msg(LOG_INFO, "main", "signal %d: stopping", sig);
 	atomic_store(&srv->stopping, true);
+	{
+		pthread_t watchdog;
+
+		if (pthread_create(&watchdog, NULL, drain_watchdog, srv) == 0)
+			pthread_detach(watchdog);
+		else
+			log_msg(LOG_WARN, "main", "no drain watchdog: the drain is unbounded");
+	}
 	http_stop(srv);        /* no new requests; handlers in flight finish */
 	workers_join(workers); /* each finishes its step and re-queues its run */
 	db_pool_free(srv->pool);

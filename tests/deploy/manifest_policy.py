@@ -79,11 +79,13 @@ def check_base(objs, label):
     check(label + ": pod seccomp RuntimeDefault", psc.get("seccompProfile", {}).get("type") == "RuntimeDefault")
     check(label + ": no service account token", pod.get("automountServiceAccountToken") is False)
     grace = int(data.get("DPOPT_SHUTDOWN_GRACE_SECONDS", "10"))
+    bound = int(data.get("DPOPT_SHUTDOWN_SECONDS", "25"))
     tgp = pod.get("terminationGracePeriodSeconds", 30)
-    # The drain: the request grace, then each worker's last step and the
-    # exit; a margin of 10 s keeps SIGKILL away from it.
-    check(label + ": terminationGracePeriodSeconds above the drain",
-          tgp >= grace + 10, "%s < %s + 10" % (tgp, grace))
+    # dpoptd ends its drain within DPOPT_SHUTDOWN_SECONDS; SIGKILL must come
+    # later (a margin of 3 s), and the requests' grace fits inside.
+    check(label + ": terminationGracePeriodSeconds above DPOPT_SHUTDOWN_SECONDS",
+          tgp >= bound + 3, "%s < %s + 3" % (tgp, bound))
+    check(label + ": DPOPT_SHUTDOWN_GRACE_SECONDS below DPOPT_SHUTDOWN_SECONDS", grace < bound)
     containers = {c["name"]: c for c in pod.get("containers", [])}
     check(label + ": container dpoptd", "dpoptd" in containers)
     if "dpoptd" in containers:

@@ -4,7 +4,8 @@
  * one is visible from the other; SIGTERM to the replica running it (a
  * rolling update) drains within the bound, puts the run back in the queue,
  * and the other replica resumes it: it finishes exactly once, with one
- * charge in the ledger.  The drain time is printed.
+ * charge in the ledger; a drain longer than DPOPT_SHUTDOWN_SECONDS is cut
+ * and the run is still resumed.  The drain times are printed.
  */
 #include <check.h>
 #include <signal.h>
@@ -89,6 +90,58 @@ START_TEST(test_sigterm_hands_the_run_over)
 }
 END_TEST
 
+/* A step longer than the drain's bound (DPOPT_SHUTDOWN_SECONDS=2): the
+ * replica exits at the bound instead of waiting for the step, like a crash;
+ * its lease (3 s) expires and the other replica resumes the run, which still
+ * finishes once under its one charge. */
+START_TEST(test_drain_is_bounded)
+{
+	struct h_opts stuck = { .workers = 1,
+				.lease_seconds = 3,
+				.step_delay_ms = 30000,
+				.env_more = { "DPOPT_SHUTDOWN_SECONDS=2",
+					      "DPOPT_SHUTDOWN_GRACE_SECONDS=1", NULL } };
+	struct h_opts other = { .workers = 1, .lease_seconds = 3, .step_delay_ms = 50 };
+	struct h_server a, b;
+	char db[512], key[128], ds[40], run[40], out[256];
+	double t0, drain;
+	int status;
+	json_t *j;
+
+	h_db_create(db, sizeof(db));
+	h_key_create(db, "acme", "owner", key, sizeof(key));
+	h_server_start(&a, db, &stuck);
+	h_dataset_sealed(&a, key, "1", ds);
+	json_decref(h_run_create(&a, key, ds, H_RUN_BODY_10_STEPS, run));
+	json_decref(h_run_wait(&a, key, run, "running", 30.0));
+	h_server_start(&b, db, &other);
+	h_sleep(0.5);
+
+	t0 = h_now();
+	status = h_server_stop(&a, SIGTERM, 15.0); /* the step alone takes 30 s */
+	drain = h_now() - t0;
+	printf("bounded drain: SIGTERM to exit of replica a: %.0f ms (bound 2 s)\n", drain * 1e3);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		      "replica a did not exit 1 at the drain's bound (status 0x%x)", status);
+	ck_assert_msg(drain >= 1.9 && drain < 2.0 + 3.0 * h_timeout_scale(),
+		      "the bounded drain took %.1f s", drain);
+
+	j = h_run_wait(&b, key, run, "succeeded", 60.0);
+	ck_assert_int_eq(json_array_size(h_get(j, "result.x")), H_D);
+	json_decref(j);
+	ck_assert_int_eq(h_sql_ll(db,
+				  "SELECT count(*) FROM ledger_entries WHERE run_id = '%s' AND "
+				  "kind = 'charge'",
+				  run),
+			 1);
+	h_ledger_check(db, ds, out, sizeof(out));
+	ck_assert_str_eq(out, "0.1");
+	status = h_server_stop(&b, SIGTERM, 15.0);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "replica b did not exit cleanly on SIGTERM (status 0x%x)", status);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -100,6 +153,7 @@ main(void)
 	h_init();
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_sigterm_hands_the_run_over);
+	tcase_add_test(tc, test_drain_is_bounded);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
