@@ -217,21 +217,28 @@ config_log_format(struct config *c, struct err *e)
 	return ERR_OK;
 }
 
-/* DPOPT_SHUTDOWN_SECONDS: SIGTERM to exit, at most; above the requests'
- * grace, below the orchestrator's (Kubernetes: 30 s by default). */
+/* DPOPT_SHUTDOWN_DELAY_SECONDS: after SIGTERM, /readyz answers 503 while
+ * everything else is still served, so that a load balancer (Kubernetes'
+ * endpoints) stops sending before the listener closes.
+ * DPOPT_SHUTDOWN_SECONDS: SIGTERM to exit, at most; above the delay and the
+ * requests' grace, below the orchestrator's (Kubernetes: 30 s). */
 static enum err_code
 config_shutdown(struct config *c, struct err *e)
 {
 	uint64_t v;
 	enum err_code rc;
 
+	if ((rc = env_uint("DPOPT_SHUTDOWN_DELAY_SECONDS", 0, 0, 600, &v, e)) != ERR_OK)
+		return rc;
+	c->shutdown_delay = (unsigned)v;
 	if ((rc = env_uint("DPOPT_SHUTDOWN_SECONDS", 25, 1, 3600, &v, e)) != ERR_OK)
 		return rc;
-	if (v <= c->shutdown_grace)
-		return err_set_field(e, ERR_INVALID, "DPOPT_SHUTDOWN_SECONDS",
-				     "DPOPT_SHUTDOWN_SECONDS must be above "
-				     "DPOPT_SHUTDOWN_GRACE_SECONDS (%u)",
-				     c->shutdown_grace);
+	if (v <= (uint64_t)c->shutdown_delay + c->shutdown_grace)
+		return err_set_field(
+			e, ERR_INVALID, "DPOPT_SHUTDOWN_SECONDS",
+			"DPOPT_SHUTDOWN_SECONDS must be above "
+			"DPOPT_SHUTDOWN_DELAY_SECONDS + DPOPT_SHUTDOWN_GRACE_SECONDS (%u)",
+			c->shutdown_delay + c->shutdown_grace);
 	c->shutdown_seconds = (unsigned)v;
 	return ERR_OK;
 }

@@ -59,6 +59,7 @@ struct config {
 	/* Issue 10: containers. */
 	bool log_stdout;           /* DPOPT_LOG_FORMAT=json: the server's JSON lines on stdout */
 	unsigned shutdown_seconds; /* DPOPT_SHUTDOWN_SECONDS: the whole drain's bound */
+	unsigned shutdown_delay;   /* DPOPT_SHUTDOWN_DELAY_SECONDS: /readyz 503, still serving */
 };
 
 /* Fill *ret from the environment (getenv).  ERR_INVALID naming the variable

@@ -146,7 +146,7 @@ serve(struct server *srv)
 	while (sigwait(&sigs, &sig) != 0 || (sig != SIGTERM && sig != SIGINT))
 		;
 	log_msg(LOG_INFO, "main", "signal %d: stopping", sig);
-	atomic_store(&srv->stopping, true);
+	atomic_store(&srv->draining, true); /* /readyz 503 from now on */
 	{
 		pthread_t watchdog;
 
@@ -155,6 +155,14 @@ serve(struct server *srv)
 		else
 			log_msg(LOG_WARN, "main", "no drain watchdog: the drain is unbounded");
 	}
+	if (srv->cfg.shutdown_delay > 0) {
+		/* Still serving while the load balancer notices /readyz. */
+		struct timespec t = { .tv_sec = (time_t)srv->cfg.shutdown_delay, .tv_nsec = 0 };
+
+		while (nanosleep(&t, &t) != 0)
+			;
+	}
+	atomic_store(&srv->stopping, true);
 	http_stop(srv);        /* no new requests; handlers in flight finish */
 	workers_join(workers); /* each finishes its step and re-queues its run */
 	db_pool_free(srv->pool);
@@ -190,6 +198,7 @@ main(int argc, char **argv)
 					  .answer_grace_ms = 5000 });
 	json_object_seed(0); /* before any thread uses jansson */
 	atomic_init(&srv.stopping, false);
+	atomic_init(&srv.draining, false);
 
 	if (argc == 1)
 		return serve(&srv);

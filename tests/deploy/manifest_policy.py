@@ -85,7 +85,9 @@ def check_base(objs, label):
     # later (a margin of 3 s), and the requests' grace fits inside.
     check(label + ": terminationGracePeriodSeconds above DPOPT_SHUTDOWN_SECONDS",
           tgp >= bound + 3, "%s < %s + 3" % (tgp, bound))
-    check(label + ": DPOPT_SHUTDOWN_GRACE_SECONDS below DPOPT_SHUTDOWN_SECONDS", grace < bound)
+    delay = int(data.get("DPOPT_SHUTDOWN_DELAY_SECONDS", "0"))
+    check(label + ": a readiness delay before the listener closes", delay >= 1)
+    check(label + ": delay + request grace below DPOPT_SHUTDOWN_SECONDS", delay + grace < bound)
     containers = {c["name"]: c for c in pod.get("containers", [])}
     check(label + ": container dpoptd", "dpoptd" in containers)
     if "dpoptd" in containers:

@@ -142,6 +142,43 @@ START_TEST(test_drain_is_bounded)
 }
 END_TEST
 
+/* DPOPT_SHUTDOWN_DELAY_SECONDS=2: after SIGTERM /readyz answers 503 at
+ * once while the API is still served (a load balancer stops sending before
+ * the listener closes); then the drain as usual. */
+START_TEST(test_readyz_503_at_once)
+{
+	struct h_opts o = { .workers = 1, .env_more = { "DPOPT_SHUTDOWN_DELAY_SECONDS=2", NULL } };
+	struct h_server a;
+	struct h_resp r;
+	char db[512], key[128];
+	double t0, took;
+	int status;
+	json_t *j;
+
+	h_db_create(db, sizeof(db));
+	h_key_create(db, "acme", "owner", key, sizeof(key));
+	h_server_start(&a, db, &o);
+	j = h_json(&a, "GET", "/readyz", NULL, NULL, 200);
+	json_decref(j);
+
+	t0 = h_now();
+	ck_assert_int_eq(kill(a.pid, SIGTERM), 0);
+	h_sleep(0.3);
+	h_http(&a, "GET", "/readyz", NULL, NULL, NULL, 0, NULL, &r);
+	ck_assert_msg(r.status == 503, "/readyz after SIGTERM: %ld %s", r.status, h_short(r.body));
+	h_resp_clear(&r);
+	json_decref(h_json(&a, "GET", "/healthz", NULL, NULL, 200));
+	json_decref(h_json(&a, "GET", "/v1/datasets", key, NULL, 200));
+
+	status = h_server_stop(&a, SIGTERM, 15.0);
+	took = h_now() - t0;
+	printf("readiness delay: SIGTERM to exit %.0f ms (delay 2 s)\n", took * 1e3);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "dpoptd did not exit cleanly on SIGTERM (status 0x%x)", status);
+	ck_assert_msg(took >= 1.9 && took < 2.0 + 5.0 * h_timeout_scale(), "took %.1f s", took);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -154,6 +191,7 @@ main(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_sigterm_hands_the_run_over);
 	tcase_add_test(tc, test_drain_is_bounded);
+	tcase_add_test(tc, test_readyz_503_at_once);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_VERBOSE);
