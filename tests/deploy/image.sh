@@ -59,6 +59,10 @@ buildah bud --isolation chroot --layers --quiet -t "$IMAGE" --build-arg VERSION=
 	-f "$SRC/Dockerfile" "$SRC" >"$WORK/build.log" 2>&1 ||
 	{ tail -n 40 "$WORK/build.log"; fatal "image: buildah bud failed"; }
 echo "image built: $(($(date +%s) - t0)) s"
+# The previous build's image and layers are untagged now: remove them, so
+# that repeated runs do not fill the disk (the next build re-fetches its
+# packages, about 20 s).
+buildah rmi --prune >/dev/null 2>&1 || true
 
 # The image's configuration.
 size=$(podman image inspect "$IMAGE" --format '{{.Size}}')
