@@ -35,6 +35,7 @@ finish() {
 }
 fatal() {
 	echo "FAIL $*"
+	n=$((n + 1))
 	fails=$((fails + 1))
 	finish
 }
