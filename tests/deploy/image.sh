@@ -98,6 +98,8 @@ run() { # run ARGS...: the image's command, as the image's user, host network
 		-e DPOPT_DATABASE_URL="$DPOPT_TEST_PG dbname=$DB" -e DPOPT_LISTEN="127.0.0.1:$PORT" \
 		-e DPOPT_SHUTDOWN_GRACE_SECONDS=10 "$CTR" -- "$@"
 }
+touch "$WORK/marker"
+sleep 1 # whole seconds of mtime
 DB="dpopt_image_$$"
 psql "$DPOPT_TEST_PG dbname=postgres" -qAtc "CREATE DATABASE $DB" >/dev/null || fatal "image: create database"
 check "runs as UID 10001" test "$(run /usr/bin/id -u)" = 10001
@@ -175,5 +177,13 @@ for l in lines:
     assert isinstance(json.loads(l), dict), l' "$WORK/out.log"
 check "no log line on stderr" test ! -s "$WORK/err.log"
 check "an access log line per request" grep -q '"msg":"access method=GET route=/readyz status=200' "$WORK/out.log"
+# Read-only root filesystem friendly: after all of the above, nothing in
+# the container's filesystem changed outside /tmp (no file written; buildah
+# itself touches the directory /run).
+MNT=$(buildah mount "$CTR") || fatal "image: buildah mount"
+find "$MNT" -xdev -newer "$WORK/marker" ! -type d ! -path "$MNT/tmp/*" |
+	sed "s|^$MNT||" >"$WORK/written"
+check "wrote nothing outside /tmp ($(tr '\n' ' ' <"$WORK/written"))" test ! -s "$WORK/written"
+buildah umount "$CTR" >/dev/null
 psql "$DPOPT_TEST_PG dbname=postgres" -qAtc "DROP DATABASE $DB" >/dev/null
 finish
