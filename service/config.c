@@ -197,6 +197,52 @@ config_http_limits(struct config *c, struct err *e)
 	return ERR_OK;
 }
 
+/* DPOPT_LOG_FORMAT: unset or empty keeps the JSON lines on stderr; "json"
+ * sends them to stdout, where a container's log pipeline reads one object
+ * per line.  The lines are the same either way. */
+static enum err_code
+config_log_format(struct config *c, struct err *e)
+{
+	char format[16];
+	enum err_code rc;
+
+	if ((rc = env_str("DPOPT_LOG_FORMAT", "", format, sizeof(format), e)) != ERR_OK)
+		return rc;
+	if (format[0] != '\0' && strcmp(format, "json") != 0)
+		return err_set_field(
+			e, ERR_INVALID, "DPOPT_LOG_FORMAT",
+			"DPOPT_LOG_FORMAT must be json (JSON lines on stdout) or unset "
+			"(JSON lines on stderr)");
+	c->log_stdout = format[0] != '\0';
+	return ERR_OK;
+}
+
+/* DPOPT_SHUTDOWN_DELAY_SECONDS: after SIGTERM, /readyz answers 503 while
+ * everything else is still served, so that a load balancer (Kubernetes'
+ * endpoints) stops sending before the listener closes.
+ * DPOPT_SHUTDOWN_SECONDS: SIGTERM to exit, at most; above the delay and the
+ * requests' grace, below the orchestrator's (Kubernetes: 30 s). */
+static enum err_code
+config_shutdown(struct config *c, struct err *e)
+{
+	uint64_t v;
+	enum err_code rc;
+
+	if ((rc = env_uint("DPOPT_SHUTDOWN_DELAY_SECONDS", 0, 0, 600, &v, e)) != ERR_OK)
+		return rc;
+	c->shutdown_delay = (unsigned)v;
+	if ((rc = env_uint("DPOPT_SHUTDOWN_SECONDS", 25, 1, 3600, &v, e)) != ERR_OK)
+		return rc;
+	if (v <= (uint64_t)c->shutdown_delay + c->shutdown_grace)
+		return err_set_field(
+			e, ERR_INVALID, "DPOPT_SHUTDOWN_SECONDS",
+			"DPOPT_SHUTDOWN_SECONDS must be above "
+			"DPOPT_SHUTDOWN_DELAY_SECONDS + DPOPT_SHUTDOWN_GRACE_SECONDS (%u)",
+			c->shutdown_delay + c->shutdown_grace);
+	c->shutdown_seconds = (unsigned)v;
+	return ERR_OK;
+}
+
 enum err_code
 config_from_env(struct config *ret, struct err *e)
 {
@@ -279,6 +325,10 @@ config_from_env(struct config *ret, struct err *e)
 	if ((rc = config_faults(&c, e)) != ERR_OK)
 		return rc;
 	if ((rc = config_http_limits(&c, e)) != ERR_OK)
+		return rc;
+	if ((rc = config_log_format(&c, e)) != ERR_OK)
+		return rc;
+	if ((rc = config_shutdown(&c, e)) != ERR_OK)
 		return rc;
 	*ret = c;
 	return ERR_OK;

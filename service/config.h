@@ -8,6 +8,7 @@
 #ifndef SERVICE_CONFIG_H
 #define SERVICE_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,10 @@ struct config {
 	char cors_origins[1024];         /* DPOPT_CORS_ORIGINS: "" (none), "*", or a list */
 	unsigned shutdown_grace;         /* DPOPT_SHUTDOWN_GRACE_SECONDS: requests may finish */
 	unsigned connection_reserve;     /* DPOPT_CONNECTION_RESERVE: for clients holding <= 1 */
+	/* Issue 10: containers. */
+	bool log_stdout;           /* DPOPT_LOG_FORMAT=json: the server's JSON lines on stdout */
+	unsigned shutdown_seconds; /* DPOPT_SHUTDOWN_SECONDS: the whole drain's bound */
+	unsigned shutdown_delay;   /* DPOPT_SHUTDOWN_DELAY_SECONDS: /readyz 503, still serving */
 };
 
 /* Fill *ret from the environment (getenv).  ERR_INVALID naming the variable

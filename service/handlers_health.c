@@ -34,7 +34,7 @@ HANDLER(handle_readyz)
 	db_pool_release(srv->pool, db);
 	if (rc != ERR_OK)
 		return rc;
-	if (atomic_load(&srv->stopping))
+	if (atomic_load(&srv->stopping) || atomic_load(&srv->draining))
 		return err_set(e, ERR_DB, "shutting down");
 	ret->status = 200;
 	ret->body = json_pack("{s:s}", "status", "ready");

@@ -3,6 +3,7 @@
  * start and only read afterwards.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -10,11 +11,18 @@
 #include "log.h"
 
 static enum log_level min_level = LOG_INFO; /* written only before threads start */
+static bool to_stdout;                      /* written only before threads start */
 
 void
 log_set_level(enum log_level level)
 {
 	min_level = level;
+}
+
+void
+log_to_stdout(void)
+{
+	to_stdout = true;
 }
 
 int
@@ -71,16 +79,23 @@ emit(enum log_level level, const char *ctx, const char *code, const char *msg, c
 	char emsg[512], edetail[600], ectx[80];
 	struct timespec ts;
 	long long ms;
+	FILE *out;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	json_escape(emsg, sizeof(emsg), msg);
 	json_escape(edetail, sizeof(edetail), detail);
 	json_escape(ectx, sizeof(ectx), ctx);
-	fprintf(stderr,
+	out = to_stdout ? stdout : stderr;
+	/* One line under the stream's lock; stdout is buffered, so it is
+	 * flushed before the lock goes (a pipe reader sees whole lines). */
+	flockfile(out);
+	fprintf(out,
 		"{\"ts_ms\":%lld,\"level\":\"%s\",\"ctx\":\"%s\",\"code\":\"%s\",\"msg\":\"%s\","
 		"\"detail\":\"%s\"}\n",
 		ms, level_name(level), ectx, code, emsg, edetail);
+	fflush(out);
+	funlockfile(out);
 }
 
 void

@@ -1,5 +1,7 @@
 /*
- * log.h - JSON-lines logging to stderr.
+ * log.h - JSON-lines logging to stderr, or to stdout once log_to_stdout()
+ * is called (the server under DPOPT_LOG_FORMAT=json, for a container's log
+ * pipeline; the commands keep stdout for their own output).
  *
  * One object per line, written with one fprintf so that lines from several
  * threads never interleave: {"ts_ms", "level", "ctx", "code", "msg",
@@ -22,6 +24,9 @@ enum log_level {
 /* Set once in main() before threads start. */
 void log_set_level(enum log_level level);
 int log_level_from_name(const char *name); /* -1 when unknown */
+/* Set once before threads start: every later line goes to stdout, flushed
+ * line by line. */
+void log_to_stdout(void);
 
 /* ctx: a request or run id, or NULL. */
 void log_msg(enum log_level level, const char *ctx, const char *fmt, ...)

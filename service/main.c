@@ -8,10 +8,13 @@
  *	                            API keys (cli_keys.h)
  *	dpoptd privacy ...          the accountants (cli_privacy.h)
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -60,6 +63,29 @@ cmd_migrate(const struct config *cfg)
 	return 0;
 }
 
+/*
+ * The drain's bound (DPOPT_SHUTDOWN_SECONDS), started by SIGTERM: a worker
+ * stops only after its current step or dataset load, which has no bound
+ * of its own.  Past the bound the process exits as if it had crashed: runs
+ * still held keep their leases, which expire, and another replica's lease
+ * keeper re-queues them (their charges stand, paid once at admission).
+ */
+static void *
+drain_watchdog(void *arg)
+{
+	const struct server *srv = arg;
+	struct timespec t = { .tv_sec = (time_t)srv->cfg.shutdown_seconds, .tv_nsec = 0 };
+
+	while (nanosleep(&t, &t) != 0)
+		;
+	log_msg(LOG_ERROR, "main",
+		"drain not finished within DPOPT_SHUTDOWN_SECONDS (%u s): exiting; runs still held "
+		"are resumed elsewhere once their leases expire",
+		srv->cfg.shutdown_seconds);
+	_exit(1);
+	return NULL;
+}
+
 static int
 serve(struct server *srv)
 {
@@ -76,6 +102,10 @@ serve(struct server *srv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* The server's log lines go to stdout under DPOPT_LOG_FORMAT=json; the
+	 * commands (migrate, keys) keep stdout for what they print. */
+	if (srv->cfg.log_stdout)
+		log_to_stdout();
 
 	/* The work model's speed: measured here, before any thread runs, so
 	 * the benchmark has a core to itself as far as this process goes. */
@@ -116,6 +146,22 @@ serve(struct server *srv)
 	while (sigwait(&sigs, &sig) != 0 || (sig != SIGTERM && sig != SIGINT))
 		;
 	log_msg(LOG_INFO, "main", "signal %d: stopping", sig);
+	atomic_store(&srv->draining, true); /* /readyz 503 from now on */
+	{
+		pthread_t watchdog;
+
+		if (pthread_create(&watchdog, NULL, drain_watchdog, srv) == 0)
+			pthread_detach(watchdog);
+		else
+			log_msg(LOG_WARN, "main", "no drain watchdog: the drain is unbounded");
+	}
+	if (srv->cfg.shutdown_delay > 0) {
+		/* Still serving while the load balancer notices /readyz. */
+		struct timespec t = { .tv_sec = (time_t)srv->cfg.shutdown_delay, .tv_nsec = 0 };
+
+		while (nanosleep(&t, &t) != 0)
+			;
+	}
 	atomic_store(&srv->stopping, true);
 	http_stop(srv);        /* no new requests; handlers in flight finish */
 	workers_join(workers); /* each finishes its step and re-queues its run */
@@ -152,6 +198,7 @@ main(int argc, char **argv)
 					  .answer_grace_ms = 5000 });
 	json_object_seed(0); /* before any thread uses jansson */
 	atomic_init(&srv.stopping, false);
+	atomic_init(&srv.draining, false);
 
 	if (argc == 1)
 		return serve(&srv);

@@ -18,6 +18,8 @@ struct server {
 	struct dataset_cache *datasets; /* owned: loaded datasets shared by the workers */
 	atomic_bool stopping;           /* set on SIGTERM; workers finish their step and leave */
 	void *mhd;                      /* owned: http.c's state, the daemon and its limits */
+	atomic_bool
+		draining; /* set on SIGTERM: /readyz 503, the rest still served until stopping */
 };
 
 #endif /* SERVICE_SERVER_H */

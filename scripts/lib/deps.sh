@@ -19,3 +19,28 @@ dpopt_install_deps() {
 	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		$missing >/dev/null
 }
+
+# The deploy suite (tests/deploy, issue 10): image builds (buildah, with
+# podman to import the locally made base image, mmdebstrap to make it),
+# promtool (prometheus), kubectl (Debian's kubernetes-client, unless a
+# kubectl is already there) and npm (for the pinned schema validator, which
+# tests/deploy/manifests.sh installs under build/).
+DPOPT_DEPLOY_PACKAGES="buildah podman mmdebstrap prometheus"
+
+dpopt_install_deploy_deps() {
+	missing=""
+	for p in $DPOPT_DEPLOY_PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing="$missing $p"
+	done
+	command -v kubectl >/dev/null 2>&1 || missing="$missing kubernetes-client"
+	command -v npm >/dev/null 2>&1 || missing="$missing npm"
+	[ -z "$missing" ] && return 0
+	echo "installing (deploy suite):$missing" >&2
+	SUDO=""
+	[ "$(id -u)" = 0 ] || SUDO="sudo"
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+	# shellcheck disable=SC2086
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		$missing >/dev/null
+}
