@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "evaluate.h"
+#include "saddle_gap.h"
 
 json_t *
 evaluate_json(const struct objective *o, const struct dataset *ds, const double *w,
@@ -22,5 +23,61 @@ evaluate_json(const struct objective *o, const struct dataset *ds, const double 
 		json_decref(r);
 		return NULL;
 	}
+	return r;
+}
+
+static json_t *
+bracket_json(const struct saddle_bracket *b)
+{
+	return json_pack("{s:f, s:f}", "lower", b->lo, "upper", b->hi);
+}
+
+/* The gap brackets of one saddle point u on ds. */
+static json_t *
+gap_json(const struct run_spec *spec, const struct data_schema *s, const struct dataset *ds,
+	 const double *u, const char *dataset_id, struct err *e)
+{
+	const struct saddle_block bx = { spec->x, spec->geometry_x };
+	const struct saddle_block by = { spec->y, spec->geometry_y };
+	const double per_iter = (double)(ds->n > 0 ? ds->n : 1) * (double)spec->dim;
+	double iters = floor(EVALUATE_GAP_WORK / per_iter);
+	struct saddle_gap_opts opts = { .tol = 1e-9 };
+	struct saddle_gap strong, weak;
+	json_t *r;
+
+	/* At least a few projected steps, at most 2000 (a linear inner problem
+	 * closes at the first). */
+	opts.iters = iters < 4.0 ? 4 : iters > 2000.0 ? 2000 : (unsigned long)iters;
+	if (saddle_gap_eval(&spec->objective, s, ds, &bx, &by, u, 1, &opts, &strong, &weak, e) !=
+	    ERR_OK)
+		return NULL;
+	if (!isfinite(strong.gap.lo) || !isfinite(strong.gap.hi) || !isfinite(weak.gap.lo) ||
+	    !isfinite(weak.gap.hi)) {
+		err_set(e, ERR_NUMERIC, "the gap is not finite");
+		return NULL;
+	}
+	r = json_pack("{s:I, s:o, s:o}", "n_rows", (json_int_t)ds->n, "strong_gap",
+		      bracket_json(&strong.gap), "weak_gap", bracket_json(&weak.gap));
+	if (r != NULL && dataset_id != NULL &&
+	    json_object_set_new(r, "dataset_id", json_string(dataset_id)) != 0) {
+		json_decref(r);
+		r = NULL;
+	}
+	if (r == NULL)
+		err_set(e, ERR_NOMEM, "cannot build the evaluation");
+	return r;
+}
+
+json_t *
+evaluate_run_json(const struct run_spec *spec, const struct data_schema *s,
+		  const struct dataset *ds, const double *u, const char *dataset_id, struct err *e)
+{
+	json_t *r;
+
+	if (spec->has_y)
+		return gap_json(spec, s, ds, u, dataset_id, e);
+	r = evaluate_json(&spec->objective, ds, u, dataset_id);
+	if (r == NULL)
+		err_set(e, ERR_NOMEM, "cannot build the evaluation");
 	return r;
 }

@@ -11,7 +11,9 @@
 
 #include <jansson.h>
 
+#include "alg.h"
 #include "data.h"
+#include "err.h"
 #include "objective.h"
 
 /* {"dataset_id": id (omitted when NULL), "n_rows", "loss": F(w) = mean
@@ -19,5 +21,21 @@
  * only)}.  New reference; NULL when out of memory. */
 json_t *evaluate_json(const struct objective *o, const struct dataset *ds, const double *w,
 		      const char *dataset_id);
+
+/*
+ * The evaluation block of a run of spec whose released point is u
+ * (spec->dim values) on ds, a public dataset of schema s (the run's
+ * features; for a saddle run the same blocks and groups).  Minimisation:
+ * evaluate_json().  Saddle (spec->has_y): {"dataset_id" (omitted when
+ * NULL), "n_rows", "strong_gap": {"lower", "upper"}, "weak_gap": {"lower",
+ * "upper"}}, the certified brackets of saddle_gap_eval() (equal for one
+ * point), its inner problems capped at EVALUATE_GAP_WORK record-coordinate
+ * operations each (fewer iterations only widen a bracket, never falsify
+ * it).  New reference; NULL with *e set on failure.
+ */
+#define EVALUATE_GAP_WORK 5e7
+json_t *evaluate_run_json(const struct run_spec *spec, const struct data_schema *s,
+			  const struct dataset *ds, const double *u, const char *dataset_id,
+			  struct err *e);
 
 #endif /* SERVICE_EVALUATE_H */

@@ -24,8 +24,9 @@ static const char *const task_names[TASK__COUNT] = {
 	[TASK_UNLABELED] = "unlabeled",
 };
 
-/* One objective of the catalogue: name, doc (formula and how each
- * constant is derived), the tasks it fits and the request keys it takes. */
+/* One objective of the catalogue: name, kind ("minimize", "saddle"), doc
+ * (formula and how each constant is derived), the tasks it fits and the
+ * request keys it takes. */
 static json_t *
 objective_json(const char *name, const struct objective_ops *o)
 {
@@ -38,14 +39,32 @@ objective_json(const char *name, const struct objective_ops *o)
 		if (o->params & (1u << p))
 			json_array_append_new(
 				params, json_string(objective_param_name((enum objective_param)p)));
-	return json_pack("{s:s, s:s, s:o, s:o, s:b}", "name", name, "doc", o != NULL ? o->doc : "",
-			 "tasks", tasks, "params", params, "smooth", o != NULL && o->smooth);
+	const char *kind = o != NULL ? objective_kind_name(o->kind) : NULL;
+
+	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b}", "name", name, "kind",
+			 kind != NULL ? kind : "minimize", "doc", o != NULL ? o->doc : "", "tasks",
+			 tasks, "params", params, "smooth", o != NULL && o->smooth);
 }
 
+/* The set kinds of the bits of mask (1u << CONSTRAINT_*). */
+static json_t *
+kinds_json(unsigned mask)
+{
+	json_t *kinds = json_array();
+
+	for (int k = 0; kinds != NULL && k < CONSTRAINT__COUNT; k++)
+		if (mask & (1u << k))
+			json_array_append_new(
+				kinds, json_string(constraint_kind_name((enum constraint_kind)k)));
+	return kinds;
+}
+
+/* One algorithm: ... "saddle" (solves min_x max_y of saddle objectives),
+ * "constraints": {"x": kinds[, "y": kinds for saddle methods]}. */
 static json_t *
 alg_json(const struct alg_ops *a)
 {
-	json_t *params = json_array(), *objectives = json_array(), *constraints = json_array();
+	json_t *params = json_array(), *objectives = json_array(), *r;
 
 	for (const struct alg_param *p = a->params; p->name != NULL; p++)
 		json_array_append_new(params, param_json(p));
@@ -54,14 +73,17 @@ alg_json(const struct alg_ops *a)
 
 		json_array_append_new(objectives, objective_json(a->objectives[i], o));
 	}
-	for (int k = 0; k < CONSTRAINT__COUNT; k++)
-		if (a->constraints & (1u << k))
-			json_array_append_new(constraints, json_string(constraint_kind_name(
-								   (enum constraint_kind)k)));
-	return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:o, s:{s:o}}", "name", a->name, "version",
-			 (int)a->version, "doc", a->doc, "paper", a->paper, "privacy_model",
-			 a->privacy_model, "params", params, "objectives", objectives,
-			 "constraints", "x", constraints);
+	r = json_pack("{s:s, s:i, s:s, s:s, s:s, s:b, s:o, s:o, s:{s:o}}", "name", a->name,
+		      "version", (int)a->version, "doc", a->doc, "paper", a->paper, "privacy_model",
+		      a->privacy_model, "saddle", a->saddle, "params", params, "objectives",
+		      objectives, "constraints", "x", kinds_json(a->constraints));
+	if (r != NULL && a->saddle &&
+	    json_object_set_new(json_object_get(r, "constraints"), "y",
+				kinds_json(a->constraints_y)) != 0) {
+		json_decref(r);
+		r = NULL;
+	}
+	return r;
 }
 
 json_t *

@@ -46,7 +46,7 @@ array_json(const double *v, size_t n)
 
 /*
  * The "objective" object: {"name", "intercept", "ridge", "l1",
- * "huber_delta", "class_prior", "group_proportions"}, checked against the
+ * "huber_delta", "class_prior", "group_proportions", "coupling"}, checked against the
  * dataset's public schema by objective_init().  "params": {} is still
  * accepted (and dropped) so that runs stored before objectives had
  * parameters parse again in the worker.  *ret_norm (owned) is the object
@@ -57,8 +57,8 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 		struct objective *ret, json_t **ret_norm, struct err *e)
 {
 	static const char *const keys[] = {
-		"name",        "intercept",         "ridge",  "l1", "huber_delta",
-		"class_prior", "group_proportions", "params", NULL
+		"name",        "intercept",         "ridge",  "l1",       "huber_delta",
+		"class_prior", "group_proportions", "params", "coupling", NULL
 	};
 	static const char *const no_keys[] = { NULL };
 	struct objective_params p;
@@ -89,6 +89,8 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 		    ERR_OK ||
 	    (rc = jv_number(obj, "objective", "huber_delta", false, 0, true, 1e9, &p.huber_delta,
 			    NULL, e)) != ERR_OK ||
+	    (rc = jv_number(obj, "objective", "coupling", false, 0, false, 1e9, &p.coupling, NULL,
+			    e)) != ERR_OK ||
 	    (rc = parse_prior(obj, "class_prior", DATA_MAX_CLASSES, p.class_prior, &p.n_class_prior,
 			      e)) != ERR_OK ||
 	    (rc = parse_prior(obj, "group_proportions", DATA_MAX_GROUPS, p.group_proportions,
@@ -102,6 +104,8 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 			 "ridge", p.ridge, "l1", p.l1);
 	if (norm != NULL && ops->params & (1u << OBJ_P_HUBER_DELTA))
 		json_object_set_new(norm, "huber_delta", json_real(ret->delta));
+	if (norm != NULL && ops->params & (1u << OBJ_P_COUPLING))
+		json_object_set_new(norm, "coupling", json_real(p.coupling));
 	if (norm != NULL && p.n_class_prior > 0)
 		json_object_set_new(norm, "class_prior",
 				    array_json(p.class_prior, p.n_class_prior));
@@ -186,7 +190,7 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 	struct run_request r = { 0 };
 	const char *alg_name;
 	json_t *objective, *constraints, *cx, *cy, *privacy, *params, *empty = NULL;
-	json_t *norm_x = NULL, *norm_params = NULL, *norm_obj = NULL;
+	json_t *norm_x = NULL, *norm_y = NULL, *norm_params = NULL, *norm_obj = NULL;
 	const char *eval_id = NULL;
 	enum err_code rc;
 
@@ -216,15 +220,29 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 	    (rc = jv_object(constraints, "constraints", "x", true, &cx, e)) != ERR_OK ||
 	    (rc = jv_object(constraints, "constraints", "y", false, &cy, e)) != ERR_OK)
 		goto out_free;
-	if (cy != NULL) {
+	/* The blocks: y for saddle methods only, and then required (the
+	 * driver's run_spec_blocks() checks the same again on the spec). */
+	if (cy != NULL && !r.alg->saddle) {
 		rc = err_set_field(e, ERR_INVALID, "constraints.y",
 				   "%s is not a saddle-point method: 'constraints.y' is not used",
+				   r.alg->name);
+		goto out_free;
+	}
+	if (cy == NULL && r.alg->saddle) {
+		rc = err_set_field(e, ERR_INVALID, "constraints.y",
+				   "%s is a saddle-point method: 'constraints.y' (the set of y) "
+				   "is required",
 				   r.alg->name);
 		goto out_free;
 	}
 	if ((rc = constraint_json_parse(cx, "constraints.x", r.alg->name, r.alg->constraints,
 					&r.spec.x, &norm_x, e)) != ERR_OK)
 		goto out_free;
+	if (cy != NULL &&
+	    (rc = constraint_json_parse(cy, "constraints.y", r.alg->name, r.alg->constraints_y,
+					&r.spec.y, &norm_y, e)) != ERR_OK)
+		goto out_free;
+	r.spec.has_y = cy != NULL;
 	if ((rc = jv_object(doc, "", "privacy", true, &privacy, e)) != ERR_OK ||
 	    (rc = jv_only_keys(privacy, "privacy", privacy_keys, e)) != ERR_OK ||
 	    (rc = jv_number(privacy, "privacy", "epsilon", true, 0, true, 100, &r.spec.epsilon,
@@ -250,6 +268,11 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 		json_pack("{s:s, s:O, s:{s:O}, s:{s:f, s:f}, s:O}", "algorithm", r.alg->name,
 			  "objective", norm_obj, "constraints", "x", norm_x, "privacy", "epsilon",
 			  r.spec.epsilon, "delta", r.spec.delta, "params", norm_params);
+	if (r.normalised != NULL && norm_y != NULL &&
+	    json_object_set(json_object_get(r.normalised, "constraints"), "y", norm_y) != 0) {
+		json_decref(r.normalised);
+		r.normalised = NULL;
+	}
 	if (r.normalised != NULL && eval_id != NULL &&
 	    json_object_set_new(r.normalised, "eval_dataset_id", json_string(eval_id)) != 0) {
 		json_decref(r.normalised);
@@ -263,6 +286,7 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 out_free:
 	json_decref(norm_obj);
 	json_decref(norm_x);
+	json_decref(norm_y);
 	json_decref(norm_params);
 	json_decref(empty);
 	return rc;
@@ -313,6 +337,20 @@ run_request_check_eval(const struct run_request *r, const struct dataset_meta *e
 				     "dataset '%s' does not have this dataset's features, task and "
 				     "classes (and groups for a group-weighted objective)",
 				     eval->id);
+	/* A saddle objective reads its two vectors from the schema's blocks
+	 * (and worst_group_logistic the group column): the same columns. */
+	if (r->spec.objective.ops->kind == OBJECTIVE_SADDLE) {
+		bool same = a->n_groups == b->n_groups && a->n_blocks == b->n_blocks;
+
+		for (size_t i = 0; same && i < a->n_blocks; i++)
+			same = a->blocks[i].offset == b->blocks[i].offset &&
+			       a->blocks[i].size == b->blocks[i].size;
+		if (!same)
+			return err_set_field(e, ERR_INVALID, "eval_dataset_id",
+					     "dataset '%s' does not have this dataset's blocks and "
+					     "groups (a saddle objective reads them)",
+					     eval->id);
+	}
 	return ERR_OK;
 }
 
@@ -320,12 +358,17 @@ json_t *
 run_result_json(const struct run_request *req, const struct run_plan *plan, const double *x,
 		double wall_ms)
 {
-	json_t *xs = json_array();
+	/* A saddle run's u = (x, y): its blocks separately (run_spec). */
+	size_t dim_x = req->spec.has_y ? req->spec.objective.dim_x : req->spec.dim;
+	json_t *xs = array_json(x, dim_x);
 	json_t *plan_json = run_plan_json(plan, req->spec.mode);
 	json_t *r;
 
-	for (size_t i = 0; xs != NULL && i < req->spec.dim; i++)
-		json_array_append_new(xs, json_real(x[i]));
+	if (xs == NULL || json_array_size(xs) != dim_x) {
+		json_decref(xs);
+		json_decref(plan_json);
+		return NULL;
+	}
 	r = json_pack("{s:o, s:{s:O, s:O, s:O}, s:O, s:I, s:f}", "x", xs, "privacy", "event",
 		      json_object_get(plan_json, "event"), "charged",
 		      json_object_get(plan_json, "charge"), "accountant",
@@ -333,5 +376,10 @@ run_result_json(const struct run_request *req, const struct run_plan *plan, cons
 		      json_object_get(plan_json, "params_used"), "steps", (json_int_t)plan->steps,
 		      "wall_time_ms", wall_ms);
 	json_decref(plan_json); /* "O" took references of its own */
+	if (r != NULL && req->spec.has_y &&
+	    json_object_set_new(r, "y", array_json(x + dim_x, req->spec.dim - dim_x)) != 0) {
+		json_decref(r);
+		r = NULL;
+	}
 	return r;
 }

@@ -5,6 +5,7 @@
  *	{"algorithm": "dp_sgd.one_pass",
  *	 "objective": {"name": "logistic", "params": {}},
  *	 "constraints": {"x": {"kind": "l2_ball", "radius": 5}},
+ *	                 (saddle methods also "y": {...}, required)
  *	 "privacy": {"epsilon": 0.5, "delta": 1e-6},
  *	 "params": {"batch_size": 0}}
  *
@@ -42,7 +43,9 @@ void run_request_clear(struct run_request *r);
 enum err_code run_request_check_eval(const struct run_request *r, const struct dataset_meta *eval,
 				     struct err *e);
 
-/* The "result" member of a finished run: x (spec.dim values), privacy
+/* The "result" member of a finished run: x (spec.dim values; for a
+ * saddle run, spec.has_y, the block x = u[0 .. objective.dim_x) and "y"
+ * the rest), privacy
  * (event, charged, accountant), params_used, steps, wall_time_ms.  The
  * worker and the offline solver print the same.  Owned; NULL when out of
  * memory. */

@@ -25,7 +25,7 @@
 #define READ_BYTES (64u << 10)
 
 struct solve_opts {
-	const char *data, *format, *schema, *algorithm, *objective, *constraint;
+	const char *data, *format, *schema, *algorithm, *objective, *constraint, *constraint_y;
 	const char *epsilon, *delta, *params, *mode, *eval, *eval_format;
 	bool list;
 };
@@ -58,6 +58,7 @@ usage(const char *why)
 		"usage: dpoptd solve --data FILE --format csv|libsvm --schema FILE.json\n"
 		"                    --algorithm NAME --objective NAME|JSON\n"
 		"                    --constraint KIND:KEY=VALUE,... --epsilon E --delta D\n"
+		"                    [--constraint-y KIND:KEY=VALUE,...] (saddle methods)\n"
 		"                    [--params JSON] [--mode renyi|basic]\n"
 		"                    [--eval FILE [--eval-format csv|libsvm]]\n"
 		"       dpoptd solve --list\n",
@@ -184,18 +185,20 @@ read_schema(const char *path, struct data_schema *ret, struct schema_extra *ret_
 }
 
 /* "l2_ball:radius=5" -> {"kind": "l2_ball", "radius": 5}; values are JSON
- * numbers (or strings when they are not numbers). */
+ * numbers (or strings when they are not numbers).  field names the block
+ * ("constraints.x" for --constraint, "constraints.y" for --constraint-y)
+ * and opt the option. */
 static enum err_code
-constraint_json(const char *spec, json_t **ret, struct err *e)
+constraint_json(const char *spec, const char *field, const char *opt, json_t **ret, struct err *e)
 {
 	const char *colon = strchr(spec, ':');
 	char kind[64], item[256];
 	json_t *c;
 
 	if (colon == NULL || colon == spec || (size_t)(colon - spec) >= sizeof(kind))
-		return err_set_field(e, ERR_INVALID, "constraints.x",
-				     "'--constraint' must be KIND:KEY=VALUE,... (e.g. "
-				     "l2_ball:radius=5)");
+		return err_set_field(e, ERR_INVALID, field,
+				     "'%s' must be KIND:KEY=VALUE,... (e.g. l2_ball:radius=5)",
+				     opt);
 	memcpy(kind, spec, (size_t)(colon - spec));
 	kind[colon - spec] = '\0';
 	c = json_pack("{s:s}", "kind", kind);
@@ -206,16 +209,16 @@ constraint_json(const char *spec, json_t **ret, struct err *e)
 
 		if (n == 0 || n >= sizeof(item)) {
 			json_decref(c);
-			return err_set_field(e, ERR_INVALID, "constraints.x",
-					     "'--constraint': empty or overlong KEY=VALUE");
+			return err_set_field(e, ERR_INVALID, field,
+					     "'%s': empty or overlong KEY=VALUE", opt);
 		}
 		memcpy(item, p, n);
 		item[n] = '\0';
 		eq = strchr(item, '=');
 		if (eq == NULL || eq == item) {
 			json_decref(c);
-			return err_set_field(e, ERR_INVALID, "constraints.x",
-					     "'--constraint': '%s' is not KEY=VALUE", item);
+			return err_set_field(e, ERR_INVALID, field, "'%s': '%s' is not KEY=VALUE",
+					     opt, item);
 		}
 		*eq++ = '\0';
 		v = strtod(eq, &end);
@@ -249,7 +252,7 @@ json_arg(const char *text, const char *field, json_t **ret, struct err *e)
 static enum err_code
 request_json(const struct solve_opts *o, json_t **ret, struct err *e)
 {
-	json_t *obj = NULL, *cx = NULL, *params = NULL, *doc;
+	json_t *obj = NULL, *cx = NULL, *cy = NULL, *params = NULL, *doc;
 	char *end;
 	double eps = strtod(o->epsilon, &end), delta;
 	enum err_code rc;
@@ -267,17 +270,20 @@ request_json(const struct solve_opts *o, json_t **ret, struct err *e)
 			     ? ERR_OK
 			     : err_set(e, ERR_NOMEM, "out of memory");
 	if (rc == ERR_OK)
-		rc = constraint_json(o->constraint, &cx, e);
+		rc = constraint_json(o->constraint, "constraints.x", "--constraint", &cx, e);
+	if (rc == ERR_OK && o->constraint_y != NULL)
+		rc = constraint_json(o->constraint_y, "constraints.y", "--constraint-y", &cy, e);
 	if (rc == ERR_OK && o->params != NULL)
 		rc = json_arg(o->params, "params", &params, e);
 	if (rc != ERR_OK) {
 		json_decref(obj);
 		json_decref(cx);
+		json_decref(cy);
 		return rc;
 	}
-	doc = json_pack("{s:s, s:o, s:{s:o}, s:{s:f, s:f}, s:o*}", "algorithm", o->algorithm,
-			"objective", obj, "constraints", "x", cx, "privacy", "epsilon", eps,
-			"delta", delta, "params", params);
+	doc = json_pack("{s:s, s:o, s:{s:o, s:o*}, s:{s:f, s:f}, s:o*}", "algorithm", o->algorithm,
+			"objective", obj, "constraints", "x", cx, "y", cy, "privacy", "epsilon",
+			eps, "delta", delta, "params", params);
 	if (doc == NULL)
 		return err_set(e, ERR_NOMEM, "out of memory");
 	*ret = doc;
@@ -293,7 +299,7 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 	struct dataset_meta m = { 0 };
 	struct planned_run run = { 0 };
 	struct dataset view, eview;
-	json_t *doc = NULL, *result = NULL;
+	json_t *doc = NULL, *result = NULL, *ev;
 	double *w = NULL;
 	enum err_code rc;
 
@@ -332,10 +338,14 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 			goto out;
 		}
 		rows_builder_view(&eb, &eview, NULL);
-		json_object_set_new(result, "evaluation",
-				    evaluate_json(&run.req.spec.objective, &eview, w, NULL));
-		json_object_set_new(json_object_get(result, "evaluation"), "file",
-				    json_string(o->eval));
+		ev = evaluate_run_json(&run.req.spec, &s, &eview, w, NULL, e);
+		if (ev == NULL) {
+			rc = err_failed(e);
+			err_prefix_field(e, "eval");
+			goto out;
+		}
+		json_object_set_new(ev, "file", json_string(o->eval));
+		json_object_set_new(result, "evaluation", ev);
 	}
 	*ret = result;
 	result = NULL;
@@ -358,12 +368,19 @@ solve_main(int argc, char **argv)
 		const char *name;
 		const char **dst;
 	} const opt[] = {
-		{ "--data", &o.data },           { "--format", &o.format },
-		{ "--schema", &o.schema },       { "--algorithm", &o.algorithm },
-		{ "--objective", &o.objective }, { "--constraint", &o.constraint },
-		{ "--epsilon", &o.epsilon },     { "--delta", &o.delta },
-		{ "--params", &o.params },       { "--mode", &o.mode },
-		{ "--eval", &o.eval },           { "--eval-format", &o.eval_format },
+		{ "--data", &o.data },
+		{ "--format", &o.format },
+		{ "--schema", &o.schema },
+		{ "--algorithm", &o.algorithm },
+		{ "--objective", &o.objective },
+		{ "--constraint", &o.constraint },
+		{ "--epsilon", &o.epsilon },
+		{ "--delta", &o.delta },
+		{ "--params", &o.params },
+		{ "--mode", &o.mode },
+		{ "--eval", &o.eval },
+		{ "--eval-format", &o.eval_format },
+		{ "--constraint-y", &o.constraint_y },
 	};
 	struct err e = { 0 };
 	json_t *out = NULL;

@@ -2,8 +2,9 @@
 # solve.sh DPOPTD SRC: `dpoptd solve` runs dp_sgd.one_pass on the demo CSV
 # and on the same rows as LIBSVM, prints the API's result (x of the
 # objective's dimension, the privacy event, what was charged) and the
-# evaluation on a file; --list prints the catalogue; refused input exits 1
-# with an error naming the field (and a row's line), usage errors exit 2.
+# evaluation on a file; runs saddle.sgda_one_pass (--constraint-y; x, y
+# and the gap); --list prints the catalogue; refused input exits 1 with an
+# error naming the field (and a row's line), usage errors exit 2.
 set -u
 BIN=$1
 SRC=$2
@@ -78,6 +79,49 @@ printf '0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.1,1\n0.1,0.2,0.3,0.4,0.5,0.6,0.7,0
 check "bad label names its line" run_err 1 data "line 2" -- \
 	--data "$TMP/bad.csv" --format csv $COMMON --constraint l2_ball:radius=1 --delta 1e-6
 check "missing option is a usage error" run_err 2 "" "" -- --data "$DATA"
+
+# A saddle method: saddle.sgda_one_pass on bilinear pairs (a, b), the two
+# blocks of an unlabeled schema; the result's x and y blocks and the gap
+# on the evaluation file, recomputed here in closed form over l2 balls:
+# gap = <mu_a, x> + R_y |g x - mu_b| + <mu_b, y> + R_x |g y + mu_a|.
+cat >"$TMP/pairs.schema.json" <<'EOS'
+{"schema": {"features": 4, "task": "unlabeled", "blocks": [
+  {"name": "a", "size": 2, "bounds": {"l2": 1}}, {"name": "b", "size": 2, "bounds": {"l2": 1}}]},
+ "bounds": {"feature_l2": 1.5}}
+EOS
+awk 'BEGIN { s = 7; for (i = 0; i < 3000; i++) { line = ""
+	for (j = 1; j <= 4; j++) { s = (s * 1103515245 + 12345) % 2147483648
+		p = (j == 1 ? 0.8 : j == 4 ? 0.25 : 0.5)
+		line = line (j > 1 ? "," : "") (s / 2147483648 < p ? "0.7" : "-0.7") }
+	print line } }' >"$TMP/pairs.csv"
+SADDLE="--data $TMP/pairs.csv --format csv --schema $TMP/pairs.schema.json --algorithm saddle.sgda_one_pass --epsilon 1 --delta 1e-6"
+"$BIN" solve $SADDLE --objective '{"name": "bilinear", "coupling": 0.5}' \
+	--constraint l2_ball:radius=1 --constraint-y l2_ball:radius=1 --eval "$TMP/pairs.csv" \
+	>"$TMP/saddle.json" 2>"$TMP/err"
+check "saddle solve exits 0" test $? -eq 0
+check "saddle x and y have 2 entries each" \
+	sh -c "jq -e '(.x | length == 2) and (.y | length == 2)' '$TMP/saddle.json' >/dev/null"
+check "saddle gap brackets ordered" sh -c "jq -e '.evaluation.strong_gap.lower <= .evaluation.strong_gap.upper and .evaluation.weak_gap.lower <= .evaluation.strong_gap.upper and .evaluation.n_rows == 3000' '$TMP/saddle.json' >/dev/null"
+jq -r '[.x[], .y[], .evaluation.strong_gap.lower, .evaluation.strong_gap.upper] | map(tostring) | join(" ")' \
+	"$TMP/saddle.json" >"$TMP/u"
+check "saddle gap recomputed in closed form" sh -c "awk -F, -v u=\"\$(cat '$TMP/u')\" '
+	BEGIN { split(u, v, \" \") }
+	{ for (j = 1; j <= 4; j++) m[j] += \$j; n++ }
+	END { for (j = 1; j <= 4; j++) m[j] /= n; g = 0.5
+		gap = m[1] * v[1] + m[2] * v[2] + sqrt((g * v[1] - m[3])^2 + (g * v[2] - m[4])^2) \\
+		    + m[3] * v[3] + m[4] * v[4] + sqrt((g * v[3] + m[1])^2 + (g * v[4] + m[2])^2)
+		exit !(v[5] - 1e-9 <= gap && gap <= v[6] + 1e-9) }' '$TMP/pairs.csv'"
+check "saddle without --constraint-y names constraints.y" run_err 1 constraints.y "" -- \
+	$SADDLE --objective bilinear --constraint l2_ball:radius=1
+check "bad --constraint-y names constraints.y" run_err 1 constraints.y "" -- \
+	$SADDLE --objective bilinear --constraint l2_ball:radius=1 --constraint-y l2_ball
+check "--constraint-y radius names constraints.y.radius" run_err 1 constraints.y.radius "" -- \
+	$SADDLE --objective bilinear --constraint l2_ball:radius=1 --constraint-y l2_ball:radius=-1
+check "--constraint-y on dp_sgd names constraints.y" run_err 1 constraints.y "not a saddle" -- \
+	--data "$DATA" --format csv $COMMON --constraint l2_ball:radius=1 --delta 1e-6 \
+	--constraint-y l2_ball:radius=1
+check "list: sgda is a saddle method with constraints.y" \
+	sh -c "jq -e '.algorithms[] | select(.name == \"saddle.sgda_one_pass\") | .saddle and (.constraints.y | length > 0) and all(.objectives[]; .kind == \"saddle\")' '$TMP/list.json' >/dev/null"
 
 [ "$fails" -eq 0 ] && echo "solve: all checks passed"
 exit "$fails"

@@ -1,0 +1,409 @@
+/*
+ * test_saddle_api.c - saddle-point runs through the API (issue 9):
+ * saddle.sgda_one_pass with constraints.x and constraints.y on an
+ * unlabeled dataset of two schema blocks (bilinear) and on a binary
+ * dataset with a group column (worst_group_logistic, y on a simplex); the
+ * result's x and y blocks; the strong and weak gap on a public evaluation
+ * dataset, checked against the closed form recomputed here; refusals
+ * naming constraints.y; the catalogue's kinds, saddle flag and
+ * constraints.y.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static struct h_server srv;
+static char db[512];
+static char owner[128];
+
+static void
+setup(void)
+{
+	h_db_create(db, sizeof(db));
+	h_key_create(db, "acme", "owner", owner, sizeof(owner));
+	h_server_start(&srv, db, NULL);
+}
+
+static void
+teardown(void)
+{
+	h_server_stop_fixture(&srv, 30.0);
+}
+
+#define BUDGET " \"budget\": {\"epsilon\": 20, \"delta\": 1e-5}"
+
+/* Two blocks a = columns 1..2 and b = columns 3..4, each in the unit l2
+ * ball. */
+#define BLOCKS_SCHEMA(name, extra)                                                                 \
+	"{\"name\": \"" name "\", \"schema\": {\"features\": 4, \"task\": \"unlabeled\","          \
+	" \"blocks\": [{\"name\": \"a\", \"size\": 2, \"bounds\": {\"l2\": 1}},"                   \
+	" {\"name\": \"b\", \"size\": 2, \"bounds\": {\"l2\": 1}}]},"                              \
+	" \"bounds\": {\"feature_l2\": 1.5}," extra "}"
+
+static unsigned long long
+next(unsigned long long *st)
+{
+	*st ^= *st << 13;
+	*st ^= *st >> 7;
+	*st ^= *st << 17;
+	return *st;
+}
+
+/* n unlabeled rows (a, b): every entry +-0.7 (||a|| = ||b|| = 0.99, no
+ * clipping), a_1 mostly +, b_2 mostly -; the column means into mean[4].
+ * Owned. */
+static char *
+bilinear_rows(size_t n, unsigned seed, double mean[4])
+{
+	static const unsigned bias[4] = { 80, 50, 50, 25 }; /* P(+) in percent */
+	size_t cap = n * 64 + 1, len = 0;
+	char *t = malloc(cap);
+	unsigned long long st = 0x9e3779b97f4a7c15ULL * (seed + 1);
+
+	ck_assert_ptr_nonnull(t);
+	memset(mean, 0, 4 * sizeof(double));
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < 4; j++) {
+			double v = next(&st) % 100 < bias[j] ? 0.7 : -0.7;
+
+			mean[j] += v / (double)n;
+			len += (size_t)snprintf(t + len, cap - len, "%.1f%s", v,
+						j < 3 ? "," : "\n");
+		}
+	}
+	return t;
+}
+
+/* n binary rows of 3 features with a group column (G = 2) before the
+ * label; group 1's labels are noisier.  Owned. */
+static char *
+group_rows(size_t n, unsigned seed)
+{
+	size_t cap = n * 64 + 1, len = 0;
+	char *t = malloc(cap);
+	unsigned long long st = 0x9e3779b97f4a7c15ULL * (seed + 1);
+
+	ck_assert_ptr_nonnull(t);
+	for (size_t i = 0; i < n; i++) {
+		double x[3], z = 0.0;
+		unsigned g = (unsigned)(next(&st) % 2);
+		int y;
+
+		for (size_t j = 0; j < 3; j++) {
+			x[j] = ((double)(next(&st) >> 11) * 0x1p-53 - 0.5);
+			z += x[j] * (j == 0 ? 2.0 : 1.0);
+		}
+		y = z > 0 ? 1 : -1;
+		if (next(&st) % 100 < (g == 1 ? 30u : 5u))
+			y = -y;
+		len += (size_t)snprintf(t + len, cap - len, "%.6f,%.6f,%.6f,%u,%d\n", x[0], x[1],
+					x[2], g, y);
+	}
+	return t;
+}
+
+static double
+norm2(double a, double b)
+{
+	return sqrt(a * a + b * b);
+}
+
+/* The array at path (of n numbers), into v. */
+static void
+numbers(json_t *j, const char *path, size_t n, double *v)
+{
+	json_t *a = h_get(j, path), *x;
+	size_t i;
+
+	ck_assert_msg(json_is_array(a) && json_array_size(a) == n, "%s: want %zu numbers", path, n);
+	json_array_foreach (a, i, x) {
+		ck_assert(json_is_number(x));
+		v[i] = json_number_value(x);
+	}
+}
+
+static void
+bracket(json_t *j, const char *path, double *lo, double *hi)
+{
+	char p[96];
+
+	snprintf(p, sizeof(p), "%s.lower", path);
+	ck_assert_msg(json_is_number(h_get(j, p)), "%s", p);
+	*lo = json_number_value(h_get(j, p));
+	snprintf(p, sizeof(p), "%s.upper", path);
+	ck_assert_msg(json_is_number(h_get(j, p)), "%s", p);
+	*hi = json_number_value(h_get(j, p));
+	ck_assert_msg(*lo <= *hi, "%s: lower %.17g > upper %.17g", path, *lo, *hi);
+}
+
+#define BILINEAR_RUN(extra)                                                                        \
+	"{\"algorithm\": \"saddle.sgda_one_pass\","                                                \
+	" \"objective\": {\"name\": \"bilinear\", \"coupling\": 0.5},"                             \
+	" \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 1},"                        \
+	" \"y\": {\"kind\": \"l2_ball\", \"radius\": 1}},"                                         \
+	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}" extra "}"
+
+/*
+ * bilinear: x and y of two entries each inside their balls, and on the
+ * public evaluation dataset the gap of (x, y) in closed form over l2 balls
+ * (docs/algorithms/saddle.md §3), recomputed here from the evaluation rows:
+ *	gap = <mu_a, x> + R_y ||g x - mu_b|| + <mu_b, y> + R_x ||g y + mu_a||.
+ */
+START_TEST(test_bilinear)
+{
+	char a[40], p[40], run[40], body[1024], path[128];
+	double mtrain[4], meval[4], x[2], y[2], slo, shi, wlo, whi, want;
+	char *train = bilinear_rows(4000, 1, mtrain), *test = bilinear_rows(1000, 2, meval);
+	const double g = 0.5;
+	json_t *j;
+
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("pairs", BUDGET), a);
+	h_upload(&srv, owner, a, train);
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("pairs-public", "\"public\": true"), p);
+	h_upload(&srv, owner, p, test);
+
+	/* The estimate takes the same request. */
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
+	j = h_json(&srv, "POST", path, owner, BILINEAR_RUN(""), 200);
+	ck_assert_int_ge(json_integer_value(h_get(j, "plan.steps")), 1);
+	json_decref(j);
+
+	snprintf(body, sizeof(body), BILINEAR_RUN(", \"eval_dataset_id\": \"%s\""), p);
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 2, x);
+	numbers(j, "result.y", 2, y);
+	ck_assert(norm2(x[0], x[1]) <= 1.0 + 1e-9);
+	ck_assert(norm2(y[0], y[1]) <= 1.0 + 1e-9);
+	/* The stored request keeps both sets and the coupling. */
+	ck_assert_str_eq(json_string_value(h_get(j, "request.constraints.y.kind")), "l2_ball");
+	ck_assert(json_number_value(h_get(j, "request.objective.coupling")) == 0.5);
+
+	ck_assert_str_eq(json_string_value(h_get(j, "result.evaluation.dataset_id")), p);
+	ck_assert_int_eq(json_integer_value(h_get(j, "result.evaluation.n_rows")), 1000);
+	ck_assert_ptr_null(h_get(j, "result.evaluation.loss"));
+	bracket(j, "result.evaluation.strong_gap", &slo, &shi);
+	bracket(j, "result.evaluation.weak_gap", &wlo, &whi);
+	ck_assert(wlo <= shi && whi <= shi + 1e-12); /* weak <= strong */
+	want = meval[0] * x[0] + meval[1] * x[1] + norm2(g * x[0] - meval[2], g * x[1] - meval[3]) +
+	       meval[2] * y[0] + meval[3] * y[1] + norm2(g * y[0] + meval[0], g * y[1] + meval[1]);
+	ck_assert_msg(want >= 0.0, "gap %.17g", want);
+	ck_assert_msg(slo - 1e-9 <= want && want <= shi + 1e-9,
+		      "closed-form gap %.17g outside [%.17g, %.17g]", want, slo, shi);
+	ck_assert_msg(shi - slo <= 1e-9, "linear inner problems close: [%.17g, %.17g]", slo, shi);
+	json_decref(j);
+	free(train);
+	free(test);
+}
+END_TEST
+
+/* worst_group_logistic: x over an l2 ball, y over the simplex of the 2
+ * groups; the gap on a public dataset with the same groups. */
+START_TEST(test_worst_group)
+{
+	char a[40], p[40], q[40], run[40], body[1024], path[128];
+	char *train = group_rows(3000, 3), *test = group_rows(600, 4);
+	double x[3], y[2], slo, shi, wlo, whi;
+	json_t *j;
+
+#define GROUP_SCHEMA(name, groups, extra)                                                          \
+	"{\"name\": \"" name "\", \"schema\": {\"features\": 3, \"task\": \"binary\","             \
+	" \"group\": {\"groups\": " groups "}}, \"bounds\": {\"feature_l2\": 1}," extra "}"
+#define WG_RUN                                                                                     \
+	"{\"algorithm\": \"saddle.sgda_one_pass\","                                                \
+	" \"objective\": {\"name\": \"worst_group_logistic\", \"group_proportions\": [0.5, 0.5]}," \
+	" \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 2},"                        \
+	" \"y\": {\"kind\": \"simplex\", \"scale\": 1}},"                                          \
+	" \"privacy\": {\"epsilon\": 2, \"delta\": 1e-6}, \"eval_dataset_id\": \"%s\"}"
+
+	h_dataset_create(&srv, owner, GROUP_SCHEMA("groups", "2", BUDGET), a);
+	h_upload(&srv, owner, a, train);
+	h_dataset_create(&srv, owner, GROUP_SCHEMA("groups-public", "2", "\"public\": true"), p);
+	h_upload(&srv, owner, p, test);
+	/* A public dataset without the run's groups is refused, nothing charged. */
+	h_dataset_create(&srv, owner,
+			 "{\"name\": \"nogroups\", \"schema\": {\"features\": 3, \"task\": "
+			 "\"binary\"}, \"bounds\": {\"feature_l2\": 1}, \"public\": true}",
+			 q);
+	h_upload(&srv, owner, q, "0.1,0.2,0.3,1\n-0.1,0.2,0.3,-1\n");
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", a);
+	snprintf(body, sizeof(body), WG_RUN, q);
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "eval_dataset_id", NULL);
+
+	snprintf(body, sizeof(body), WG_RUN, p);
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 3, x);
+	numbers(j, "result.y", 2, y);
+	ck_assert(sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) <= 2.0 + 1e-9);
+	ck_assert(y[0] >= 0.0 && y[1] >= 0.0 && fabs(y[0] + y[1] - 1.0) <= 1e-9);
+	ck_assert_str_eq(json_string_value(h_get(j, "result.evaluation.dataset_id")), p);
+	ck_assert_int_eq(json_integer_value(h_get(j, "result.evaluation.n_rows")), 600);
+	bracket(j, "result.evaluation.strong_gap", &slo, &shi);
+	bracket(j, "result.evaluation.weak_gap", &wlo, &whi);
+	ck_assert(wlo <= shi && whi <= shi + 1e-12);
+	ck_assert_msg(shi >= 0.0 && isfinite(slo), "gap [%.17g, %.17g]", slo, shi);
+	json_decref(j);
+	free(train);
+	free(test);
+#undef GROUP_SCHEMA
+#undef WG_RUN
+}
+END_TEST
+
+/* Refusals name constraints.y (or the member at fault); none charges. */
+START_TEST(test_refusals)
+{
+	char a[40], b[40], p[40], path[128], pathb[128], body[1024], spent[64], spent2[64];
+	double m[4];
+	char *rows = bilinear_rows(500, 5, m), *other = bilinear_rows(50, 6, m);
+	struct {
+		const char *body, *field, *msg;
+	} const cases[] = {
+		/* a saddle method without y */
+		{ "{\"algorithm\": \"saddle.sgda_one_pass\", \"objective\": {\"name\": "
+		  "\"bilinear\"}, \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": "
+		  "1}}, \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}}",
+		  "constraints.y", "required" },
+		/* coupling is bilinear's */
+		{ "{\"algorithm\": \"saddle.sgda_one_pass\", \"objective\": {\"name\": "
+		  "\"bilinear\", \"coupling\": -1}, \"constraints\": {\"x\": {\"kind\": "
+		  "\"l2_ball\", \"radius\": 1}, \"y\": {\"kind\": \"l2_ball\", \"radius\": 1}}, "
+		  "\"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}}",
+		  "objective.coupling", NULL },
+		/* y of an unknown kind */
+		{ "{\"algorithm\": \"saddle.sgda_one_pass\", \"objective\": {\"name\": "
+		  "\"bilinear\"}, \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": "
+		  "1}, \"y\": {\"kind\": \"nope\"}}, \"privacy\": {\"epsilon\": 1, \"delta\": "
+		  "1e-6}}",
+		  "constraints.y.kind", NULL },
+		/* y's radius */
+		{ "{\"algorithm\": \"saddle.sgda_one_pass\", \"objective\": {\"name\": "
+		  "\"bilinear\"}, \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": "
+		  "1}, \"y\": {\"kind\": \"l2_ball\", \"radius\": -1}}, \"privacy\": {\"epsilon\": "
+		  "1, \"delta\": 1e-6}}",
+		  "constraints.y.radius", NULL },
+	};
+
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("pairs", BUDGET), a);
+	h_upload(&srv, owner, a, rows);
+	h_dataset_sealed(&srv, owner, "1", b);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", a);
+	snprintf(pathb, sizeof(pathb), "/v1/datasets/%s/runs", b);
+	h_ledger_check(db, a, spent, sizeof(spent));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		h_expect_error(&srv, "POST", path, owner, "application/json", cases[i].body,
+			       strlen(cases[i].body), NULL, 400, "invalid_request", cases[i].field,
+			       cases[i].msg);
+	}
+	/* The estimate refuses the same, naming the same field. */
+	snprintf(body, sizeof(body), "/v1/datasets/%s/runs:estimate", a);
+	h_expect_error(&srv, "POST", body, owner, "application/json", cases[0].body,
+		       strlen(cases[0].body), NULL, 400, "invalid_request", "constraints.y", NULL);
+
+	/* constraints.y on a minimisation method. */
+	snprintf(body, sizeof(body),
+		 "{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\": \"logistic\"},"
+		 " \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 1},"
+		 " \"y\": {\"kind\": \"l2_ball\", \"radius\": 1}},"
+		 " \"privacy\": {\"epsilon\": 0.5, \"delta\": 1e-7}}");
+	h_expect_error(&srv, "POST", pathb, owner, "application/json", body, strlen(body), NULL,
+		       400, "invalid_request", "constraints.y", "not a saddle-point method");
+	/* A saddle objective on a minimisation method, a minimisation one on
+	 * the saddle method. */
+	snprintf(body, sizeof(body),
+		 "{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\": \"bilinear\"},"
+		 " \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 1}},"
+		 " \"privacy\": {\"epsilon\": 0.5, \"delta\": 1e-7}}");
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "objective.name", NULL);
+	snprintf(body, sizeof(body),
+		 "{\"algorithm\": \"saddle.sgda_one_pass\", \"objective\": {\"name\": "
+		 "\"logistic\"}, \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 1},"
+		 " \"y\": {\"kind\": \"l2_ball\", \"radius\": 1}},"
+		 " \"privacy\": {\"epsilon\": 0.5, \"delta\": 1e-7}}");
+	h_expect_error(&srv, "POST", pathb, owner, "application/json", body, strlen(body), NULL,
+		       400, "invalid_request", "objective.name", NULL);
+
+	/* An evaluation dataset with other blocks. */
+	h_dataset_create(&srv, owner,
+			 "{\"name\": \"other-blocks\", \"schema\": {\"features\": 4, \"task\":"
+			 " \"unlabeled\", \"blocks\": [{\"name\": \"a\", \"size\": 1, \"bounds\":"
+			 " {\"l2\": 1}}, {\"name\": \"b\", \"size\": 3, \"bounds\": {\"l2\": 1}}]},"
+			 " \"bounds\": {\"feature_l2\": 1.5}, \"public\": true}",
+			 p);
+	h_upload(&srv, owner, p, other);
+	snprintf(body, sizeof(body), BILINEAR_RUN(", \"eval_dataset_id\": \"%s\""), p);
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "eval_dataset_id", "blocks");
+
+	ck_assert_int_eq(
+		h_sql_ll(db, "SELECT count(*) FROM runs WHERE dataset_id IN ('%s', '%s')", a, b),
+		0);
+	h_ledger_check(db, a, spent2, sizeof(spent2));
+	ck_assert_str_eq(spent, spent2);
+	free(rows);
+	free(other);
+}
+END_TEST
+
+/* GET /v1/algorithms: objective kinds, the saddle flag, constraints.y. */
+START_TEST(test_catalogue)
+{
+	json_t *j = h_json(&srv, "GET", "/v1/algorithms", owner, NULL, 200), *a, *o;
+	size_t i, k;
+	bool seen_sgda = false, seen_sgd = false;
+
+	json_array_foreach (h_get(j, "algorithms"), i, a) {
+		const char *name = json_string_value(json_object_get(a, "name"));
+		bool saddle = json_is_true(json_object_get(a, "saddle"));
+
+		ck_assert(json_is_boolean(json_object_get(a, "saddle")));
+		ck_assert(saddle == (h_get(a, "constraints.y") != NULL));
+		json_array_foreach (json_object_get(a, "objectives"), k, o)
+			ck_assert_str_eq(json_string_value(json_object_get(o, "kind")),
+					 saddle ? "saddle" : "minimize");
+		if (strcmp(name, "saddle.sgda_one_pass") == 0) {
+			seen_sgda = true;
+			ck_assert(saddle);
+			ck_assert_uint_ge(json_array_size(h_get(a, "constraints.y")), 2);
+			ck_assert_uint_eq(json_array_size(json_object_get(a, "objectives")), 2);
+		}
+		if (strcmp(name, "dp_sgd.one_pass") == 0) {
+			seen_sgd = true;
+			ck_assert(!saddle);
+		}
+	}
+	ck_assert(seen_sgda && seen_sgd);
+	json_decref(j);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("saddle_api");
+	TCase *tc = tcase_create("saddle_api");
+	SRunner *sr;
+	int failed;
+
+	h_init();
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_bilinear);
+	tcase_add_test(tc, test_worst_group);
+	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_catalogue);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return h_finish(failed);
+}
