@@ -143,6 +143,10 @@ struct alg_ops {
 	 * for minimisation methods, which refuse "constraints.y". */
 	bool saddle;
 	unsigned constraints_y; /* bit (1u << CONSTRAINT_*) per supported set of y */
+	/* VI support: true when the method also solves operator objectives
+	 * (OBJECTIVE_OPERATOR, vi.h) over one set u in 'constraints' (the
+	 * request's "constraints.x"; "constraints.y" refused). */
+	bool vi;
 };
 
 /* registry.c */
@@ -175,7 +179,8 @@ enum err_code alg_run(const struct alg_ops *alg, const struct run_spec *spec,
 /*
  * The generic checks of a spec, the same for every method, in this order:
  * the objective is one alg supports and accepts the dataset's task; the
- * blocks (run_spec_blocks: y only for saddle methods, and then required),
+ * blocks (run_spec_blocks: y only for saddle methods, and then required
+ * unless the objective is an operator one: x alone, for methods with vi),
  * the set of each a kind alg supports and valid (constraint.h);
  * epsilon is finite and positive, delta in (0, 1); the dataset has rows
  * and features matching the objective; every parameter is in its schema's
@@ -199,7 +204,8 @@ enum err_code run_spec_set_objective(struct run_spec *spec, const struct objecti
  * The blocks of spec for alg (driver.c): *ret_x = (spec->x,
  * geometry_x) and, for a saddle run, *ret_y = (spec->y, geometry_y).
  * ERR_INVALID naming "constraints.y" when a minimisation method gets one
- * (has_y) or a saddle run lacks it, "constraints.x.kind" /
+ * (has_y) or a saddle run lacks it or an operator run (one set, alg->vi)
+ * has it, "constraints.x.kind" /
  * "constraints.y.kind" for a set kind the method does not support
  * (alg_ops.constraints / constraints_y), "constraints.x" / "constraints.y"
  * (or a member of it) for an unknown geometry or a set that does not

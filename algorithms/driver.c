@@ -44,6 +44,25 @@ run_spec_blocks(const struct alg_ops *alg, const struct run_spec *spec, struct s
 	bool saddle_obj = o->ops != NULL && o->ops->kind == OBJECTIVE_SADDLE;
 	enum err_code rc;
 
+	/* An operator objective (vi.h): one set u over the whole variable, a
+	 * method that declares VI support, no "constraints.y". */
+	if (o->ops != NULL && o->ops->kind == OBJECTIVE_OPERATOR) {
+		if (!alg->vi)
+			return err_set_field(e, ERR_INVALID, "objective",
+					     "%s does not solve operator (VI) objectives",
+					     alg->name);
+		if (spec->has_y)
+			return err_set_field(e, ERR_INVALID, "constraints.y",
+					     "an operator objective has one set: 'constraints.y' "
+					     "is not used");
+		rc = check_block(alg, alg->constraints, &spec->x, spec->geometry_x, spec->dim,
+				 "constraints.x", e);
+		if (rc != ERR_OK)
+			return rc;
+		ret_x->set = spec->x;
+		ret_x->geometry = spec->geometry_x;
+		return ERR_OK;
+	}
 	if (!alg->saddle) {
 		if (spec->has_y)
 			return err_set_field(e, ERR_INVALID, "constraints.y",

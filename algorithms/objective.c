@@ -36,6 +36,7 @@
 #include "kernels.h"
 #include "objective.h"
 #include "saddle.h"
+#include "vi.h"
 #include "util.h"
 
 extern const struct objective_ops objective_logistic;
@@ -45,8 +46,10 @@ extern const struct objective_ops objective_huber;
 extern const struct objective_ops objective_multiclass_logistic;
 extern const struct objective_ops objective_bilinear;
 extern const struct objective_ops objective_worst_group_logistic;
+extern const struct objective_ops objective_bilinear_vi;
 
-/* Minimisation objectives first, then the saddle ones (saddle.h). */
+/* Minimisation objectives first, then the saddle ones (saddle.h), then
+ * the operator ones (vi.h). */
 static const struct objective_ops *const objectives[] = {
 	&objective_logistic,
 	&objective_least_squares,
@@ -55,6 +58,7 @@ static const struct objective_ops *const objectives[] = {
 	&objective_multiclass_logistic,
 	&objective_bilinear,
 	&objective_worst_group_logistic,
+	&objective_bilinear_vi,
 };
 
 static const char *const kind_names[OBJECTIVE__KIND_COUNT] = {
@@ -185,7 +189,12 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 	    (ops->saddle == NULL || ops->saddle->init == NULL || ops->saddle->eval == NULL ||
 	     ops->saddle->constants == NULL))
 		return err_set(e, ERR_INTERNAL, "objective '%s' has no operator", ops->name);
-	if (ops->kind != OBJECTIVE_MINIMIZE && ops->kind != OBJECTIVE_SADDLE)
+	if (ops->kind == OBJECTIVE_OPERATOR &&
+	    (ops->vi == NULL || ops->vi->init == NULL || ops->vi->eval == NULL ||
+	     ops->vi->constants == NULL))
+		return err_set(e, ERR_INTERNAL, "objective '%s' has no operator", ops->name);
+	if (ops->kind != OBJECTIVE_MINIMIZE && ops->kind != OBJECTIVE_SADDLE &&
+	    ops->kind != OBJECTIVE_OPERATOR)
 		return err_set_field(
 			e, ERR_INVALID, "objective.name",
 			"objective '%s' ('objective.name') is of a kind no method runs", ops->name);
@@ -274,6 +283,13 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 		/* Blocks and dimensions (saddle.h); the weights above are the
 		 * public inputs the objective reads. */
 		rc = ops->saddle->init(&o, s, e);
+		if (rc != ERR_OK)
+			return rc;
+	}
+	if (ops->kind == OBJECTIVE_OPERATOR) {
+		/* One block u of dim entries (vi.h); dim_x, dim_y are how the
+		 * objective reads a record, not a product of sets. */
+		rc = ops->vi->init(&o, s, e);
 		if (rc != ERR_OK)
 			return rc;
 	}

@@ -55,8 +55,9 @@ enum objective_param {
  * over a product X x Y of two blocks, the variable u = (x, y) their
  * concatenation (saddle.h: the per-record value and the operator
  * (grad_x f, -grad_y f) in one pass, constants per block).  operator: a
- * monotone operator F on one set (variational inequality mode); no
- * objective of this kind ships yet.  The zero value is minimize, so an ops
+ * monotone operator F on one set (variational inequality mode, vi.h: the
+ * per-record F(u; z) over one block x, its norm bound and Lipschitz
+ * constant).  The zero value is minimize, so an ops
  * table that does not say is a minimisation objective.
  */
 enum objective_kind {
@@ -116,6 +117,7 @@ struct objective_constants {
 
 struct objective;
 struct saddle_ops;
+struct vi_ops;
 
 struct objective_ops {
 	const char *name; /* API id, e.g. "logistic" */
@@ -148,6 +150,7 @@ struct objective_ops {
 	 * multi and constants NULL and gives its operations in saddle. */
 	enum objective_kind kind;
 	const struct saddle_ops *saddle; /* OBJECTIVE_SADDLE only; static */
+	const struct vi_ops *vi;         /* OBJECTIVE_OPERATOR only; static */
 };
 
 /* An objective instance: plain value, no pointers but ops. */

@@ -43,6 +43,13 @@
  * with D >= ||u_0 - u|| (D^2 = D_x^2 + D_y^2, each the set's l2 radius, or
  * twice it for a simplex or a box not around 0) the choice eta = D /
  * sqrt(T (L^2 + p sigma^2)) gives O(D sqrt(L^2 + p sigma^2) / sqrt(T)).
+ *
+ * VI mode (alg_ops.vi).  With an operator objective (vi.h) the variable
+ * is one block u over one set U ("constraints.x"), g(u; z) = F(u; z), Pi
+ * the projection onto U, L the operator's norm bound (vi_constants) and D
+ * the set's l2 radius (twice it as above).  The step, the event and the
+ * sensitivity 2 L / b are the same; the averaged iterate bounds the weak
+ * VI gap the same way (docs/algorithms/saddle.md §8).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -51,6 +58,7 @@
 #include "alg.h"
 #include "gauss_onepass.h"
 #include "privacy/noise.h"
+#include "vi.h"
 #ifdef DPOPT_TESTING
 #include "testing_hook.h"
 #endif
@@ -66,7 +74,8 @@ static const struct alg_param sgda_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const sgda_objectives[] = { "bilinear", "worst_group_logistic", NULL };
+static const char *const sgda_objectives[] = { "bilinear", "worst_group_logistic", "bilinear_vi",
+					       NULL };
 
 #define ALL_SETS                                                                                   \
 	((1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_LP_BALL) |    \
@@ -97,6 +106,7 @@ struct sgda_state {
 	struct constraint_product set;
 	size_t dim;
 	size_t b;
+	bool vi; /* operator objective: one set, the operator F (vi.h) */
 	unsigned long steps, t;
 	double clip, sigma, step_size;
 	int lattice_k;
@@ -115,6 +125,13 @@ static bool
 is_finite_pos(double v)
 {
 	return isfinite(v) && v > 0.0;
+}
+
+/* An operator objective (vi.h): one set, u = x. */
+static bool
+is_vi(const struct run_spec *spec)
+{
+	return spec->objective.ops != NULL && spec->objective.ops->kind == OBJECTIVE_OPERATOR;
 }
 
 /* D_b >= ||b_0 - b|| for b_0 = Pi(0): the radius around 0, else twice. */
@@ -148,15 +165,26 @@ sgda_bounds(const struct run_spec *spec, struct sgda_setup *ret, struct err *e)
 	memset(ret, 0, sizeof(*ret));
 	ret->bx = (struct saddle_block){ spec->x, spec->geometry_x };
 	ret->by = (struct saddle_block){ spec->y, spec->geometry_y };
-	rc = saddle_constants(obj, &spec->schema, &ret->bx, &ret->by, &sc, e);
-	if (rc != ERR_OK)
-		return rc;
-	ret->lipschitz = sc.lipschitz_l2;
+	if (is_vi(spec)) {
+		/* VI mode: one set U, the operator's norm bound (vi.h). */
+		struct vi_constants vc;
+
+		rc = vi_constants(obj, &spec->schema, &spec->x, &vc, e);
+		if (rc != ERR_OK)
+			return rc;
+		ret->lipschitz = vc.lipschitz_l2;
+		ret->distance = block_distance(&ret->bx.set, obj->dim);
+	} else {
+		rc = saddle_constants(obj, &spec->schema, &ret->bx, &ret->by, &sc, e);
+		if (rc != ERR_OK)
+			return rc;
+		ret->lipschitz = sc.lipschitz_l2;
+		ret->distance = hypot(block_distance(&ret->bx.set, obj->dim_x),
+				      block_distance(&ret->by.set, obj->dim_y));
+	}
 	if (!is_finite_pos(ret->lipschitz))
 		return err_set(e, ERR_NUMERIC,
 			       "the operator bound is not a finite positive number");
-	ret->distance = hypot(block_distance(&ret->bx.set, obj->dim_x),
-			      block_distance(&ret->by.set, obj->dim_y));
 	if (!is_finite_pos(ret->distance))
 		return err_set(e, ERR_NUMERIC,
 			       "the distance bound is not a finite positive number");
@@ -217,8 +245,9 @@ sgda_fill_plan(const struct run_spec *spec, const struct sgda_setup *s, struct r
 	run_plan_use(ret, "noise_sigma", s->sigma);
 	run_plan_use(ret, "step_size", s->step_size);
 	run_plan_use(ret, "distance", s->distance);
-	run_plan_use(ret, "dim_x", (double)spec->objective.dim_x);
-	run_plan_use(ret, "dim_y", (double)spec->objective.dim_y);
+	/* VI mode: u is the one block x. */
+	run_plan_use(ret, "dim_x", (double)(is_vi(spec) ? spec->dim : spec->objective.dim_x));
+	run_plan_use(ret, "dim_y", (double)(is_vi(spec) ? 0 : spec->objective.dim_y));
 	run_plan_use(ret, "unused_records", (double)(spec->n - (size_t)s->steps * s->batch));
 	return ERR_OK;
 }
@@ -288,10 +317,19 @@ sgda_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	s->sigma = su.sigma;
 	s->step_size = su.step_size;
 	s->lattice_k = su.lattice_k;
-	s->set.nparts = 2;
+	s->vi = is_vi(spec);
 	s->set.dim = spec->dim;
-	s->set.part[0] = (struct constraint_part){ su.bx.set, 0, o->dim_x, "constraints.x" };
-	s->set.part[1] = (struct constraint_part){ su.by.set, o->dim_x, o->dim_y, "constraints.y" };
+	if (s->vi) {
+		s->set.nparts = 1;
+		s->set.part[0] = (struct constraint_part){ su.bx.set, 0, spec->dim,
+							   "constraints.x" };
+	} else {
+		s->set.nparts = 2;
+		s->set.part[0] = (struct constraint_part){ su.bx.set, 0, o->dim_x,
+							   "constraints.x" };
+		s->set.part[1] = (struct constraint_part){ su.by.set, o->dim_x, o->dim_y,
+							   "constraints.y" };
+	}
 	rc = constraint_product_validate(&s->set, "constraints", e);
 	if (rc != ERR_OK)
 		return rc;
@@ -332,8 +370,12 @@ sgda_step(void *state, struct err *e)
 		finite = finite && isfinite(s->avg[j]);
 	}
 	memset(s->g, 0, d * sizeof(*s->g));
-	saddle_batch_operator(s->obj, s->ds, s->order + (s->t - 1) * s->b, s->b, s->u, s->clip,
-			      s->scratch, s->g);
+	if (s->vi)
+		vi_batch_operator(s->obj, s->ds, s->order + (s->t - 1) * s->b, s->b, s->u, s->clip,
+				  s->scratch, s->g);
+	else
+		saddle_batch_operator(s->obj, s->ds, s->order + (s->t - 1) * s->b, s->b, s->u,
+				      s->clip, s->scratch, s->g);
 	for (size_t j = 0; j < d; j++)
 		s->g[j] /= (double)s->b;
 	if (noise_lattice_gaussian_prepared(s->rng, &s->noise, s->lattice_k, s->g, d, NULL) !=
@@ -403,4 +445,5 @@ const struct alg_ops alg_saddle_sgda_one_pass = {
 	.fini = sgda_fini,
 	.saddle = true,
 	.constraints_y = ALL_SETS,
+	.vi = true,
 };
