@@ -41,8 +41,8 @@ struct vi_ops {
 	 * ERR_INVALID naming "objective.name" when the schema does not fit. */
 	enum err_code (*init)(struct objective *o, const struct data_schema *s, struct err *e);
 	/* g += scale F(u; z_i) (o->dim entries). */
-	void (*eval)(const struct objective *o, const struct dataset *ds, size_t i,
-		     const double *u, double scale, double *g);
+	void (*eval)(const struct objective *o, const struct dataset *ds, size_t i, const double *u,
+		     double scale, double *g);
 	/* Constants over the set u (of the kinds in sets, bounded). */
 	enum err_code (*constants)(const struct objective *o, const struct data_schema *s,
 				   const struct constraint *u, struct vi_constants *ret,

@@ -5,6 +5,7 @@
 
 #include "evaluate.h"
 #include "saddle_gap.h"
+#include "vi.h"
 
 json_t *
 evaluate_json(const struct objective *o, const struct dataset *ds, const double *w,
@@ -68,12 +69,42 @@ gap_json(const struct run_spec *spec, const struct data_schema *s, const struct 
 	return r;
 }
 
+/* The VI gaps of one point u on ds (vi_gap_eval: closed forms). */
+static json_t *
+vi_gap_json(const struct run_spec *spec, const struct dataset *ds, const double *u,
+	    const char *dataset_id, struct err *e)
+{
+	double strong, weak;
+	json_t *r;
+
+	if (vi_gap_eval(&spec->objective, ds, &spec->x, u, &strong, &weak, e) != ERR_OK)
+		return NULL;
+	if (!isfinite(strong) || !isfinite(weak)) {
+		err_set(e, ERR_NUMERIC, "the gap is not finite");
+		return NULL;
+	}
+	/* Closed forms: the bracket is a point. */
+	r = json_pack("{s:I, s:{s:f, s:f}, s:{s:f, s:f}}", "n_rows", (json_int_t)ds->n,
+		      "strong_gap", "lower", strong, "upper", strong, "weak_gap", "lower", weak,
+		      "upper", weak);
+	if (r != NULL && dataset_id != NULL &&
+	    json_object_set_new(r, "dataset_id", json_string(dataset_id)) != 0) {
+		json_decref(r);
+		r = NULL;
+	}
+	if (r == NULL)
+		err_set(e, ERR_NOMEM, "cannot build the evaluation");
+	return r;
+}
+
 json_t *
 evaluate_run_json(const struct run_spec *spec, const struct data_schema *s,
 		  const struct dataset *ds, const double *u, const char *dataset_id, struct err *e)
 {
 	json_t *r;
 
+	if (spec->objective.ops != NULL && spec->objective.ops->kind == OBJECTIVE_OPERATOR)
+		return vi_gap_json(spec, ds, u, dataset_id, e);
 	if (spec->has_y)
 		return gap_json(spec, s, ds, u, dataset_id, e);
 	r = evaluate_json(&spec->objective, ds, u, dataset_id);

@@ -31,7 +31,9 @@ json_t *evaluate_json(const struct objective *o, const struct dataset *ds, const
  * "upper"}}, the certified brackets of saddle_gap_eval() (equal for one
  * point), its inner problems capped at EVALUATE_GAP_WORK record-coordinate
  * operations each (fewer iterations only widen a bracket, never falsify
- * it).  New reference; NULL with *e set on failure.
+ * it).  Operator (VI) objectives (vi.h): the same shape with the VI
+ * gaps of vi_gap_eval(), closed forms (lower = upper).  New reference;
+ * NULL with *e set on failure.
  */
 #define EVALUATE_GAP_WORK 5e7
 json_t *evaluate_run_json(const struct run_spec *spec, const struct data_schema *s,

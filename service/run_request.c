@@ -228,7 +228,14 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 				   r.alg->name);
 		goto out_free;
 	}
-	if (cy == NULL && r.alg->saddle) {
+	if (cy != NULL && r.spec.objective.ops->kind == OBJECTIVE_OPERATOR) {
+		rc = err_set_field(e, ERR_INVALID, "constraints.y",
+				   "objective '%s' is an operator (VI) objective on one set: "
+				   "'constraints.y' is not used",
+				   r.spec.objective.ops->name);
+		goto out_free;
+	}
+	if (cy == NULL && r.alg->saddle && r.spec.objective.ops->kind != OBJECTIVE_OPERATOR) {
 		rc = err_set_field(e, ERR_INVALID, "constraints.y",
 				   "%s is a saddle-point method: 'constraints.y' (the set of y) "
 				   "is required",
@@ -339,7 +346,8 @@ run_request_check_eval(const struct run_request *r, const struct dataset_meta *e
 				     eval->id);
 	/* A saddle objective reads its two vectors from the schema's blocks
 	 * (and worst_group_logistic the group column): the same columns. */
-	if (r->spec.objective.ops->kind == OBJECTIVE_SADDLE) {
+	if (r->spec.objective.ops->kind == OBJECTIVE_SADDLE ||
+	    r->spec.objective.ops->kind == OBJECTIVE_OPERATOR) {
 		bool same = a->n_groups == b->n_groups && a->n_blocks == b->n_blocks;
 
 		for (size_t i = 0; same && i < a->n_blocks; i++)

@@ -321,14 +321,14 @@ sgda_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	s->set.dim = spec->dim;
 	if (s->vi) {
 		s->set.nparts = 1;
-		s->set.part[0] = (struct constraint_part){ su.bx.set, 0, spec->dim,
-							   "constraints.x" };
+		s->set.part[0] =
+			(struct constraint_part){ su.bx.set, 0, spec->dim, "constraints.x" };
 	} else {
 		s->set.nparts = 2;
-		s->set.part[0] = (struct constraint_part){ su.bx.set, 0, o->dim_x,
-							   "constraints.x" };
-		s->set.part[1] = (struct constraint_part){ su.by.set, o->dim_x, o->dim_y,
-							   "constraints.y" };
+		s->set.part[0] =
+			(struct constraint_part){ su.bx.set, 0, o->dim_x, "constraints.x" };
+		s->set.part[1] =
+			(struct constraint_part){ su.by.set, o->dim_x, o->dim_y, "constraints.y" };
 	}
 	rc = constraint_product_validate(&s->set, "constraints", e);
 	if (rc != ERR_OK)

@@ -134,10 +134,11 @@ struct fixture {
 
 static struct constraint canonical_set(enum constraint_kind k);
 
+/* Saddle and operator objectives read the schema's blocks (or groups). */
 static bool
 is_saddle(const struct objective_ops *o)
 {
-	return o->kind == OBJECTIVE_SADDLE;
+	return o->kind == OBJECTIVE_SADDLE || o->kind == OBJECTIVE_OPERATOR;
 }
 
 /* A saddle objective's schema: bilinear reads blocks a = columns 0..2 and
@@ -149,14 +150,16 @@ saddle_schema(struct fixture *f, const struct objective_ops *o, enum constraint_
 {
 	static const double prop[3] = { 0.3, 0.3, 0.4 };
 
-	f->spec.has_y = true;
-	if (strcmp(o->name, "bilinear") == 0) {
+	/* An operator objective (bilinear_vi) has one set: no y. */
+	f->spec.has_y = o->kind == OBJECTIVE_SADDLE;
+	if (strcmp(o->name, "bilinear") == 0 || strcmp(o->name, "bilinear_vi") == 0) {
 		f->spec.schema.n_blocks = 2;
 		f->spec.schema.blocks[0] = (struct data_block){ "a", 0, 3, 1.0, NAN };
 		f->spec.schema.blocks[1] = (struct data_block){ "b", 3, 3, 1.0, NAN };
 		f->ds.y = NULL;
 		p->coupling = 0.5;
-		f->spec.y = canonical_set(k);
+		if (f->spec.has_y)
+			f->spec.y = canonical_set(k);
 		return;
 	}
 	for (size_t i = 0; i < N_ROWS; i++)
@@ -610,6 +613,40 @@ START_TEST(test_blocks_refused_by_name)
 }
 END_TEST
 
+/* The VI pairing: a method that lists an operator objective declares VI
+ * support (and the reverse), its operator runs refuse "constraints.y",
+ * and a method without VI support refuses an operator objective naming
+ * "objective". */
+START_TEST(test_operator_objectives_paired)
+{
+	const struct alg_ops *a = alg_of(_i);
+	const struct objective_ops *vo = objective_find("bilinear_vi");
+	bool lists = false;
+	struct fixture *f;
+	struct saddle_block bx, by;
+	struct err e = { 0 };
+
+	ck_assert(vo != NULL && vo->kind == OBJECTIVE_OPERATOR);
+	for (size_t i = 0; a->objectives[i] != NULL; i++)
+		lists = lists || objective_find(a->objectives[i])->kind == OBJECTIVE_OPERATOR;
+	ck_assert_msg(lists == a->vi, "%s: lists an operator objective iff it declares vi",
+		      a->name);
+	f = fixture_new(a, vo, TASK_UNLABELED, CONSTRAINT_L2_BALL, V_DENSE);
+	ck_assert(!f->spec.has_y);
+	if (a->vi) {
+		ck_assert_msg(run_spec_blocks(a, &f->spec, &bx, &by, &e) == ERR_OK, "%s", e.msg);
+		f->spec.has_y = true;
+		f->spec.y = canonical_set(CONSTRAINT_L2_BALL);
+		ck_assert_int_eq(run_spec_blocks(a, &f->spec, &bx, &by, &e), ERR_INVALID);
+		ck_assert_str_eq(e.field, "constraints.y");
+	} else {
+		ck_assert_int_eq(run_spec_blocks(a, &f->spec, &bx, &by, &e), ERR_INVALID);
+		ck_assert_str_eq(e.field, "objective");
+	}
+	free(f);
+}
+END_TEST
+
 /* ---- cancellation and generator failure ---- */
 
 static void
@@ -1009,6 +1046,7 @@ conformance_suite(void)
 	tcase_add_loop_test(tc, test_invalid_params, 0, n);
 	tcase_add_loop_test(tc, test_unsupported_objective_refused, 0, n);
 	tcase_add_loop_test(tc, test_blocks_refused_by_name, 0, n);
+	tcase_add_loop_test(tc, test_operator_objectives_paired, 0, n);
 	tcase_add_loop_test(tc, test_cancel, 0, n);
 	tcase_add_loop_test(tc, test_rng_failure, 0, n);
 	suite_add_tcase(s, tc);

@@ -121,7 +121,7 @@ check "--constraint-y on dp_sgd names constraints.y" run_err 1 constraints.y "no
 	--data "$DATA" --format csv $COMMON --constraint l2_ball:radius=1 --delta 1e-6 \
 	--constraint-y l2_ball:radius=1
 check "list: sgda is a saddle method with constraints.y" \
-	sh -c "jq -e '.algorithms[] | select(.name == \"saddle.sgda_one_pass\") | .saddle and (.constraints.y | length > 0) and all(.objectives[]; .kind == \"saddle\")' '$TMP/list.json' >/dev/null"
+	sh -c "jq -e '.algorithms[] | select(.name == \"saddle.sgda_one_pass\") | .saddle and (.constraints.y | length > 0) and all(.objectives[]; .kind == \"saddle\" or .kind == \"operator\")' '$TMP/list.json' >/dev/null"
 
 [ "$fails" -eq 0 ] && echo "solve: all checks passed"
 exit "$fails"
