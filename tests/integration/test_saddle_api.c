@@ -6,7 +6,9 @@
  * result's x and y blocks; the strong and weak gap on a public evaluation
  * dataset, checked against the closed form recomputed here; refusals
  * naming constraints.y; the catalogue's kinds, saddle flag and
- * constraints.y.
+ * constraints.y.  VI mode: bilinear_vi (an operator objective on one set)
+ * through saddle.sgda_one_pass with constraints.x only, the result x, the
+ * VI gaps recomputed here, and its refusals.
  */
 #include <check.h>
 #include <math.h>
@@ -202,6 +204,88 @@ START_TEST(test_bilinear)
 }
 END_TEST
 
+#define VI_RUN(sets, extra)                                                                        \
+	"{\"algorithm\": \"saddle.sgda_one_pass\","                                                \
+	" \"objective\": {\"name\": \"bilinear_vi\", \"coupling\": 0.5},"                          \
+	" \"constraints\": {" sets "},"                                                            \
+	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}" extra "}"
+#define VI_X "\"x\": {\"kind\": \"l2_ball\", \"radius\": 1.5}"
+
+/*
+ * bilinear_vi (VI mode, one set U = the l2 ball of radius 1.5 in R^4, u =
+ * (x, y) stacked): the result x holds all of u, no y; on the public
+ * evaluation dataset the VI gaps in closed form (vi.h), recomputed here
+ * with F_bar(u) = (g y + mu_a, mu_b - g x), c_bar = mu:
+ *	strong = <F_bar(u), u> + R ||F_bar(u)||,  weak = <c_bar, u> + R ||F_bar(u)||.
+ */
+START_TEST(test_vi)
+{
+	char a[40], p[40], run[40], body[1024], path[128];
+	double mtrain[4], meval[4], u[4], f[4], slo, shi, wlo, whi, fu = 0.0, cu = 0.0, fn = 0.0;
+	char *train = bilinear_rows(4000, 7, mtrain), *test = bilinear_rows(1000, 8, meval);
+	const double g = 0.5, R = 1.5;
+	json_t *j;
+
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("vi-pairs", BUDGET), a);
+	h_upload(&srv, owner, a, train);
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("vi-public", "\"public\": true"), p);
+	h_upload(&srv, owner, p, test);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
+	j = h_json(&srv, "POST", path, owner, VI_RUN(VI_X, ""), 200);
+	ck_assert_int_ge(json_integer_value(h_get(j, "plan.steps")), 1);
+	json_decref(j);
+
+	snprintf(body, sizeof(body), VI_RUN(VI_X, ", \"eval_dataset_id\": \"%s\""), p);
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 4, u);
+	ck_assert_ptr_null(h_get(j, "result.y"));
+	ck_assert(sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2] + u[3] * u[3]) <= R + 1e-9);
+	ck_assert_ptr_null(h_get(j, "request.constraints.y"));
+	ck_assert_str_eq(json_string_value(h_get(j, "request.objective.name")), "bilinear_vi");
+	ck_assert_int_eq(json_integer_value(h_get(j, "result.evaluation.n_rows")), 1000);
+	ck_assert_ptr_null(h_get(j, "result.evaluation.loss"));
+	bracket(j, "result.evaluation.strong_gap", &slo, &shi);
+	bracket(j, "result.evaluation.weak_gap", &wlo, &whi);
+	f[0] = g * u[2] + meval[0];
+	f[1] = g * u[3] + meval[1];
+	f[2] = meval[2] - g * u[0];
+	f[3] = meval[3] - g * u[1];
+	for (size_t k = 0; k < 4; k++) {
+		fu += f[k] * u[k];
+		cu += meval[k] * u[k];
+		fn += f[k] * f[k];
+	}
+	ck_assert_msg(fabs(slo - (fu + R * sqrt(fn))) <= 1e-9 && shi - slo <= 1e-12,
+		      "strong gap [%.17g, %.17g], want %.17g", slo, shi, fu + R * sqrt(fn));
+	ck_assert_msg(fabs(wlo - (cu + R * sqrt(fn))) <= 1e-9 && whi - wlo <= 1e-12,
+		      "weak gap [%.17g, %.17g], want %.17g", wlo, whi, cu + R * sqrt(fn));
+	ck_assert(wlo >= -1e-12);
+	json_decref(j);
+
+	/* Refusals, nothing charged: constraints.y with an operator objective
+	 * (on runs and the estimate), bilinear_vi on a minimisation method. */
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", a);
+	snprintf(body, sizeof(body), "%s",
+		 VI_RUN(VI_X ", \"y\": {\"kind\": \"l2_ball\", \"radius\": 1}", ""));
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "constraints.y", "operator");
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "constraints.y", "operator");
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", a);
+	snprintf(body, sizeof(body),
+		 "{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\": "
+		 "\"bilinear_vi\"}, \"constraints\": {" VI_X "},"
+		 " \"privacy\": {\"epsilon\": 0.5, \"delta\": 1e-7}}");
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "objective.name", NULL);
+	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM runs WHERE dataset_id = '%s'", a), 1);
+	free(train);
+	free(test);
+}
+END_TEST
+
 /* worst_group_logistic: x over an l2 ball, y over the simplex of the 2
  * groups; the gap on a public dataset with the same groups. */
 START_TEST(test_worst_group)
@@ -366,14 +450,23 @@ START_TEST(test_catalogue)
 
 		ck_assert(json_is_boolean(json_object_get(a, "saddle")));
 		ck_assert(saddle == (h_get(a, "constraints.y") != NULL));
-		json_array_foreach (json_object_get(a, "objectives"), k, o)
-			ck_assert_str_eq(json_string_value(json_object_get(o, "kind")),
-					 saddle ? "saddle" : "minimize");
+		json_array_foreach (json_object_get(a, "objectives"), k, o) {
+			const char *kind = json_string_value(json_object_get(o, "kind"));
+
+			/* Saddle methods may also solve operator (VI) objectives. */
+			ck_assert_msg(strcmp(kind, saddle ? "saddle" : "minimize") == 0 ||
+					      (saddle && strcmp(kind, "operator") == 0),
+				      "%s: kind %s", name, kind);
+		}
 		if (strcmp(name, "saddle.sgda_one_pass") == 0) {
 			seen_sgda = true;
 			ck_assert(saddle);
 			ck_assert_uint_ge(json_array_size(h_get(a, "constraints.y")), 2);
-			ck_assert_uint_eq(json_array_size(json_object_get(a, "objectives")), 2);
+			ck_assert_uint_eq(json_array_size(json_object_get(a, "objectives")), 3);
+			o = json_array_get(json_object_get(a, "objectives"), 2);
+			ck_assert_str_eq(json_string_value(json_object_get(o, "name")),
+					 "bilinear_vi");
+			ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "operator");
 		}
 		if (strcmp(name, "dp_sgd.one_pass") == 0) {
 			seen_sgd = true;
@@ -398,6 +491,7 @@ main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_bilinear);
 	tcase_add_test(tc, test_worst_group);
+	tcase_add_test(tc, test_vi);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_catalogue);
 	suite_add_tcase(s, tc);
