@@ -111,6 +111,26 @@ check "saddle gap recomputed in closed form" sh -c "awk -F, -v u=\"\$(cat '$TMP/
 		gap = m[1] * v[1] + m[2] * v[2] + sqrt((g * v[1] - m[3])^2 + (g * v[2] - m[4])^2) \\
 		    + m[3] * v[3] + m[4] * v[4] + sqrt((g * v[3] + m[1])^2 + (g * v[4] + m[2])^2)
 		exit !(v[5] - 1e-9 <= gap && gap <= v[6] + 1e-9) }' '$TMP/pairs.csv'"
+# VI mode: bilinear_vi (an operator objective on one set, u = (x, y) in the
+# l2 ball of radius 1.5 of R^4) through the same method with --constraint
+# only; x holds u, no y; the weak VI gap recomputed in closed form:
+# weak = <mu, u> + R |F(u)|, F(u) = (g y + mu_a, mu_b - g x).
+"$BIN" solve $SADDLE --objective '{"name": "bilinear_vi", "coupling": 0.5}' \
+	--constraint l2_ball:radius=1.5 --eval "$TMP/pairs.csv" >"$TMP/vi.json" 2>"$TMP/err"
+check "vi solve exits 0" test $? -eq 0
+check "vi x has 4 entries, no y" sh -c "jq -e '(.x | length == 4) and (has(\"y\") | not)' '$TMP/vi.json' >/dev/null"
+jq -r '[.x[], .evaluation.weak_gap.lower, .evaluation.weak_gap.upper] | map(tostring) | join(" ")' \
+	"$TMP/vi.json" >"$TMP/vu"
+check "vi weak gap recomputed in closed form" sh -c "awk -F, -v u=\"\$(cat '$TMP/vu')\" '
+	BEGIN { split(u, v, \" \") }
+	{ for (j = 1; j <= 4; j++) m[j] += \$j; n++ }
+	END { for (j = 1; j <= 4; j++) m[j] /= n; g = 0.5
+		f1 = g * v[3] + m[1]; f2 = g * v[4] + m[2]; f3 = m[3] - g * v[1]; f4 = m[4] - g * v[2]
+		gap = m[1] * v[1] + m[2] * v[2] + m[3] * v[3] + m[4] * v[4] \
+		    + 1.5 * sqrt(f1^2 + f2^2 + f3^2 + f4^2)
+		exit !(v[5] - 1e-9 <= gap && gap <= v[6] + 1e-9) }' '$TMP/pairs.csv'"
+check "vi with --constraint-y names constraints.y" run_err 1 constraints.y "operator" -- \
+	$SADDLE --objective bilinear_vi --constraint l2_ball:radius=1 --constraint-y l2_ball:radius=1
 check "saddle without --constraint-y names constraints.y" run_err 1 constraints.y "" -- \
 	$SADDLE --objective bilinear --constraint l2_ball:radius=1
 check "bad --constraint-y names constraints.y" run_err 1 constraints.y "" -- \
