@@ -5,7 +5,7 @@
  *	find u* in U with <F(u*), u - u*> >= 0 for all u in U,
  *	F(u) = (1/n) sum_i F(u; z_i),
  *
- * (docs/algorithms/saddle.md §8).  The variable u is one block ("x",
+ * (docs/algorithms/saddle.md §9).  The variable u is one block ("x",
  * dimension o->dim) over one set (struct constraint, "constraints.x";
  * never "constraints.y").  Monotonicity, <F(u) - F(v), u - v> >= 0 for
  * every record, is a property the objective states in its catalogue text

@@ -1,7 +1,7 @@
 /*
  * objectives/bilinear_vi.c - "bilinear_vi": the variational inequality
  * form of the bilinear game (objectives/bilinear.c) on one set U, the
- * operator objective of docs/algorithms/saddle.md §8.  The variable u =
+ * operator objective of docs/algorithms/saddle.md §9.  The variable u =
  * (x, y) is one block of dimension dim_x + dim_y over one set U (e.g. an
  * l2 ball; no product structure), and
  *
@@ -86,7 +86,7 @@ const struct objective_ops objective_bilinear_vi = {
 	.name = "bilinear_vi",
 	.doc = "Operator (variational inequality on one set U, 'constraints.x' only): "
 	       "F(u; a, b) = (gamma y + a, b - gamma x) for u = (x, y) stacked as one block "
-	       "(docs/algorithms/saddle.md §8), records are pairs (a, b): the first two "
+	       "(docs/algorithms/saddle.md §9), records are pairs (a, b): the first two "
 	       "blocks of the schema give a (dim of x) and b (dim of y).  Tasks: unlabeled.  "
 	       "Params: coupling (gamma >= 0, default 0).  Monotone: F = c(z) + J u with J "
 	       "skew, so <F(u) - F(v), u - v> = 0.  Constants from the blocks' declared "

@@ -49,7 +49,7 @@
  * the projection onto U, L the operator's norm bound (vi_constants) and D
  * the set's l2 radius (twice it as above).  The step, the event and the
  * sensitivity 2 L / b are the same; the averaged iterate bounds the weak
- * VI gap the same way (docs/algorithms/saddle.md §8).
+ * VI gap the same way (docs/algorithms/saddle.md §9).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -427,7 +427,8 @@ const struct alg_ops alg_saddle_sgda_one_pass = {
 	       "points, returned as its blocks x and y.  Each record is used at most once, so "
 	       "the run costs one Gaussian mechanism on the operator's replace-one sensitivity "
 	       "2 L / b, calibrated on the exact curve ('basic') or the RDP conversion "
-	       "('renyi').",
+	       "('renyi').  With an operator objective (VI mode, 'constraints.x' only) the "
+	       "same step on the operator F over one set, the averaged point returned as x.",
 	.paper = "R. Bassily, C. Guzman, M. Menart, Differentially private algorithms for the "
 		 "stochastic saddle point problem with optimal rates for the strong gap, COLT "
 		 "2023 (arXiv 2302.12909), Appendix A.2, with minibatches; noise: C. Canonne, "
