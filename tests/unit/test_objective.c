@@ -188,8 +188,15 @@ START_TEST(test_registry)
 	/* The minimisation objectives come first; saddle ones follow
 	 * (tests/algorithms/test_saddle.c). */
 	ck_assert_uint_ge(objective_count(), NOBJ);
-	for (size_t i = NOBJ; i < objective_count(); i++)
-		ck_assert(objective_at(i)->kind != OBJECTIVE_MINIMIZE);
+	for (size_t i = NOBJ; i < objective_count(); i++) {
+		const struct objective_ops *o = objective_at(i);
+
+		/* Each kind carries exactly its own table. */
+		ck_assert(o->kind != OBJECTIVE_MINIMIZE);
+		ck_assert((o->saddle != NULL) == (o->kind == OBJECTIVE_SADDLE));
+		ck_assert((o->vi != NULL) == (o->kind == OBJECTIVE_OPERATOR));
+	}
+	ck_assert(objective_find("bilinear_vi")->kind == OBJECTIVE_OPERATOR);
 	for (size_t i = 0; i < NOBJ; i++) {
 		const struct objective_ops *o = objective_find(names[i]);
 
@@ -202,7 +209,7 @@ START_TEST(test_registry)
 		ck_assert(o->params & (1u << OBJ_P_INTERCEPT));
 		ck_assert(o->params & (1u << OBJ_P_RIDGE));
 		ck_assert(o->params & (1u << OBJ_P_L1));
-		ck_assert(o->kind == OBJECTIVE_MINIMIZE && o->saddle == NULL);
+		ck_assert(o->kind == OBJECTIVE_MINIMIZE && o->saddle == NULL && o->vi == NULL);
 	}
 	ck_assert_ptr_null(objective_at(objective_count()));
 	ck_assert_ptr_null(objective_find("nope"));
