@@ -657,7 +657,10 @@ objective_mean_loss(const struct objective *o, const struct dataset *ds, const d
 {
 	double sum = 0.0;
 
-	if (ds->n == 0)
+	/* A saddle or operator objective has no phi: no loss to average (its
+	 * evaluation is a gap, saddle_gap.h / vi.h).  NaN, never a call
+	 * through a NULL pointer, whatever a caller skipped. */
+	if (ds->n == 0 || o->ops->kind != OBJECTIVE_MINIMIZE)
 		return NAN;
 	for (size_t i = 0; i < ds->n; i++)
 		sum += objective_value(o, ds, i, w);
@@ -670,7 +673,8 @@ objective_accuracy(const struct objective *o, const struct dataset *ds, const do
 	double s[DATA_MAX_CLASSES];
 	size_t right = 0;
 
-	if (ds->n == 0 || (o->task != TASK_BINARY && o->task != TASK_MULTICLASS))
+	if (ds->n == 0 || o->ops->kind != OBJECTIVE_MINIMIZE ||
+	    (o->task != TASK_BINARY && o->task != TASK_MULTICLASS))
 		return NAN;
 	for (size_t i = 0; i < ds->n; i++) {
 		if (o->n_out > 1) {

@@ -277,6 +277,19 @@ START_TEST(test_constants_hold)
 }
 END_TEST
 
+/* A saddle objective has no loss or accuracy to average (its evaluation
+ * is a gap): NaN, not a call through its missing phi. */
+START_TEST(test_minimize_helpers_refuse_saddle)
+{
+	static struct prob p;
+	double u[4] = { 0.1, -0.2, 0.3, 0.05 };
+
+	make_bilinear(&p, 50, 0.5, 11);
+	ck_assert(isnan(objective_mean_loss(&p.o, &p.ds, u)));
+	ck_assert(isnan(objective_accuracy(&p.o, &p.ds, u)));
+}
+END_TEST
+
 START_TEST(test_saddle_init_refusals)
 {
 	struct prob *p = prob_new(0, 10, 1);
@@ -663,6 +676,7 @@ saddle_suite(void)
 	tcase_add_loop_test(tc, test_operator_finite_differences, 0, 2);
 	tcase_add_loop_test(tc, test_constants_hold, 0, 2);
 	tcase_add_test(tc, test_saddle_init_refusals);
+	tcase_add_test(tc, test_minimize_helpers_refuse_saddle);
 	tcase_add_test(tc, test_gap_bilinear_closed_form_and_brute_force);
 	tcase_add_test(tc, test_gap_worst_group_certified);
 	tcase_add_test(tc, test_gap_weak_vs_strong_separation);
