@@ -161,10 +161,10 @@ parse_node(const json_t *j, const char *path, enum dp_relation inherited, struct
 		/* eta > -1: jv_number's exclusive lower bound. */
 		rc = jv_number(j, path, "eta", true, -1, true, 1e6, &n->eta, NULL, e);
 		if (rc == ERR_OK)
-			rc = jv_number(j, path, "gamma", true, 0, true, 1, &n->gamma, NULL, e);
+			rc = jv_number(j, path, "gamma", true, 0, true, 1e6, &n->gamma, NULL, e);
 		if (rc == ERR_OK && !(n->gamma < 1.0)) {
 			jv_path(field, sizeof(field), path, "gamma");
-			rc = err_set_field(e, ERR_INVALID, field, "'%s' must be below 1", field);
+			rc = err_set_field(e, ERR_INVALID, field, "'%s' must be in (0, 1)", field);
 		}
 		break;
 	case DP_EVENT_SELECTION_POISSON:
