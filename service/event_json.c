@@ -46,6 +46,13 @@ node_json(const struct dp_event_tree *t, unsigned i)
 	case DP_EVENT_PARALLEL:
 		json_object_set_new(j, "parts", json_integer((json_int_t)n->count));
 		break;
+	case DP_EVENT_SELECTION_TNB:
+		json_object_set_new(j, "eta", json_real(n->eta));
+		json_object_set_new(j, "gamma", json_real(n->gamma));
+		break;
+	case DP_EVENT_SELECTION_POISSON:
+		json_object_set_new(j, "mu", json_real(n->mu));
+		break;
 	case DP_EVENT_COMPOSED:
 	case DP_EVENT__COUNT:
 		break;
@@ -72,11 +79,23 @@ static enum err_code
 parse_node(const json_t *j, const char *path, enum dp_relation inherited, struct dp_event_tree *t,
 	   unsigned i, struct err *e)
 {
-	static const char *const keys[] = { "type",          "relation", "noise_multiplier",
-					    "epsilon",       "delta",    "rho",
-					    "sampling_rate", "n",        "batch",
-					    "count",         "parts",    "event",
-					    "events",        NULL };
+	static const char *const keys[] = { "type",
+					    "relation",
+					    "noise_multiplier",
+					    "epsilon",
+					    "delta",
+					    "rho",
+					    "sampling_rate",
+					    "n",
+					    "batch",
+					    "count",
+					    "parts",
+					    "event",
+					    "events",
+					    "eta",
+					    "gamma",
+					    "mu",
+					    NULL };
 	struct dp_event *n = &t->node[i];
 	const char *type, *rel;
 	char sub[96], field[80];
@@ -137,6 +156,19 @@ parse_node(const json_t *j, const char *path, enum dp_relation inherited, struct
 	case DP_EVENT_SELF_COMPOSED:
 		rc = jv_integer(j, path, "count", true, 1, 1LL << 53, &v, NULL, e);
 		n->count = (uint64_t)v;
+		break;
+	case DP_EVENT_SELECTION_TNB:
+		/* eta > -1: jv_number's exclusive lower bound. */
+		rc = jv_number(j, path, "eta", true, -1, true, 1e6, &n->eta, NULL, e);
+		if (rc == ERR_OK)
+			rc = jv_number(j, path, "gamma", true, 0, true, 1e6, &n->gamma, NULL, e);
+		if (rc == ERR_OK && !(n->gamma < 1.0)) {
+			jv_path(field, sizeof(field), path, "gamma");
+			rc = err_set_field(e, ERR_INVALID, field, "'%s' must be in (0, 1)", field);
+		}
+		break;
+	case DP_EVENT_SELECTION_POISSON:
+		rc = jv_number(j, path, "mu", true, 0, true, 1e9, &n->mu, NULL, e);
 		break;
 	case DP_EVENT_PARALLEL:
 	case DP_EVENT_COMPOSED:

@@ -84,6 +84,14 @@ basic_node(const struct dp_event_tree *t, unsigned i, double *ret_eps, double *r
 			}
 		}
 		break;
+	case DP_EVENT_SELECTION_TNB:
+	case DP_EVENT_SELECTION_POISSON:
+		/* Papernot & Steinke's bounds are Renyi bounds: basic mode
+		 * charges the (eps, delta) of the run's own RDP curve at the
+		 * run's delta (the "rdp" candidate of accountant_epsilon). */
+		return err_set(e, ERR_INVALID,
+			       "%s cannot be accounted by basic composition of its parts",
+			       dp_event_type_name(n->type));
 	case DP_EVENT__COUNT:
 		return err_set(e, ERR_INTERNAL, "unknown privacy event type");
 	}
@@ -131,7 +139,9 @@ all_leaves_basic(const struct dp_event_tree *t)
 {
 	for (unsigned i = 0; i < t->n_nodes; i++)
 		if (t->node[i].type == DP_EVENT_GAUSSIAN || t->node[i].type == DP_EVENT_ZCDP ||
-		    t->node[i].type == DP_EVENT_POISSON)
+		    t->node[i].type == DP_EVENT_POISSON ||
+		    t->node[i].type == DP_EVENT_SELECTION_TNB ||
+		    t->node[i].type == DP_EVENT_SELECTION_POISSON)
 			return false;
 	return true;
 }

@@ -21,6 +21,8 @@ static const char *const type_names[DP_EVENT__COUNT] = {
 	[DP_EVENT_SELF_COMPOSED] = "self_composed",
 	[DP_EVENT_COMPOSED] = "composed",
 	[DP_EVENT_PARALLEL] = "parallel",
+	[DP_EVENT_SELECTION_TNB] = "selection_tnb",
+	[DP_EVENT_SELECTION_POISSON] = "selection_poisson",
 };
 
 static const char *const relation_names[DP_RELATION__COUNT] = {
@@ -72,6 +74,8 @@ dp_event_arity(enum dp_event_type t)
 	case DP_EVENT_SAMPLED_WOR:
 	case DP_EVENT_POISSON:
 	case DP_EVENT_SELF_COMPOSED:
+	case DP_EVENT_SELECTION_TNB:
+	case DP_EVENT_SELECTION_POISSON:
 		return 1;
 	case DP_EVENT_COMPOSED:
 	case DP_EVENT_PARALLEL:
@@ -131,6 +135,20 @@ dp_event_approx(struct dp_event_tree *t, enum dp_relation r, double epsilon, dou
 	leaf(t, DP_EVENT_APPROX, r);
 	t->node[0].epsilon = epsilon;
 	t->node[0].delta = delta;
+}
+
+double
+dp_selection_tnb_mean(double eta, double gamma)
+{
+	double lg;
+
+	if (!(isfinite(eta) && eta > -1.0 && gamma > 0.0 && gamma < 1.0))
+		return NAN;
+	lg = log(gamma);
+	if (eta == 0.0)
+		return (1.0 / gamma - 1.0) / -lg;
+	/* 1 - gamma^eta = -expm1(eta log gamma): same sign as eta. */
+	return eta * (1.0 - gamma) / (gamma * -expm1(eta * lg));
 }
 
 /* Copy src's nodes into dst starting at index at, shifting child indices. */
@@ -272,6 +290,19 @@ check_node(const struct dp_event_tree *t, unsigned i, unsigned depth, struct err
 		if (n->count < n->n_children)
 			return err_set(e, ERR_INVALID, "parallel needs parts >= its events");
 		break;
+	case DP_EVENT_SELECTION_TNB:
+		if (!(isfinite(n->eta) && n->eta > -1.0 && n->eta <= 1e6))
+			return err_set(e, ERR_INVALID, "selection_tnb needs eta in (-1, 1e6]");
+		if (!(n->gamma > 0.0 && n->gamma < 1.0))
+			return err_set(e, ERR_INVALID, "selection_tnb needs gamma in (0, 1)");
+		if (!finite_pos(dp_selection_tnb_mean(n->eta, n->gamma)))
+			return err_set(e, ERR_INVALID,
+				       "selection_tnb has no finite mean number of repetitions");
+		break;
+	case DP_EVENT_SELECTION_POISSON:
+		if (!finite_pos(n->mu) || n->mu > 1e9)
+			return err_set(e, ERR_INVALID, "selection_poisson needs mu in (0, 1e9]");
+		break;
 	case DP_EVENT_COMPOSED:
 	case DP_EVENT__COUNT:
 		break;
@@ -319,7 +350,10 @@ dp_event_equal(const struct dp_event_tree *a, const struct dp_event_tree *b)
 		    memcmp(&x->epsilon, &y->epsilon, sizeof(double)) != 0 ||
 		    memcmp(&x->delta, &y->delta, sizeof(double)) != 0 ||
 		    memcmp(&x->rho, &y->rho, sizeof(double)) != 0 ||
-		    memcmp(&x->sampling_rate, &y->sampling_rate, sizeof(double)) != 0)
+		    memcmp(&x->sampling_rate, &y->sampling_rate, sizeof(double)) != 0 ||
+		    memcmp(&x->eta, &y->eta, sizeof(double)) != 0 ||
+		    memcmp(&x->gamma, &y->gamma, sizeof(double)) != 0 ||
+		    memcmp(&x->mu, &y->mu, sizeof(double)) != 0)
 			return false;
 	}
 	return true;

@@ -25,6 +25,17 @@
  *	self_composed                count                   1
  *	composed                     -                       1..k, in sequence
  *	parallel                     parts                   1..k, on disjoint records
+ *	selection_tnb                eta, gamma              1 (the base mechanism Q)
+ *	selection_poisson            mu                      1 (the base mechanism Q)
+ *
+ * selection_tnb / selection_poisson: private selection with a random
+ * number of repetitions (Papernot & Steinke, "Hyperparameter tuning with
+ * Renyi differential privacy", ICLR 2022): K ~ truncated negative binomial
+ * D_{eta,gamma} on {1, 2, ...} (eta > -1, gamma in (0, 1); eta = 1 is the
+ * geometric P[K = k] = gamma (1 - gamma)^(k - 1), mean 1/gamma), or
+ * K ~ Poisson(mu), independent runs of the child Q, and only the best
+ * output (by Q's own released score) is released -- never K itself.
+ * Curves in rdp.c.
  *
  * parallel with one child and parts = T means T disjoint parts that each
  * run that child; its cost is the child's (the worst part's in general).
@@ -55,6 +66,8 @@ enum dp_event_type {
 	DP_EVENT_SELF_COMPOSED,
 	DP_EVENT_COMPOSED,
 	DP_EVENT_PARALLEL,
+	DP_EVENT_SELECTION_TNB,
+	DP_EVENT_SELECTION_POISSON,
 	DP_EVENT__COUNT
 };
 
@@ -71,6 +84,9 @@ struct dp_event {
 	uint64_t count;          /* self_composed: repetitions; parallel: parts */
 	uint16_t first_child;
 	uint16_t n_children;
+	double eta;   /* selection_tnb: shape, > -1 (1: geometric) */
+	double gamma; /* selection_tnb: in (0, 1) */
+	double mu;    /* selection_poisson: mean number of repetitions, > 0 */
 };
 
 #define DP_EVENT_MAX_NODES 32
@@ -98,10 +114,16 @@ void dp_event_bounded_range(struct dp_event_tree *t, enum dp_relation r, double 
 void dp_event_zcdp(struct dp_event_tree *t, enum dp_relation r, double rho);
 void dp_event_approx(struct dp_event_tree *t, enum dp_relation r, double epsilon, double delta);
 
+/* The expected number of repetitions E[K] of selection_tnb (Papernot &
+ * Steinke 2022, Sec. 2): eta (1 - gamma) / (gamma (1 - gamma^eta)) for
+ * eta != 0, (1/gamma - 1) / log(1/gamma) for eta = 0 (the logarithmic
+ * distribution).  NaN outside eta > -1, 0 < gamma < 1. */
+double dp_selection_tnb_mean(double eta, double gamma);
+
 /* Put the whole tree t under a new root of one child: parent's type must
  * take one child (sampled_without_replacement, poisson_sampled,
- * self_composed, parallel).  The parent's relation is the child's.
- * ERR_INVALID when the tree would exceed DP_EVENT_MAX_NODES. */
+ * self_composed, parallel, selection_tnb, selection_poisson).  The parent's relation is the
+ * child's. ERR_INVALID when the tree would exceed DP_EVENT_MAX_NODES. */
 enum err_code dp_event_wrap(struct dp_event_tree *t, const struct dp_event *parent, struct err *e);
 
 /* *ret = composed (or parallel, with parts = k) of the k trees in parts;

@@ -26,6 +26,10 @@
  *  - B. Balle, G. Barthe, M. Gaboardi, "Privacy amplification by
  *    subsampling", NeurIPS 2018: pure eps-DP under sampling without
  *    replacement (replace-one) is log(1 + gamma (e^eps - 1))-DP.
+ *  - N. Papernot, T. Steinke, "Hyperparameter tuning with Renyi
+ *    differential privacy", ICLR 2022 (arXiv:2110.03620): Theorem 2
+ *    (truncated negative binomial repetitions) and Theorem 6 (Poisson
+ *    repetitions); see selection_tnb_curve and selection_poisson_curve.
  *
  * Everything is computed in log space.  Every node's curve is checked:
  * a NaN, an infinite, negative or zero value is ERR_NUMERIC.  Nothing is
@@ -700,6 +704,119 @@ poisson_curve(const struct dp_event_tree *t, unsigned i, const double *a, unsign
 }
 
 /* ------------------------------------------------------------------ */
+/* Private selection with a random number of repetitions               */
+
+static enum err_code node_curve(const struct dp_event_tree *t, unsigned i, const double *a,
+				unsigned n, double *out, struct err *e);
+
+/*
+ * Papernot & Steinke 2022, Theorem 2.  Let Q be (lambda, eps)-RDP and
+ * (lambda_hat, eps_hat)-RDP, with lambda in (1, inf), lambda_hat in
+ * [1, inf), eta in (-1, inf), gamma in (0, 1).  Let A run Q independently
+ * K ~ D_{eta,gamma} times, where P[K = k] is proportional to
+ * C(k + eta - 1, k) (1 - gamma)^k for k = 1, 2, ..., and output the best
+ * of the K outputs (any selection rule that is a function of the outputs).
+ * Then A is (lambda, eps')-RDP with
+ *
+ *	eps' = eps + (1 + eta)(1 - 1/lambda_hat) eps_hat
+ *	           + (1 + eta) log(1/gamma) / lambda_hat + log E[K] / (lambda - 1),
+ *
+ * E[K] as in dp_selection_tnb_mean.  lambda_hat is free: every choice is
+ * a valid bound, so we take the minimum over the orders of the default
+ * grid (all > 1; lambda_hat = 1 would need the KL divergence, which the
+ * tree does not give).  Conditions checked here (fail closed): eta > -1,
+ * 0 < gamma < 1, E[K] finite and >= 1, every base value finite.
+ */
+static enum err_code
+selection_tnb_curve(const struct dp_event_tree *t, unsigned i, const double *a, unsigned n,
+		    double *out, struct err *e)
+{
+	const struct dp_event *node = &t->node[i];
+	struct rdp_grid hat;
+	double hat_rdp[RDP_MAX_ORDERS], best = INFINITY, eta = node->eta, gamma = node->gamma;
+	double mean = dp_selection_tnb_mean(eta, gamma), log_mean;
+	enum err_code rc;
+
+	if (!(isfinite(eta) && eta > -1.0 && gamma > 0.0 && gamma < 1.0) || !isfinite(mean) ||
+	    !(mean >= 1.0))
+		return err_set(e, ERR_INVALID,
+			       "selection_tnb needs eta > -1 and gamma in (0, 1) (Theorem 2)");
+	log_mean = log(mean);
+	rdp_grid_default(&hat);
+	if ((rc = node_curve(t, node->first_child, hat.order, hat.n, hat_rdp, e)) != ERR_OK)
+		return rc;
+	for (unsigned k = 0; k < hat.n; k++) {
+		double lh = hat.order[k], v;
+
+		if (!(lh > 1.0) || !isfinite(hat_rdp[k]))
+			return err_set(e, ERR_NUMERIC, "selection_tnb: base curve not usable");
+		v = (1.0 + eta) * (1.0 - 1.0 / lh) * hat_rdp[k] + (1.0 + eta) * -log(gamma) / lh;
+		if (v < best)
+			best = v;
+	}
+	if (!isfinite(best))
+		return err_set(e, ERR_NUMERIC, "selection_tnb: no usable lambda_hat");
+	if ((rc = node_curve(t, node->first_child, a, n, out, e)) != ERR_OK)
+		return rc;
+	for (unsigned k = 0; k < n; k++) {
+		if (!(a[k] > 1.0))
+			return err_set(e, ERR_INVALID, "selection_tnb needs orders above 1");
+		out[k] += best + log_mean / (a[k] - 1.0);
+	}
+	return ERR_OK;
+}
+
+/*
+ * Papernot & Steinke 2022, Theorem 6.  Let Q be (lambda, eps)-RDP and
+ * (eps_hat, delta_hat)-DP with e^eps_hat <= 1 + 1/(lambda - 1), and
+ * K ~ Poisson(mu) (K = 0 outputs nothing).  Then the best of the K outputs
+ * is (lambda, eps')-RDP with
+ *
+ *	eps' = eps + mu delta_hat + log(mu) / (lambda - 1).
+ *
+ * At each order lambda we take eps_hat = log(1 + 1/(lambda - 1)) (the
+ * largest allowed) and delta_hat from Q's own RDP curve on the default grid
+ * by the conversion of rdp_to_delta (Canonne, Kamath & Steinke 2020,
+ * Prop. 12), minimised over its orders lambda_hat, capped at 1.
+ */
+static enum err_code
+selection_poisson_curve(const struct dp_event_tree *t, unsigned i, const double *a, unsigned n,
+			double *out, struct err *e)
+{
+	const struct dp_event *node = &t->node[i];
+	struct rdp_grid hat;
+	double hat_rdp[RDP_MAX_ORDERS], mu = node->mu;
+	enum err_code rc;
+
+	if (!isfinite(mu) || !(mu > 0.0))
+		return err_set(e, ERR_INVALID, "selection_poisson needs mu > 0 (Theorem 6)");
+	rdp_grid_default(&hat);
+	if ((rc = node_curve(t, node->first_child, hat.order, hat.n, hat_rdp, e)) != ERR_OK ||
+	    (rc = node_curve(t, node->first_child, a, n, out, e)) != ERR_OK)
+		return rc;
+	for (unsigned k = 0; k < n; k++) {
+		double eps_hat, log_delta = 0.0; /* delta_hat <= 1 always */
+
+		if (!(a[k] > 1.0))
+			return err_set(e, ERR_INVALID, "selection_poisson needs orders above 1");
+		eps_hat = log1p(1.0 / (a[k] - 1.0));
+		for (unsigned h = 0; h < hat.n; h++) {
+			double lh = hat.order[h];
+			double v = (lh - 1.0) * (hat_rdp[h] - eps_hat) +
+				   (lh - 1.0) * log1p(-1.0 / lh) - log(lh);
+
+			if (!isfinite(hat_rdp[h]) || isnan(v))
+				return err_set(e, ERR_NUMERIC,
+					       "selection_poisson: base curve not usable");
+			if (v < log_delta)
+				log_delta = v;
+		}
+		out[k] += mu * exp(log_delta) + log(mu) / (a[k] - 1.0);
+	}
+	return ERR_OK;
+}
+
+/* ------------------------------------------------------------------ */
 /* The tree                                                            */
 
 static enum err_code
@@ -776,6 +893,12 @@ node_curve(const struct dp_event_tree *t, unsigned i, const double *a, unsigned 
 									 : fmax(out[k], tmp[k]);
 		}
 		free(tmp);
+		break;
+	case DP_EVENT_SELECTION_TNB:
+		rc = selection_tnb_curve(t, i, a, n, out, e);
+		break;
+	case DP_EVENT_SELECTION_POISSON:
+		rc = selection_poisson_curve(t, i, a, n, out, e);
 		break;
 	case DP_EVENT__COUNT:
 		return err_set(e, ERR_INTERNAL, "unknown privacy event type");

@@ -117,4 +117,22 @@ repeat(struct dp_event_tree t, unsigned k)
 	return join(DP_EVENT_COMPOSED, a, k);
 }
 
+/* Private selection over t: K ~ truncated negative binomial (eta, gamma). */
+static inline struct dp_event_tree
+selection_tnb(struct dp_event_tree t, double eta, double gamma)
+{
+	struct dp_event p = { .type = DP_EVENT_SELECTION_TNB, .eta = eta, .gamma = gamma };
+
+	return wrap(t, p);
+}
+
+/* Private selection over t: K ~ Poisson(mu). */
+static inline struct dp_event_tree
+selection_poisson(struct dp_event_tree t, double mu)
+{
+	struct dp_event p = { .type = DP_EVENT_SELECTION_POISSON, .mu = mu };
+
+	return wrap(t, p);
+}
+
 #endif /* TESTS_UNIT_EVENT_BUILDERS_H */

@@ -171,7 +171,7 @@ END_TEST
 /* self_composed(e, k) == k-fold composed, for every type, in both modes. */
 START_TEST(test_self_composed_accountant)
 {
-	struct dp_event_tree evs[12], two[2];
+	struct dp_event_tree evs[16], two[2];
 	unsigned n = 0;
 
 	evs[n++] = gaussian(DP_REPLACE_ONE, 1.1);
@@ -196,6 +196,9 @@ START_TEST(test_self_composed_accountant)
 	evs[n++] = join(DP_EVENT_PARALLEL, two, 2);
 	two[1] = pure(0.3);
 	evs[n++] = join(DP_EVENT_COMPOSED, two, 2);
+	evs[n++] = selection_tnb(gaussian(DP_REPLACE_ONE, 3.0), 1.0, 0.1);
+	evs[n++] = selection_tnb(pure(0.4), 0.0, 0.2); /* pure leaves: basic refuses, rdp bounds */
+	evs[n++] = selection_poisson(laplace(2.0), 4.0);
 
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned k = 2; k <= 4; k++) {

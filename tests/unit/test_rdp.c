@@ -338,6 +338,10 @@ every_event(unsigned i, bool *more)
 		two[0] = pure(0.3);
 		two[1] = laplace(4.0);
 		return join(DP_EVENT_PARALLEL, two, 2);
+	case 11:
+		return selection_tnb(gaussian(DP_REPLACE_ONE, 3.0), 1.0, 0.1);
+	case 12:
+		return selection_poisson(laplace(3.0), 5.0);
 	default:
 		*more = false;
 		return self_composed(bounded_range(0.9), 3);

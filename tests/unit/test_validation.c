@@ -445,6 +445,49 @@ START_TEST(test_event_json_roundtrip)
 }
 END_TEST
 
+static enum err_code try_event(const char *text, struct err *e);
+
+/* The private-selection events round-trip and name their bad fields. */
+START_TEST(test_event_json_selection)
+{
+	struct err e = { 0 };
+	struct dp_event_tree t, u;
+	json_t *doc = parse("{\"type\": \"selection_tnb\", \"eta\": 1, \"gamma\": 0.1,"
+			    " \"event\": {\"type\": \"gaussian\", \"noise_multiplier\": 3}}");
+	json_t *back;
+
+	ck_assert_msg(dp_event_from_json(doc, "event", &t, &e) == ERR_OK, "%s", e.msg);
+	ck_assert(t.node[0].type == DP_EVENT_SELECTION_TNB && t.node[0].eta == 1.0 &&
+		  t.node[0].gamma == 0.1 && t.n_nodes == 2);
+	back = dp_event_to_json(&t);
+	ck_assert_int_eq(dp_event_from_json(back, "event", &u, &e), ERR_OK);
+	ck_assert(dp_event_equal(&t, &u));
+	json_decref(back);
+	json_decref(doc);
+	ck_assert_int_eq(try_event("{\"type\": \"selection_poisson\", \"mu\": 4,"
+				   " \"event\": {\"type\": \"pure\", \"epsilon\": 1}}",
+				   &e),
+			 ERR_OK);
+	ck_assert_int_eq(try_event("{\"type\": \"selection_tnb\", \"eta\": 1, \"gamma\": 1,"
+				   " \"event\": {\"type\": \"pure\", \"epsilon\": 1}}",
+				   &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "event.gamma");
+	ck_assert_int_eq(try_event("{\"type\": \"selection_tnb\", \"eta\": -1, \"gamma\": 0.5,"
+				   " \"event\": {\"type\": \"pure\", \"epsilon\": 1}}",
+				   &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "event.eta");
+	ck_assert_int_eq(try_event("{\"type\": \"selection_poisson\", \"mu\": 0,"
+				   " \"event\": {\"type\": \"pure\", \"epsilon\": 1}}",
+				   &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "event.mu");
+	ck_assert_int_eq(try_event("{\"type\": \"selection_poisson\", \"mu\": 2}", &e),
+			 ERR_INVALID);
+}
+END_TEST
+
 static enum err_code
 try_event(const char *text, struct err *e)
 {
@@ -552,6 +595,7 @@ validation_suite(void)
 	tcase_add_test(tc, test_status_map);
 	tcase_add_test(tc, test_event_json_roundtrip);
 	tcase_add_test(tc, test_event_json_errors);
+	tcase_add_test(tc, test_event_json_selection);
 	tcase_add_test(tc, test_event_join_and_wrap);
 	tcase_add_test(tc, test_renyi_refuses_approx);
 	suite_add_tcase(s, tc);
