@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -28,7 +29,49 @@ struct solve_opts {
 	const char *data, *format, *schema, *algorithm, *objective, *constraint, *constraint_y;
 	const char *epsilon, *delta, *params, *mode, *eval, *eval_format;
 	bool list;
+	bool large_delta_ok; /* --acknowledge-large-delta: the dataset key of that name */
 };
+
+/* Progress on stderr (solve.h): data-independent, steps done / total. */
+struct progress {
+	struct timespec start;
+	double after;   /* seconds before the first line */
+	double printed; /* seconds at the last line, or -1 */
+};
+
+static double
+since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static bool
+on_progress(void *ctx, unsigned long done, unsigned long total)
+{
+	struct progress *p = ctx;
+	double t = since(&p->start);
+
+	if (t >= p->after && (p->printed < 0 || t - p->printed >= 0.5 || done == total)) {
+		fprintf(stderr, "dpoptd solve: step %lu / %lu\n", done, total);
+		p->printed = t;
+	}
+	return true;
+}
+
+static void
+progress_init(struct progress *p)
+{
+	const char *ms = getenv("DPOPTD_SOLVE_PROGRESS_AFTER_MS");
+	char *end;
+	double v = ms != NULL ? strtod(ms, &end) : -1;
+
+	clock_gettime(CLOCK_MONOTONIC, &p->start);
+	p->after = ms != NULL && *ms != '\0' && *end == '\0' && v >= 0 ? v / 1000.0 : 1.0;
+	p->printed = -1;
+}
 
 /* Rows of one file, through the upload's rules (rows.h). */
 struct reader {
@@ -59,7 +102,8 @@ usage(const char *why)
 		"                    --algorithm NAME --objective NAME|JSON\n"
 		"                    --constraint KIND:KEY=VALUE,... --epsilon E --delta D\n"
 		"                    [--constraint-y KIND:KEY=VALUE,...] (saddle methods)\n"
-		"                    [--params JSON] [--mode renyi|basic]\n"
+		"                    [--params JSON] [--mode renyi|basic] "
+		"[--acknowledge-large-delta]\n"
 		"                    [--eval FILE [--eval-format csv|libsvm]]\n"
 		"       dpoptd solve --list\n",
 		why);
@@ -299,6 +343,7 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 	struct dataset_meta m = { 0 };
 	struct planned_run run = { 0 };
 	struct dataset view, eview;
+	struct progress prog;
 	json_t *doc = NULL, *result = NULL, *ev;
 	double *w = NULL;
 	enum err_code rc;
@@ -315,6 +360,7 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 	m.bounds = s.bounds;
 	m.n_rows = (long long)view.n;
 	m.layout = b.layout;
+	m.large_delta_ok = o->large_delta_ok;
 	snprintf(m.state, sizeof(m.state), "sealed");
 	snprintf(m.mode, sizeof(m.mode), "%s", o->mode != NULL ? o->mode : "renyi");
 	if (strcmp(m.mode, "renyi") != 0 && strcmp(m.mode, "basic") != 0) {
@@ -323,10 +369,19 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 		goto out;
 	}
 	rc = request_json(o, &doc, e);
-	if (rc == ERR_OK)
+	if (rc == ERR_OK) {
 		rc = run_pipeline_plan(doc, &m, NULL, NULL, NULL, &run, e);
-	if (rc == ERR_OK)
-		rc = run_pipeline_run(&run, &view, NULL, NULL, &w, &result, e);
+		if (rc == ERR_NUMERIC && strcmp(e->field, "privacy.delta") == 0)
+			/* The API's message names the dataset key; here it is a flag. */
+			err_set_field(e, ERR_NUMERIC, "privacy.delta",
+				      "'--delta' = %g is not below 1/n = 1/%lld; pass "
+				      "--acknowledge-large-delta to allow it",
+				      strtod(o->delta, NULL), m.n_rows);
+	}
+	if (rc == ERR_OK) {
+		progress_init(&prog);
+		rc = run_pipeline_run(&run, &view, on_progress, &prog, &w, &result, e);
+	}
 	if (rc != ERR_OK)
 		goto out;
 	if (o->eval != NULL) {
@@ -392,6 +447,10 @@ solve_main(int argc, char **argv)
 
 		if (strcmp(argv[i], "--list") == 0) {
 			o.list = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--acknowledge-large-delta") == 0) {
+			o.large_delta_ok = true;
 			continue;
 		}
 		for (k = 0; k < sizeof(opt) / sizeof(opt[0]); k++)

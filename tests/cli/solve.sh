@@ -72,8 +72,22 @@ check "bad radius names constraints.x.radius" run_err 1 constraints.x.radius "" 
 check "unknown algorithm named" run_err 1 algorithm "" -- \
 	--data "$DATA" --format csv --schema "$SCHEMA" --algorithm nope --objective logistic \
 	--epsilon 1 --constraint l2_ball:radius=1 --delta 1e-6
-check "delta >= 1/n refused" run_err 1 privacy.delta "" -- \
+check "delta >= 1/n refused, suggesting the flag" run_err 1 privacy.delta "pass --acknowledge-large-delta" -- \
 	--data "$DATA" --format csv $COMMON --constraint l2_ball:radius=1 --delta 1e-3
+# The dataset key acknowledge_large_delta is the flag --acknowledge-large-delta.
+"$BIN" solve --data "$DATA" --format csv $COMMON --constraint l2_ball:radius=1 --delta 1e-3 --mode basic \
+	--acknowledge-large-delta >"$TMP/ack.json" 2>"$TMP/err"
+check "--acknowledge-large-delta allows delta >= 1/n" sh -c "test $? -eq 0 &&
+	jq -e '.privacy.charged.delta == 0.001' '$TMP/ack.json' >/dev/null"
+# Progress on stderr, data-independent: "step DONE / TOTAL" lines ending at
+# the last step (the one-second threshold lowered to 0 for the test), and
+# none for a run shorter than the default second.
+DPOPTD_SOLVE_PROGRESS_AFTER_MS=0 run >/dev/null 2>"$TMP/prog"
+check "progress lines end at step TOTAL / TOTAL" sh -c "
+	grep -Eq '^dpoptd solve: step [0-9]+ / [0-9]+\$' '$TMP/prog' &&
+	tail -n 1 '$TMP/prog' | awk '{ exit !(\$4 == \$6 && \$6 > 0) }'"
+run >/dev/null 2>"$TMP/prog"
+check "no progress for a short run" test ! -s "$TMP/prog"
 printf '0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.1,1\n0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.1,0.5\n' \
 	>"$TMP/bad.csv"
 check "bad label names its line" run_err 1 data "line 2" -- \
