@@ -76,6 +76,7 @@ progress_init(struct progress *p)
 /* Rows of one file, through the upload's rules (rows.h). */
 struct reader {
 	const struct data_schema *s;
+	const struct schema_extra *x;
 	struct rows_builder *b;
 	double *row;   /* d + tail */
 	uint32_t *col; /* d */
@@ -117,7 +118,9 @@ on_csv(void *ctx, const double *cells, size_t ncols, unsigned long line, struct 
 	enum err_code rc;
 
 	memcpy(r->row, cells, ncols * sizeof(double));
-	rc = rows_ingest_dense(r->s, r->row, line, e);
+	rc = rows_map_label(&r->x->binary, true, &r->row[ncols - 1], line, "column", ncols, e);
+	if (rc == ERR_OK)
+		rc = rows_ingest_dense(r->s, r->row, line, e);
 	if (rc != ERR_OK)
 		return rc;
 	return rows_builder_add_dense(r->b, r->row, r->row + r->s->d, e);
@@ -127,11 +130,14 @@ static enum err_code
 on_svm(void *ctx, const struct libsvm_row *row, struct err *e)
 {
 	struct reader *r = ctx;
+	struct libsvm_row m = *row; /* the label mapped */
 	double tail[2];
 	size_t nnz;
 	enum err_code rc;
 
-	rc = rows_ingest_libsvm(r->s, row, r->col, r->row, &nnz, tail, e);
+	rc = rows_map_label(&r->x->binary, false, &m.label, row->line, "entry", 1, e);
+	if (rc == ERR_OK)
+		rc = rows_ingest_libsvm(r->s, &m, r->col, r->row, &nnz, tail, e);
 	if (rc != ERR_OK)
 		return rc;
 	return rows_builder_add_sparse(r->b, r->col, r->row, nnz, tail, e);
@@ -143,7 +149,7 @@ read_rows(const char *path, const char *format, const struct data_schema *s,
 	  const struct schema_extra *x, struct rows_builder *b, struct err *e)
 {
 	bool sparse;
-	struct reader r = { .s = s, .b = b };
+	struct reader r = { .s = s, .x = x, .b = b };
 	struct csv_parser csv = { 0 };
 	struct libsvm_parser svm = { 0 };
 	size_t d = s->d, t = rows_tail_len(s), n;
@@ -160,6 +166,10 @@ read_rows(const char *path, const char *format, const struct data_schema *s,
 	if (sparse && s->n_categorical > 0)
 		return err_set_field(e, ERR_INVALID, "format",
 				     "a schema with categorical attributes is read from CSV");
+	if (sparse && x->binary.declared && !x->binary.numeric)
+		return err_set_field(
+			e, ERR_INVALID, "format",
+			"a schema with string labels ('schema.labels') is read from CSV");
 	rc = rows_builder_init(b, s, sparse ? DATA_CSR : DATA_DENSE, 0, 0, e);
 	if (rc != ERR_OK)
 		return rc;
@@ -175,11 +185,8 @@ read_rows(const char *path, const char *format, const struct data_schema *s,
 					on_svm, &r, e);
 	} else {
 		rc = csv_parser_init(&csv, d + t, (d + t) * 64 + 256, on_csv, &r, e);
-		for (size_t c = 0; rc == ERR_OK && c < s->n_categorical; c++)
-			if (x->labels[c].count > 0)
-				rc = csv_parser_set_labels(&csv, d + c,
-							   (const char *const *)x->labels[c].label,
-							   x->labels[c].count, e);
+		if (rc == ERR_OK)
+			rc = rows_csv_labels(&csv, s, x, e);
 	}
 	if (rc != ERR_OK)
 		goto out;
