@@ -18,6 +18,7 @@
 #include "evaluate.h"
 #include "handlers.h"
 #include "libsvm.h"
+#include "model.h"
 #include "rows.h"
 #include "run_pipeline.h"
 #include "schema.h"
@@ -28,6 +29,8 @@
 struct solve_opts {
 	const char *data, *format, *schema, *algorithm, *objective, *constraint, *constraint_y;
 	const char *epsilon, *delta, *params, *mode, *eval, *eval_format;
+	const char *predict, *model,
+		*save_model; /* model.h: rows to score, a model to read/write */
 	bool list;
 	bool large_delta_ok; /* --acknowledge-large-delta: the dataset key of that name */
 };
@@ -106,6 +109,8 @@ usage(const char *why)
 		"                    [--params JSON] [--mode renyi|basic] "
 		"[--acknowledge-large-delta]\n"
 		"                    [--eval FILE [--eval-format csv|libsvm]]\n"
+		"                    [--predict FILE] [--save-model FILE.json]\n"
+		"       dpoptd solve --model FILE.json --predict FILE\n"
 		"       dpoptd solve --list\n",
 		why);
 	return 2;
@@ -341,6 +346,124 @@ request_json(const struct solve_opts *o, json_t **ret, struct err *e)
 	return ERR_OK;
 }
 
+/* The whole of a file (owned, NUL-terminated), for --predict and --model. */
+static enum err_code
+slurp(const char *path, const char *field, char **ret, size_t *ret_len, struct err *e)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (f == NULL)
+		return err_set_field(e, ERR_INVALID, field, "cannot open '%s': %s", path,
+				     strerror(errno));
+	do {
+		if (len + READ_BYTES + 1 > cap) {
+			char *p = realloc(buf, cap = 2 * cap + READ_BYTES + 1);
+
+			if (p == NULL) {
+				free(buf);
+				fclose(f);
+				return err_set(e, ERR_NOMEM, "out of memory");
+			}
+			buf = p;
+		}
+		n = fread(buf + len, 1, READ_BYTES, f);
+		len += n;
+	} while (n > 0);
+	if (ferror(f)) {
+		free(buf);
+		fclose(f);
+		return err_set_field(e, ERR_INVALID, field, "cannot read '%s'", path);
+	}
+	fclose(f);
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return ERR_OK;
+}
+
+/* Score the rows of o->predict (CSV, or JSON {"rows": ...} when it starts
+ * with '{') with the model document doc: {"predictions": ...}.  The rows
+ * are the caller's own; no limit on their number. */
+static enum err_code
+predict_file(const struct solve_opts *o, const json_t *doc, json_t **ret, struct err *e)
+{
+	struct model m = { 0 };
+	char *text = NULL;
+	size_t len = 0, n = 0, skip;
+	double *rows = NULL;
+	json_t *body = NULL;
+	enum err_code rc;
+
+	rc = model_load(doc, &m, e);
+	if (rc == ERR_OK)
+		rc = slurp(o->predict, "predict", &text, &len, e);
+	if (rc != ERR_OK)
+		goto out;
+	skip = strspn(text, " \t\r\n");
+	if (text[skip] == '{') {
+		json_error_t je;
+
+		body = json_loadb(text, len, 0, &je);
+		rc = body != NULL ? model_rows_json(&m, body, (size_t)-1 / 2, &rows, &n, e)
+				  : err_set_field(e, ERR_INVALID, "rows",
+						  "'%s' is not JSON: %s (line %d)", o->predict,
+						  je.text, je.line);
+	} else {
+		rc = model_rows_csv(&m, text, len, (size_t)-1 / 2, &rows, &n, e);
+	}
+	if (rc == ERR_OK) {
+		*ret = model_predict_json(&m, rows, n);
+		if (*ret == NULL)
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+	}
+out:
+	json_decref(body);
+	free(text);
+	free(rows);
+	model_clear(&m);
+	return rc;
+}
+
+/* --model FILE --predict FILE: no data, no run. */
+static enum err_code
+predict_only(const struct solve_opts *o, json_t **ret, struct err *e)
+{
+	json_error_t je;
+	json_t *doc = json_load_file(o->model, 0, &je);
+	enum err_code rc;
+
+	if (doc == NULL)
+		return err_set_field(e, ERR_INVALID, "model", "cannot read '%s': %s (line %d)",
+				     o->model, je.text, je.line);
+	rc = predict_file(o, doc, ret, e);
+	json_decref(doc);
+	return rc;
+}
+
+/* The model document of the run just solved (model.h), with no run id. */
+static enum err_code
+solved_model(const struct solve_opts *o, const struct data_schema *s, const struct schema_extra *x,
+	     const struct planned_run *run, const json_t *result, json_t **ret, struct err *e)
+{
+	json_t *view, *spec;
+	enum err_code rc;
+
+	view = json_pack("{s:s, s:s, s:O, s:O?, s:O}", "algorithm", o->algorithm, "state",
+			 "succeeded", "request", run->req.normalised, "privacy",
+			 json_object_get(result, "privacy"), "result", result);
+	spec = json_pack("{s:o?, s:o?}", "schema", schema_to_json_extra(s, x), "bounds",
+			 schema_bounds_to_json(&s->bounds));
+	if (view == NULL || spec == NULL)
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	else
+		rc = model_document(view, spec, ret, e);
+	json_decref(view);
+	json_decref(spec);
+	return rc;
+}
+
 static enum err_code
 solve(const struct solve_opts *o, json_t **ret, struct err *e)
 {
@@ -409,6 +532,24 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 		json_object_set_new(ev, "file", json_string(o->eval));
 		json_object_set_new(result, "evaluation", ev);
 	}
+	if (o->predict != NULL || o->save_model != NULL) {
+		json_t *model = NULL, *pred = NULL;
+
+		rc = solved_model(o, &s, &x, &run, result, &model, e);
+		if (rc == ERR_OK && o->save_model != NULL &&
+		    json_dump_file(model, o->save_model, JSON_INDENT(2)) != 0)
+			rc = err_set_field(e, ERR_INVALID, "save_model", "cannot write '%s'",
+					   o->save_model);
+		if (rc == ERR_OK && o->predict != NULL)
+			rc = predict_file(o, model, &pred, e);
+		if (rc == ERR_OK && pred != NULL)
+			json_object_set_new(result, "predictions",
+					    json_incref(json_object_get(pred, "predictions")));
+		json_decref(pred);
+		json_decref(model);
+		if (rc != ERR_OK)
+			goto out;
+	}
 	*ret = result;
 	result = NULL;
 out:
@@ -443,6 +584,9 @@ solve_main(int argc, char **argv)
 		{ "--eval", &o.eval },
 		{ "--eval-format", &o.eval_format },
 		{ "--constraint-y", &o.constraint_y },
+		{ "--predict", &o.predict },
+		{ "--model", &o.model },
+		{ "--save-model", &o.save_model },
 	};
 	struct err e = { 0 };
 	json_t *out = NULL;
@@ -471,6 +615,14 @@ solve_main(int argc, char **argv)
 	}
 	if (o.list) {
 		out = catalogue_json();
+	} else if (o.model != NULL) {
+		if (o.predict == NULL || o.data != NULL)
+			return usage("--model FILE goes with --predict FILE and no --data");
+		rc = predict_only(&o, &out, &e);
+		if (rc != ERR_OK) {
+			print_error(&e);
+			return 1;
+		}
 	} else {
 		if (o.data == NULL || o.format == NULL || o.schema == NULL || o.algorithm == NULL ||
 		    o.objective == NULL || o.constraint == NULL || o.epsilon == NULL ||
