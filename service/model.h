@@ -21,8 +21,9 @@
  * what it meant in training.  Each prediction is {"margin", "probability"
  * (logistic), "class" (the declared label; binary)} or, multiclass,
  * {"margins": [K], "probabilities": [K], "class": k}; for regression
- * {"margin", "prediction"} with prediction = margin.  Errors never quote a
- * cell's value.
+ * {"margin", "prediction"} with prediction = margin.  A bad cell's error
+ * names its line (CSV) or row and column; the message goes back to the
+ * client that sent it and, being a 4xx, is never logged (log.c).
  */
 #ifndef SERVICE_MODEL_H
 #define SERVICE_MODEL_H
@@ -62,8 +63,8 @@ void model_clear(struct model *m); /* accepts a zeroed struct */
 
 /* Rows to score from CSV text / a {"rows": ...} document: *ret_rows (owned,
  * n x d features, clipped), *ret_n.  More than max_rows rows is
- * ERR_INVALID naming "rows"; a bad cell names "rows" and its line/row and
- * column, never its value. */
+ * ERR_INVALID naming "rows"; a bad cell names "rows" (its line and column
+ * in the message) or "rows[i]". */
 enum err_code model_rows_csv(const struct model *m, const char *text, size_t len, size_t max_rows,
 			     double **ret_rows, size_t *ret_n, struct err *e);
 enum err_code model_rows_json(const struct model *m, const json_t *doc, size_t max_rows,
