@@ -37,9 +37,8 @@
 #include "predict.h"
 #include "schema.h"
 
-/* Rows per request, and bytes of a request body (POST .../predict). */
-#define MODEL_MAX_ROWS       10000
-#define MODEL_MAX_BODY_BYTES (8u << 20)
+/* Rows per request (POST .../predict; its bytes are DPOPT_MAX_BODY_BYTES). */
+#define MODEL_MAX_ROWS 10000
 
 /* The document for a run: run is its view (runs.c's JSON: id, algorithm,
  * state, request, privacy, result), spec its dataset's stored
