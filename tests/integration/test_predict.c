@@ -24,6 +24,7 @@ static char owner[128], analyst[128], other[128];
 static void
 setup_opts(const struct h_opts *o)
 {
+	setenv("DPOPT_TEST_LOG_LEVEL", "debug", 1); /* every request logged: test_nothing_logged */
 	h_db_create(db, sizeof(db));
 	h_key_create(db, "acme", "owner", owner, sizeof(owner));
 	h_key_create(db, "acme", "analyst", analyst, sizeof(analyst));
@@ -437,6 +438,53 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* The whole server log (owned). */
+static char *
+read_log(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *text;
+	long len;
+
+	ck_assert_msg(f != NULL, "open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	ck_assert_int_ge(len, 0);
+	rewind(f);
+	text = malloc((size_t)len + 1);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+	text[len] = '\0';
+	fclose(f);
+	return text;
+}
+
+/* Nothing of the rows scored, nor of a refused cell or label, reaches the
+ * log: scored rows, a bad cell, a label neither no nor yes. */
+START_TEST(test_nothing_logged)
+{
+	char ds[64], run[64], path[128], *log;
+	const char *ok = "0.4242421,0.1,0.1,0.1,0.1\n";
+	const char *bad = "0.1,0.1,0.1,0.1,0.1\n0.1,0.1,7.7777xyz,0.1,0.1\n";
+	const char *lab = "f1,f2,f3,y\n0.1,0.1,0.1,yes\n0.2,0.1,0.1,maybeQQ\n";
+
+	h_dataset_sealed(&srv, owner, "5", ds);
+	succeeded_run(ds, H_RUN_BODY, run);
+	json_decref(post_rows(run, analyst, "text/csv", ok, 200));
+	json_decref(post_rows(run, analyst, "text/csv", bad, 400));
+	h_dataset_create(&srv, owner, BIN_DS, ds);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/data", ds);
+	h_expect_error(&srv, "PUT", path, owner, "text/csv", lab, strlen(lab), NULL, 400,
+		       "invalid_request", "data", "line 3");
+	log = read_log(srv.log);
+	ck_assert_msg(strstr(log, "/predict") != NULL, "no predict request logged");
+	ck_assert_msg(strstr(log, "4242421") == NULL, "a scored cell in the log");
+	ck_assert_msg(strstr(log, "7777xyz") == NULL, "a refused cell in the log");
+	ck_assert_msg(strstr(log, "maybeQQ") == NULL, "a refused label in the log");
+	free(log);
+}
+END_TEST
+
 /* A run still running has no model yet: 409 for both routes. */
 START_TEST(test_not_succeeded)
 {
@@ -475,6 +523,7 @@ main(void)
 	tcase_add_test(tc, test_labels_upload);
 	tcase_add_test(tc, test_multiclass_regression);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_nothing_logged);
 	tcase_add_test(slow, test_not_succeeded);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, slow);
