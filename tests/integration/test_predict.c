@@ -438,6 +438,42 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* A saddle run (bilinear) has no predictor: 400 naming objective.name. */
+START_TEST(test_saddle_no_model)
+{
+	char ds[64], run[64], path[128];
+	size_t cap = 3000 * 24 + 1, len = 0;
+	char *csv = malloc(cap);
+	unsigned long long st = 12345;
+
+	ck_assert_ptr_nonnull(csv);
+	for (size_t i = 0; i < 3000; i++)
+		for (size_t j = 0; j < 4; j++)
+			len += (size_t)snprintf(csv + len, cap - len, "%s%s",
+						next(&st) % 2 ? "0.7" : "-0.7", j < 3 ? "," : "\n");
+	dataset("{\"name\": \"pairs\", \"schema\": {\"features\": 4, \"task\": \"unlabeled\","
+		" \"blocks\": [{\"name\": \"a\", \"size\": 2, \"bounds\": {\"l2\": 1}},"
+		" {\"name\": \"b\", \"size\": 2, \"bounds\": {\"l2\": 1}}]},"
+		" \"bounds\": {\"feature_l2\": 1.5},"
+		" \"budget\": {\"epsilon\": 10, \"delta\": 1e-4}, \"accounting_mode\": \"basic\"}",
+		csv, ds);
+	free(csv);
+	succeeded_run(
+		ds,
+		"{\"algorithm\": \"saddle.sgda_one_pass\", \"objective\": {\"name\":"
+		" \"bilinear\", \"coupling\": 0.5}, \"constraints\": {\"x\": {\"kind\":"
+		" \"l2_ball\", \"radius\": 1}, \"y\": {\"kind\": \"l2_ball\", \"radius\": 1}},"
+		" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}}",
+		run);
+	snprintf(path, sizeof(path), "/v1/runs/%s/model", run);
+	h_expect_error(&srv, "GET", path, owner, NULL, NULL, 0, NULL, 400, "invalid_request",
+		       "objective.name", "does not predict");
+	snprintf(path, sizeof(path), "/v1/runs/%s/predict", run);
+	h_expect_error(&srv, "POST", path, owner, "text/csv", "1,2,3,4\n", 8, NULL, 400,
+		       "invalid_request", "objective.name", "does not predict");
+}
+END_TEST
+
 /* The whole server log (owned). */
 static char *
 read_log(const char *path)
@@ -524,6 +560,7 @@ main(void)
 	tcase_add_test(tc, test_multiclass_regression);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_nothing_logged);
+	tcase_add_test(tc, test_saddle_no_model);
 	tcase_add_test(slow, test_not_succeeded);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, slow);
