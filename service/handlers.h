@@ -29,6 +29,8 @@ HANDLER(handle_key_list);
 HANDLER(handle_key_create);
 HANDLER(handle_key_revoke);
 HANDLER(handle_audit_list);
+HANDLER(handle_run_model);
+HANDLER(handle_run_predict);
 
 /* GET /v1/algorithms body, also printed by `dpoptd solve --list` later. */
 json_t *catalogue_json(void);

@@ -36,6 +36,8 @@ static const struct route routes[] = {
 	{ "POST", "/v1/keys", handle_key_create, NULL, AUTH | JSON | OWNER, NULL },
 	{ "DELETE", "/v1/keys/{id}", handle_key_revoke, NULL, AUTH | OWNER, NULL },
 	{ "GET", "/v1/audit", handle_audit_list, NULL, AUTH | OWNER, NULL },
+	{ "GET", "/v1/runs/{id}/model", handle_run_model, NULL, AUTH, NULL },
+	{ "POST", "/v1/runs/{id}/predict", handle_run_predict, NULL, AUTH, NULL },
 };
 
 size_t

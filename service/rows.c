@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "libsvm.h"
 #include "rows.h"
+#include "schema.h"
 #include "util.h"
 
 static bool
@@ -85,6 +87,50 @@ check_tail(const struct data_schema *s, double *tail, unsigned long line, const 
 	}
 	return ERR_OK;
 #undef POS
+}
+
+enum err_code
+rows_csv_labels(struct csv_parser *p, const struct data_schema *s, const struct schema_extra *x,
+		struct err *e)
+{
+	const struct schema_binary_labels *l = &x->binary;
+	enum err_code rc = ERR_OK;
+
+	for (size_t c = 0; rc == ERR_OK && c < s->n_categorical; c++)
+		if (x->labels[c].count > 0)
+			rc = csv_parser_set_labels(p, s->d + c,
+						   (const char *const *)x->labels[c].label,
+						   x->labels[c].count, e);
+	if (rc == ERR_OK && s->task == TASK_BINARY && l->declared && !l->numeric)
+		rc = csv_parser_set_labels(p, s->d + rows_tail_len(s) - 1,
+					   (const char *const *)l->text, 2, e);
+	return rc;
+}
+
+enum err_code
+rows_map_label(const struct schema_binary_labels *l, bool from_csv, double *label,
+	       unsigned long line, const char *unit, size_t pos, struct err *e)
+{
+	if (l == NULL || !l->declared)
+		return ERR_OK;
+	if (!l->numeric && !from_csv)
+		return err_set_field(e, ERR_INVALID, "data",
+				     "line %lu: the schema declares string labels "
+				     "('schema.labels'): upload as CSV",
+				     line);
+	if (!l->numeric) {
+		/* The label column gave the index (csv.h): only 0 or 1. */
+		*label = *label == 1.0 ? 1.0 : -1.0;
+		return ERR_OK;
+	}
+	if (*label == l->value[0] || *label == l->value[1]) {
+		*label = *label == l->value[1] ? 1.0 : -1.0;
+		return ERR_OK;
+	}
+	return err_set_field(e, ERR_INVALID, "data",
+			     "line %lu, %s %zu: the label must be one of the two values of "
+			     "'schema.labels'",
+			     line, unit, pos);
 }
 
 enum err_code

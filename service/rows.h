@@ -24,6 +24,7 @@
 #ifndef SERVICE_ROWS_H
 #define SERVICE_ROWS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,24 @@ enum err_code rows_ingest_dense(const struct data_schema *s, double *row, unsign
 enum err_code rows_ingest_libsvm(const struct data_schema *s, const struct libsvm_row *r,
 				 uint32_t *col, double *val, size_t *ret_nnz, double *tail,
 				 struct err *e);
+
+/* Declared binary labels (schema.labels, schema.h) and the CSV label
+ * columns.  rows_csv_labels() makes every column with declared string
+ * labels a label column of p (csv.h): the categorical attributes' and a
+ * binary label's ("no" / "yes"; the indices 0 / 1 spell them too, as for
+ * categorical cells).  rows_map_label() then maps the label in place, before
+ * rows_ingest_*(): a string label's index 0 / 1, or a numeric label equal to
+ * the negative / positive value, becomes -1 / +1; any other number is
+ * ERR_INVALID (field "data", naming line and "<unit> pos", never the value).
+ * LIBSVM lines carry numbers only: string labels there are refused (from_csv
+ * false).  Without declared labels both do nothing. */
+struct csv_parser;
+struct schema_extra;
+struct schema_binary_labels;
+enum err_code rows_csv_labels(struct csv_parser *p, const struct data_schema *s,
+			      const struct schema_extra *x, struct err *e);
+enum err_code rows_map_label(const struct schema_binary_labels *l, bool from_csv, double *label,
+			     unsigned long line, const char *unit, size_t pos, struct err *e);
 
 /* Clip a dense row (s->d values) / the non-zeros of a sparse one. */
 void rows_clip_dense(const struct data_schema *s, double *x);

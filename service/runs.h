@@ -56,6 +56,13 @@ struct runs_filter {
 enum err_code runs_list_all(struct db_conn *db, const char *tenant, const struct runs_filter *f,
 			    const char *cursor, long long limit, char **ret, struct err *e);
 
+/* The model document of run id of tenant (model.h; *ret a new reference):
+ * ERR_NOT_FOUND when it is not the tenant's, ERR_CONFLICT when it has not
+ * succeeded, ERR_INVALID ("objective.name") when its objective does not
+ * predict. */
+enum err_code runs_model(struct db_conn *db, const char *tenant, const char *id, json_t **ret,
+			 struct err *e);
+
 #endif /* SERVICE_RUNS_H */
 
 /* POST /v1/datasets/{id}/runs:estimate: validate and plan like

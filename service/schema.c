@@ -39,6 +39,8 @@ schema_extra_clear(struct schema_extra *x)
 			free(l->label[k]);
 		free(l->label);
 	}
+	free(x->binary.text[0]);
+	free(x->binary.text[1]);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -289,11 +291,76 @@ parse_blocks(const json_t *schema, struct data_schema *s, struct err *e)
 	return ERR_OK;
 }
 
+/* "schema.labels": [negative, positive], binary only. */
+static enum err_code
+parse_binary_labels(const json_t *schema, const struct data_schema *s,
+		    struct schema_binary_labels *l, struct err *e)
+{
+	json_t *arr, *v[2];
+	enum err_code rc;
+
+	rc = get_array(schema, "schema", "labels", 2, &arr, e);
+	if (rc != ERR_OK || arr == NULL)
+		return rc;
+	if (s->task != TASK_BINARY)
+		return err_set_field(e, ERR_INVALID, "schema.labels",
+				     "'schema.labels' is only for the binary task");
+	if (json_array_size(arr) != 2)
+		return err_set_field(e, ERR_INVALID, "schema.labels",
+				     "'schema.labels' must be [negative, positive]: two values");
+	v[0] = json_array_get(arr, 0);
+	v[1] = json_array_get(arr, 1);
+	l->numeric = json_is_number(v[0]);
+	for (size_t k = 0; k < 2; k++) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "schema.labels[%zu]", k);
+		if (l->numeric ? !json_is_number(v[k]) : !json_is_string(v[k]))
+			return err_set_field(e, ERR_INVALID, path,
+					     "'schema.labels' must be two numbers or two strings");
+		if (l->numeric) {
+			l->value[k] = json_number_value(v[k]);
+			if (!isfinite(l->value[k]))
+				return err_set_field(e, ERR_INVALID, path, "'%s' must be finite",
+						     path);
+			continue;
+		}
+		size_t len = json_string_length(v[k]);
+		if (len == 0 || len > SCHEMA_MAX_LABEL || strlen(json_string_value(v[k])) != len)
+			return err_set_field(e, ERR_INVALID, path,
+					     "'%s' must be 1 to %d bytes without NUL characters",
+					     path, SCHEMA_MAX_LABEL);
+		rc = check_label(json_string_value(v[k]), len, path, e);
+		if (rc != ERR_OK)
+			return rc;
+		l->text[k] = strdup(json_string_value(v[k]));
+		if (l->text[k] == NULL)
+			return err_set(e, ERR_NOMEM, "out of memory for schema.labels");
+	}
+	if (l->numeric ? l->value[0] == l->value[1] : strcmp(l->text[0], l->text[1]) == 0)
+		return err_set_field(e, ERR_INVALID, "schema.labels",
+				     "'schema.labels' must be two different values");
+	l->declared = true;
+	return ERR_OK;
+}
+
+json_t *
+schema_label_json(const struct schema_binary_labels *l, bool positive)
+{
+	if (!l->declared)
+		return json_integer(positive ? 1 : -1);
+	if (!l->numeric)
+		return json_string(l->text[positive]);
+	if (l->value[positive] == floor(l->value[positive]) && fabs(l->value[positive]) < 9e15)
+		return json_integer((json_int_t)l->value[positive]);
+	return json_real(l->value[positive]);
+}
+
 static enum err_code
 parse_schema(const json_t *schema, struct data_schema *s, struct schema_extra *x, struct err *e)
 {
-	static const char *const keys[] = { "features",    "task",   "classes", "group",
-					    "categorical", "blocks", "format",  NULL };
+	static const char *const keys[] = { "features", "task",   "classes", "group", "categorical",
+					    "blocks",   "format", "labels",  NULL };
 	static const char *const group_keys[] = { "groups", NULL };
 	const char *task, *format;
 	json_t *group;
@@ -362,7 +429,7 @@ parse_schema(const json_t *schema, struct data_schema *s, struct schema_extra *x
 	else
 		return err_set_field(e, ERR_INVALID, "schema.format",
 				     "'schema.format' must be 'dense' (the default) or 'sparse'");
-	return ERR_OK;
+	return parse_binary_labels(schema, s, &x->binary, e);
 }
 
 /* "bounds.label_range": [lo, hi], finite, lo < hi. */
@@ -572,6 +639,10 @@ schema_to_json_extra(const struct data_schema *s, const struct schema_extra *x)
 	if (!bad && x != NULL)
 		bad = set(o, "format",
 			  json_string(x->format == SCHEMA_SPARSE ? "sparse" : "dense"));
+	if (!bad && x != NULL && x->binary.declared)
+		bad = set(o, "labels",
+			  json_pack("[o, o]", schema_label_json(&x->binary, false),
+				    schema_label_json(&x->binary, true)));
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -643,7 +714,15 @@ schema_equal(const struct data_schema *a, const struct data_schema *b)
 bool
 schema_extra_equal(const struct schema_extra *a, const struct schema_extra *b)
 {
-	if (a->format != b->format || a->n_categorical != b->n_categorical)
+	const struct schema_binary_labels *p = &a->binary, *q = &b->binary;
+
+	if (a->format != b->format || a->n_categorical != b->n_categorical ||
+	    p->declared != q->declared)
+		return false;
+	if (p->declared && (p->numeric != q->numeric ||
+			    (p->numeric ? p->value[0] != q->value[0] || p->value[1] != q->value[1]
+					: strcmp(p->text[0], q->text[0]) != 0 ||
+						  strcmp(p->text[1], q->text[1]) != 0)))
 		return false;
 	for (size_t i = 0; i < a->n_categorical && i < DATA_MAX_CATEGORICAL; i++) {
 		const struct schema_labels *x = &a->labels[i], *y = &b->labels[i];

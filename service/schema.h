@@ -20,6 +20,13 @@
  *     ],                        names unique, k >= 1, sizes sum to d, at
  *                               least one bound per block; [] = absent
  *     "format": "dense" | "sparse"   optional, default dense
+ *     "labels": [negative, positive]  binary only, optional: the two values
+ *                               the label column holds, both numbers
+ *                               (e.g. [0, 1]) or both strings (e.g.
+ *                               ["no", "yes"], the categorical label rules
+ *                               below), distinct; mapped to -1 and +1 at
+ *                               ingestion (rows_map_label(), rows.h).
+ *                               Absent: the label column holds -1 and 1.
  *   }
  *   bounds: {
  *     "feature_linf", "feature_l2"   at least one when d > 0
@@ -72,12 +79,26 @@ struct schema_labels {
 	char **label; /* owned: count NUL-terminated strings in index order, or NULL */
 };
 
+/* The declared values of a binary label ("schema.labels"). */
+struct schema_binary_labels {
+	bool declared;   /* false: the label column holds -1 and 1 */
+	bool numeric;    /* numbers (value), else strings (text) */
+	double value[2]; /* numeric: the negative and the positive label */
+	char *text[2];   /* owned, strings: the negative and the positive label, or NULL */
+};
+
 /* The service-side rest of a schema.  Owns its labels: schema_extra_clear(). */
 struct schema_extra {
 	enum schema_format format;
 	size_t n_categorical; /* = data_schema.n_categorical */
 	struct schema_labels labels[DATA_MAX_CATEGORICAL];
+	struct schema_binary_labels binary; /* schema.labels */
 };
+
+/* The declared label of margin sign: positive (margin > 0) or negative, as
+ * a new JSON value (number or string; -1 / 1 when none was declared).  NULL
+ * when out of memory. */
+json_t *schema_label_json(const struct schema_binary_labels *l, bool positive);
 
 /* Parse the "schema" and "bounds" members (borrowed; either may be NULL,
  * which is "required" error).  *ret is written only on success. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -17,6 +18,7 @@
 #include "evaluate.h"
 #include "handlers.h"
 #include "libsvm.h"
+#include "model.h"
 #include "rows.h"
 #include "run_pipeline.h"
 #include "schema.h"
@@ -27,12 +29,57 @@
 struct solve_opts {
 	const char *data, *format, *schema, *algorithm, *objective, *constraint, *constraint_y;
 	const char *epsilon, *delta, *params, *mode, *eval, *eval_format;
+	const char *predict, *model,
+		*save_model; /* model.h: rows to score, a model to read/write */
 	bool list;
+	bool large_delta_ok; /* --acknowledge-large-delta: the dataset key of that name */
 };
+
+/* Progress on stderr (solve.h): data-independent, steps done / total. */
+struct progress {
+	struct timespec start;
+	double after;   /* seconds before the first line */
+	double printed; /* seconds at the last line, or -1 */
+};
+
+static double
+since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static bool
+on_progress(void *ctx, unsigned long done, unsigned long total)
+{
+	struct progress *p = ctx;
+	double t = since(&p->start);
+
+	if (t >= p->after && (p->printed < 0 || t - p->printed >= 0.5 || done == total)) {
+		fprintf(stderr, "dpoptd solve: step %lu / %lu\n", done, total);
+		p->printed = t;
+	}
+	return true;
+}
+
+static void
+progress_init(struct progress *p)
+{
+	const char *ms = getenv("DPOPTD_SOLVE_PROGRESS_AFTER_MS");
+	char *end;
+	double v = ms != NULL ? strtod(ms, &end) : -1;
+
+	clock_gettime(CLOCK_MONOTONIC, &p->start);
+	p->after = ms != NULL && *ms != '\0' && *end == '\0' && v >= 0 ? v / 1000.0 : 1.0;
+	p->printed = -1;
+}
 
 /* Rows of one file, through the upload's rules (rows.h). */
 struct reader {
 	const struct data_schema *s;
+	const struct schema_extra *x;
 	struct rows_builder *b;
 	double *row;   /* d + tail */
 	uint32_t *col; /* d */
@@ -59,8 +106,11 @@ usage(const char *why)
 		"                    --algorithm NAME --objective NAME|JSON\n"
 		"                    --constraint KIND:KEY=VALUE,... --epsilon E --delta D\n"
 		"                    [--constraint-y KIND:KEY=VALUE,...] (saddle methods)\n"
-		"                    [--params JSON] [--mode renyi|basic]\n"
+		"                    [--params JSON] [--mode renyi|basic] "
+		"[--acknowledge-large-delta]\n"
 		"                    [--eval FILE [--eval-format csv|libsvm]]\n"
+		"                    [--predict FILE] [--save-model FILE.json]\n"
+		"       dpoptd solve --model FILE.json --predict FILE\n"
 		"       dpoptd solve --list\n",
 		why);
 	return 2;
@@ -73,7 +123,9 @@ on_csv(void *ctx, const double *cells, size_t ncols, unsigned long line, struct 
 	enum err_code rc;
 
 	memcpy(r->row, cells, ncols * sizeof(double));
-	rc = rows_ingest_dense(r->s, r->row, line, e);
+	rc = rows_map_label(&r->x->binary, true, &r->row[ncols - 1], line, "column", ncols, e);
+	if (rc == ERR_OK)
+		rc = rows_ingest_dense(r->s, r->row, line, e);
 	if (rc != ERR_OK)
 		return rc;
 	return rows_builder_add_dense(r->b, r->row, r->row + r->s->d, e);
@@ -83,11 +135,14 @@ static enum err_code
 on_svm(void *ctx, const struct libsvm_row *row, struct err *e)
 {
 	struct reader *r = ctx;
+	struct libsvm_row m = *row; /* the label mapped */
 	double tail[2];
 	size_t nnz;
 	enum err_code rc;
 
-	rc = rows_ingest_libsvm(r->s, row, r->col, r->row, &nnz, tail, e);
+	rc = rows_map_label(&r->x->binary, false, &m.label, row->line, "entry", 1, e);
+	if (rc == ERR_OK)
+		rc = rows_ingest_libsvm(r->s, &m, r->col, r->row, &nnz, tail, e);
 	if (rc != ERR_OK)
 		return rc;
 	return rows_builder_add_sparse(r->b, r->col, r->row, nnz, tail, e);
@@ -99,7 +154,7 @@ read_rows(const char *path, const char *format, const struct data_schema *s,
 	  const struct schema_extra *x, struct rows_builder *b, struct err *e)
 {
 	bool sparse;
-	struct reader r = { .s = s, .b = b };
+	struct reader r = { .s = s, .x = x, .b = b };
 	struct csv_parser csv = { 0 };
 	struct libsvm_parser svm = { 0 };
 	size_t d = s->d, t = rows_tail_len(s), n;
@@ -116,6 +171,10 @@ read_rows(const char *path, const char *format, const struct data_schema *s,
 	if (sparse && s->n_categorical > 0)
 		return err_set_field(e, ERR_INVALID, "format",
 				     "a schema with categorical attributes is read from CSV");
+	if (sparse && x->binary.declared && !x->binary.numeric)
+		return err_set_field(
+			e, ERR_INVALID, "format",
+			"a schema with string labels ('schema.labels') is read from CSV");
 	rc = rows_builder_init(b, s, sparse ? DATA_CSR : DATA_DENSE, 0, 0, e);
 	if (rc != ERR_OK)
 		return rc;
@@ -131,11 +190,8 @@ read_rows(const char *path, const char *format, const struct data_schema *s,
 					on_svm, &r, e);
 	} else {
 		rc = csv_parser_init(&csv, d + t, (d + t) * 64 + 256, on_csv, &r, e);
-		for (size_t c = 0; rc == ERR_OK && c < s->n_categorical; c++)
-			if (x->labels[c].count > 0)
-				rc = csv_parser_set_labels(&csv, d + c,
-							   (const char *const *)x->labels[c].label,
-							   x->labels[c].count, e);
+		if (rc == ERR_OK)
+			rc = rows_csv_labels(&csv, s, x, e);
 	}
 	if (rc != ERR_OK)
 		goto out;
@@ -290,6 +346,124 @@ request_json(const struct solve_opts *o, json_t **ret, struct err *e)
 	return ERR_OK;
 }
 
+/* The whole of a file (owned, NUL-terminated), for --predict and --model. */
+static enum err_code
+slurp(const char *path, const char *field, char **ret, size_t *ret_len, struct err *e)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (f == NULL)
+		return err_set_field(e, ERR_INVALID, field, "cannot open '%s': %s", path,
+				     strerror(errno));
+	do {
+		if (len + READ_BYTES + 1 > cap) {
+			char *p = realloc(buf, cap = 2 * cap + READ_BYTES + 1);
+
+			if (p == NULL) {
+				free(buf);
+				fclose(f);
+				return err_set(e, ERR_NOMEM, "out of memory");
+			}
+			buf = p;
+		}
+		n = fread(buf + len, 1, READ_BYTES, f);
+		len += n;
+	} while (n > 0);
+	if (ferror(f)) {
+		free(buf);
+		fclose(f);
+		return err_set_field(e, ERR_INVALID, field, "cannot read '%s'", path);
+	}
+	fclose(f);
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return ERR_OK;
+}
+
+/* Score the rows of o->predict (CSV, or JSON {"rows": ...} when it starts
+ * with '{') with the model document doc: {"predictions": ...}.  The rows
+ * are the caller's own; no limit on their number. */
+static enum err_code
+predict_file(const struct solve_opts *o, const json_t *doc, json_t **ret, struct err *e)
+{
+	struct model m = { 0 };
+	char *text = NULL;
+	size_t len = 0, n = 0, skip;
+	double *rows = NULL;
+	json_t *body = NULL;
+	enum err_code rc;
+
+	rc = model_load(doc, &m, e);
+	if (rc == ERR_OK)
+		rc = slurp(o->predict, "predict", &text, &len, e);
+	if (rc != ERR_OK)
+		goto out;
+	skip = strspn(text, " \t\r\n");
+	if (text[skip] == '{') {
+		json_error_t je;
+
+		body = json_loadb(text, len, 0, &je);
+		rc = body != NULL ? model_rows_json(&m, body, (size_t)-1 / 2, &rows, &n, e)
+				  : err_set_field(e, ERR_INVALID, "rows",
+						  "'%s' is not JSON: %s (line %d)", o->predict,
+						  je.text, je.line);
+	} else {
+		rc = model_rows_csv(&m, text, len, (size_t)-1 / 2, &rows, &n, e);
+	}
+	if (rc == ERR_OK) {
+		*ret = model_predict_json(&m, rows, n);
+		if (*ret == NULL)
+			rc = err_set(e, ERR_NOMEM, "out of memory");
+	}
+out:
+	json_decref(body);
+	free(text);
+	free(rows);
+	model_clear(&m);
+	return rc;
+}
+
+/* --model FILE --predict FILE: no data, no run. */
+static enum err_code
+predict_only(const struct solve_opts *o, json_t **ret, struct err *e)
+{
+	json_error_t je;
+	json_t *doc = json_load_file(o->model, 0, &je);
+	enum err_code rc;
+
+	if (doc == NULL)
+		return err_set_field(e, ERR_INVALID, "model", "cannot read '%s': %s (line %d)",
+				     o->model, je.text, je.line);
+	rc = predict_file(o, doc, ret, e);
+	json_decref(doc);
+	return rc;
+}
+
+/* The model document of the run just solved (model.h), with no run id. */
+static enum err_code
+solved_model(const struct solve_opts *o, const struct data_schema *s, const struct schema_extra *x,
+	     const struct planned_run *run, const json_t *result, json_t **ret, struct err *e)
+{
+	json_t *view, *spec;
+	enum err_code rc;
+
+	view = json_pack("{s:s, s:s, s:O, s:O?, s:O}", "algorithm", o->algorithm, "state",
+			 "succeeded", "request", run->req.normalised, "privacy",
+			 json_object_get(result, "privacy"), "result", result);
+	spec = json_pack("{s:o?, s:o?}", "schema", schema_to_json_extra(s, x), "bounds",
+			 schema_bounds_to_json(&s->bounds));
+	if (view == NULL || spec == NULL)
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	else
+		rc = model_document(view, spec, ret, e);
+	json_decref(view);
+	json_decref(spec);
+	return rc;
+}
+
 static enum err_code
 solve(const struct solve_opts *o, json_t **ret, struct err *e)
 {
@@ -299,6 +473,7 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 	struct dataset_meta m = { 0 };
 	struct planned_run run = { 0 };
 	struct dataset view, eview;
+	struct progress prog;
 	json_t *doc = NULL, *result = NULL, *ev;
 	double *w = NULL;
 	enum err_code rc;
@@ -315,6 +490,7 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 	m.bounds = s.bounds;
 	m.n_rows = (long long)view.n;
 	m.layout = b.layout;
+	m.large_delta_ok = o->large_delta_ok;
 	snprintf(m.state, sizeof(m.state), "sealed");
 	snprintf(m.mode, sizeof(m.mode), "%s", o->mode != NULL ? o->mode : "renyi");
 	if (strcmp(m.mode, "renyi") != 0 && strcmp(m.mode, "basic") != 0) {
@@ -323,10 +499,19 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 		goto out;
 	}
 	rc = request_json(o, &doc, e);
-	if (rc == ERR_OK)
+	if (rc == ERR_OK) {
 		rc = run_pipeline_plan(doc, &m, NULL, NULL, NULL, &run, e);
-	if (rc == ERR_OK)
-		rc = run_pipeline_run(&run, &view, NULL, NULL, &w, &result, e);
+		if (rc == ERR_NUMERIC && strcmp(e->field, "privacy.delta") == 0)
+			/* The API's message names the dataset key; here it is a flag. */
+			err_set_field(e, ERR_NUMERIC, "privacy.delta",
+				      "'--delta' = %g is not below 1/n = 1/%lld; pass "
+				      "--acknowledge-large-delta to allow it",
+				      strtod(o->delta, NULL), m.n_rows);
+	}
+	if (rc == ERR_OK) {
+		progress_init(&prog);
+		rc = run_pipeline_run(&run, &view, on_progress, &prog, &w, &result, e);
+	}
 	if (rc != ERR_OK)
 		goto out;
 	if (o->eval != NULL) {
@@ -346,6 +531,24 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 		}
 		json_object_set_new(ev, "file", json_string(o->eval));
 		json_object_set_new(result, "evaluation", ev);
+	}
+	if (o->predict != NULL || o->save_model != NULL) {
+		json_t *model = NULL, *pred = NULL;
+
+		rc = solved_model(o, &s, &x, &run, result, &model, e);
+		if (rc == ERR_OK && o->save_model != NULL &&
+		    json_dump_file(model, o->save_model, JSON_INDENT(2)) != 0)
+			rc = err_set_field(e, ERR_INVALID, "save_model", "cannot write '%s'",
+					   o->save_model);
+		if (rc == ERR_OK && o->predict != NULL)
+			rc = predict_file(o, model, &pred, e);
+		if (rc == ERR_OK && pred != NULL)
+			json_object_set_new(result, "predictions",
+					    json_incref(json_object_get(pred, "predictions")));
+		json_decref(pred);
+		json_decref(model);
+		if (rc != ERR_OK)
+			goto out;
 	}
 	*ret = result;
 	result = NULL;
@@ -381,6 +584,9 @@ solve_main(int argc, char **argv)
 		{ "--eval", &o.eval },
 		{ "--eval-format", &o.eval_format },
 		{ "--constraint-y", &o.constraint_y },
+		{ "--predict", &o.predict },
+		{ "--model", &o.model },
+		{ "--save-model", &o.save_model },
 	};
 	struct err e = { 0 };
 	json_t *out = NULL;
@@ -394,6 +600,10 @@ solve_main(int argc, char **argv)
 			o.list = true;
 			continue;
 		}
+		if (strcmp(argv[i], "--acknowledge-large-delta") == 0) {
+			o.large_delta_ok = true;
+			continue;
+		}
 		for (k = 0; k < sizeof(opt) / sizeof(opt[0]); k++)
 			if (strcmp(argv[i], opt[k].name) == 0)
 				break;
@@ -405,6 +615,14 @@ solve_main(int argc, char **argv)
 	}
 	if (o.list) {
 		out = catalogue_json();
+	} else if (o.model != NULL) {
+		if (o.predict == NULL || o.data != NULL)
+			return usage("--model FILE goes with --predict FILE and no --data");
+		rc = predict_only(&o, &out, &e);
+		if (rc != ERR_OK) {
+			print_error(&e);
+			return 1;
+		}
 	} else {
 		if (o.data == NULL || o.format == NULL || o.schema == NULL || o.algorithm == NULL ||
 		    o.objective == NULL || o.constraint == NULL || o.epsilon == NULL ||

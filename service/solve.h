@@ -5,6 +5,9 @@
  *   dpoptd solve --data FILE --format csv|libsvm --schema FILE.json
  *                --algorithm NAME --objective NAME|JSON --constraint KIND:K=V,...
  *                --epsilon E --delta D [--params JSON] [--mode renyi|basic]
+ *                [--acknowledge-large-delta]
+ *                [--predict ROWS [--save-model FILE.json]]
+ *   dpoptd solve --model FILE.json --predict ROWS
  *                [--eval FILE [--eval-format csv|libsvm]]
  *   dpoptd solve --list
  *
@@ -18,6 +21,23 @@
  * of the API would have (run_pipeline_run()), plus "evaluation" on
  * the --eval file, which the caller vouches is public.  Noise comes from
  * OpenSSL, as in the service: a run cannot be replayed by a seed.
+ *
+ * Every key of the API's run request has its option (algorithm, objective,
+ * constraints.x/y, privacy, params; eval_dataset_id is --eval), and so
+ * have the dataset keys a run reads: accounting_mode is --mode and
+ * acknowledge_large_delta is --acknowledge-large-delta (δ >= 1/n allowed).
+ *
+ * Predictions (service/model.h): --save-model writes the solved run's model
+ * document (as GET /v1/runs/{id}/model, with "run_id": null); --predict
+ * scores the rows of ROWS (CSV with the dataset's columns minus the label,
+ * or JSON {"rows": [...]} when the file starts with '{') with the run just
+ * solved, into the result's "predictions", or with the document of --model
+ * alone (no --data, no run), printing {"predictions", "n_rows"}.
+ *
+ * Progress: a run still going after one second prints "dpoptd solve: step
+ * DONE / TOTAL" lines on stderr (at most two a second, and the last step).
+ * Steps are public (alg.h): the lines carry no data.  The environment
+ * variable DPOPTD_SOLVE_PROGRESS_AFTER_MS replaces the one second (tests).
  *
  * Exit status: 0 and the result on stdout; 1 and {"error": {...}} (code,
  * message, field) on stderr when the input is refused or the run fails;

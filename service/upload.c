@@ -145,7 +145,9 @@ on_csv_row(void *ctx, const double *cells, size_t ncols, unsigned long line, str
 	enum err_code rc;
 
 	memcpy(u->row, cells, ncols * sizeof(double));
-	rc = rows_ingest_dense(u->s, u->row, line, e);
+	rc = rows_map_label(&u->extra.binary, true, &u->row[ncols - 1], line, "column", ncols, e);
+	if (rc == ERR_OK)
+		rc = rows_ingest_dense(u->s, u->row, line, e);
 	if (rc != ERR_OK)
 		return rc;
 	for (size_t j = 0; j < d; j++)
@@ -167,11 +169,14 @@ static enum err_code
 on_svm_row(void *ctx, const struct libsvm_row *r, struct err *e)
 {
 	struct upload *u = ctx;
+	struct libsvm_row m = *r; /* the label mapped */
 	double tail[2];
 	size_t nnz, len;
 	enum err_code rc;
 
-	rc = rows_ingest_libsvm(u->s, r, u->col, u->row, &nnz, tail, e);
+	rc = rows_map_label(&u->extra.binary, false, &m.label, r->line, "entry", 1, e);
+	if (rc == ERR_OK)
+		rc = rows_ingest_libsvm(u->s, &m, u->col, u->row, &nnz, tail, e);
 	if (rc == ERR_OK)
 		rc = hash_row(u, u->col, u->row, nnz, tail, e);
 	len = rows_sparse_bytes(u->s, nnz);
@@ -294,6 +299,10 @@ upload_begin(struct server *srv, struct request *rq, struct err *e)
 		return err_set_field(e, ERR_MEDIA_TYPE, "Content-Type",
 				     "a dataset with categorical attributes is uploaded as "
 				     "text/csv: LIBSVM lines have no categorical cells");
+	if (u->sparse && u->extra.binary.declared && !u->extra.binary.numeric)
+		return err_set_field(e, ERR_MEDIA_TYPE, "Content-Type",
+				     "a dataset with string labels ('schema.labels') is uploaded "
+				     "as text/csv: LIBSVM labels are numbers");
 	cells = d + t;
 	max_record = u->sparse ? rows_sparse_bytes(u->s, d) : rows_dense_bytes(u->s);
 	u->chunk_cap = max_record > CHUNK_BYTES ? max_record : CHUNK_BYTES;
@@ -314,11 +323,8 @@ upload_begin(struct server *srv, struct request *rq, struct err *e)
 	feature_names_init(&u->names, d);
 	u->csv.on_header = feature_names_on_header;
 	u->csv.header_ctx = &u->names;
-	for (size_t c = 0; rc == ERR_OK && c < u->s->n_categorical; c++)
-		if (u->extra.labels[c].count > 0)
-			rc = csv_parser_set_labels(&u->csv, d + c,
-						   (const char *const *)u->extra.labels[c].label,
-						   u->extra.labels[c].count, e);
+	if (rc == ERR_OK)
+		rc = rows_csv_labels(&u->csv, u->s, &u->extra, e);
 	return rc;
 }
 

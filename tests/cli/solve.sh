@@ -72,13 +72,125 @@ check "bad radius names constraints.x.radius" run_err 1 constraints.x.radius "" 
 check "unknown algorithm named" run_err 1 algorithm "" -- \
 	--data "$DATA" --format csv --schema "$SCHEMA" --algorithm nope --objective logistic \
 	--epsilon 1 --constraint l2_ball:radius=1 --delta 1e-6
-check "delta >= 1/n refused" run_err 1 privacy.delta "" -- \
+check "delta >= 1/n refused, suggesting the flag" run_err 1 privacy.delta "pass --acknowledge-large-delta" -- \
 	--data "$DATA" --format csv $COMMON --constraint l2_ball:radius=1 --delta 1e-3
+# The dataset key acknowledge_large_delta is the flag --acknowledge-large-delta.
+"$BIN" solve --data "$DATA" --format csv $COMMON --constraint l2_ball:radius=1 --delta 1e-3 --mode basic \
+	--acknowledge-large-delta >"$TMP/ack.json" 2>"$TMP/err"
+check "--acknowledge-large-delta allows delta >= 1/n" sh -c "test $? -eq 0 &&
+	jq -e '.privacy.charged.delta == 0.001' '$TMP/ack.json' >/dev/null"
+# Progress on stderr, data-independent: "step DONE / TOTAL" lines ending at
+# the last step (the one-second threshold lowered to 0 for the test), and
+# none for a run shorter than the threshold (raised to a minute, so that a
+# slow sanitizer build cannot cross it).
+DPOPTD_SOLVE_PROGRESS_AFTER_MS=0 run >/dev/null 2>"$TMP/prog"
+check "progress lines end at step TOTAL / TOTAL" sh -c "
+	grep -Eq '^dpoptd solve: step [0-9]+ / [0-9]+\$' '$TMP/prog' &&
+	tail -n 1 '$TMP/prog' | awk '{ exit !(\$4 == \$6 && \$6 > 0) }'"
+DPOPTD_SOLVE_PROGRESS_AFTER_MS=60000 run >/dev/null 2>"$TMP/prog"
+check "no progress for a run shorter than the threshold" test ! -s "$TMP/prog"
 printf '0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.1,1\n0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.1,0.5\n' \
 	>"$TMP/bad.csv"
 check "bad label names its line" run_err 1 data "line 2" -- \
 	--data "$TMP/bad.csv" --format csv $COMMON --constraint l2_ball:radius=1 --delta 1e-6
 check "missing option is a usage error" run_err 2 "" "" -- --data "$DATA"
+
+# Predictions (model.h): --save-model writes the run's model document,
+# --predict scores rows (the dataset's layout minus the label, a header
+# allowed); each margin, probability and class is recomputed here from the
+# document's coefficients and intercept; --model reads the document back
+# and scores the same; JSON {"rows": ...} scores the same as CSV.
+head -n 51 "$DATA" | cut -d, -f1-10 >"$TMP/rows.csv"
+run --predict "$TMP/rows.csv" --save-model "$TMP/model.json" >"$TMP/pred.json" 2>"$TMP/err"
+check "--predict exits 0" test $? -eq 0
+check "model document: 10 coefficients, intercept null, objective, event" sh -c "jq -e '(.coefficients | length == 10) and .intercept == null and .objective.name == \"logistic\" and .privacy.event.type == \"parallel\" and .schema.features == 10 and .run_id == null' '$TMP/model.json' >/dev/null"
+check "50 predictions" sh -c "jq -e '.predictions | length == 50' '$TMP/pred.json' >/dev/null"
+jq -r '.coefficients | map(tostring) | join(" ")' "$TMP/model.json" >"$TMP/w"
+recompute() { # recompute PRED.json ROWS.csv ICPT: margins, probabilities, classes
+	jq -r '.predictions[] | "\(.margin) \(.probability) \(.class)"' "$1" >"$TMP/got"
+	awk -F, -v ws="$(cat "$TMP/w")" -v b="$3" -v got="$TMP/got" 'BEGIN { n = split(ws, w, " ") }
+		NR > 1 { z = b; for (j = 1; j <= n; j++) z += w[j] * $j
+			 p = 1 / (1 + exp(-z)); c = z > 0 ? 1 : -1
+			 if ((getline line < got) <= 0) exit 1
+			 split(line, g, " ")
+			 if ((g[1] - z)^2 > 1e-24 || (g[2] - p)^2 > 1e-24 || g[3] != c) exit 1
+			 m++ }
+		END { exit !(m == 50) }' "$2"
+}
+check "predictions recomputed from the model" recompute "$TMP/pred.json" "$TMP/rows.csv" 0
+"$BIN" solve --model "$TMP/model.json" --predict "$TMP/rows.csv" >"$TMP/pred2.json" 2>"$TMP/err"
+check "--model scores as the run did" sh -c "jq -S .predictions '$TMP/pred.json' >'$TMP/a' &&
+	jq -S .predictions '$TMP/pred2.json' >'$TMP/b' && cmp -s '$TMP/a' '$TMP/b'"
+awk -F, 'NR > 1 { printf "%s[%s]", (NR > 2 ? "," : "{\"rows\": ["), $0 } END { print "]}" }' \
+	"$TMP/rows.csv" >"$TMP/rows.json"
+"$BIN" solve --model "$TMP/model.json" --predict "$TMP/rows.json" >"$TMP/pred3.json" 2>"$TMP/err"
+check "JSON rows score as CSV rows" sh -c "jq -S .predictions '$TMP/pred3.json' >'$TMP/c' && cmp -s '$TMP/a' '$TMP/c'"
+# With an intercept: the last coordinate, added to every margin.
+"$BIN" solve --data "$DATA" --format csv --schema "$SCHEMA" --algorithm dp_sgd.one_pass \
+	--objective '{"name": "logistic", "intercept": true}' --constraint l2_ball:radius=5 \
+	--epsilon 1 --delta 1e-6 --predict "$TMP/rows.csv" --save-model "$TMP/model_b.json" \
+	>"$TMP/pred_b.json" 2>"$TMP/err"
+jq -r '.coefficients | map(tostring) | join(" ")' "$TMP/model_b.json" >"$TMP/w"
+check "intercept predictions recomputed" recompute "$TMP/pred_b.json" "$TMP/rows.csv" \
+	"$(jq -r .intercept "$TMP/model_b.json")"
+printf '0,0,0,0,0,0,0,0,0,0\n1,2\n' >"$TMP/short.csv"
+check "--predict row of the wrong width names rows" run_err 1 rows "line 2" -- \
+	--model "$TMP/model.json" --predict "$TMP/short.csv"
+printf '0,0,0,0,0,0,0,0,0,0\n0,0,0,0,0,0,0,0,0,0.123abc\n' >"$TMP/badcell.csv"
+check "--predict bad cell names rows and its line" run_err 1 rows "line 2, column 10" -- \
+	--model "$TMP/model.json" --predict "$TMP/badcell.csv"
+jq '.coefficients = [1, 2]' "$TMP/model.json" >"$TMP/badmodel.json"
+check "--model with wrong coefficients names model.coefficients" run_err 1 model.coefficients "" -- \
+	--model "$TMP/badmodel.json" --predict "$TMP/rows.csv"
+check "--model without --predict is a usage error" run_err 2 "" "" -- --model "$TMP/model.json"
+
+# Declared labels (schema.labels): the demo's -1/1 column spelled no/yes
+# trains the same problem (the evaluation on the same rows, recomputed from
+# x on the -1/1 file, is identical), and predictions come back as no/yes.
+jq '.schema.labels = ["no", "yes"]' "$SCHEMA" >"$TMP/yn.schema.json"
+awk -F, 'BEGIN { OFS = "," } NR > 1 { $NF = ($NF == 1 ? "yes" : "no") } { print }' "$DATA" >"$TMP/yn.csv"
+"$BIN" solve --data "$TMP/yn.csv" --format csv --schema "$TMP/yn.schema.json" \
+	--algorithm dp_sgd.one_pass --objective logistic --constraint l2_ball:radius=5 --epsilon 1 \
+	--delta 1e-6 --eval "$TMP/yn.csv" --predict "$TMP/rows.csv" >"$TMP/yn.json" 2>"$TMP/err"
+check "labels no/yes: solve exits 0" test $? -eq 0
+jq -r '.x | map(tostring) | join(" ")' "$TMP/yn.json" >"$TMP/x"
+awk -F, -v xs="$(cat "$TMP/x")" 'BEGIN { n = split(xs, w, " ") }
+	NR > 1 { z = 0; for (j = 1; j < NF; j++) z += w[j] * $j; acc += ((z > 0 ? 1 : -1) == $NF); m++ }
+	END { printf "%.12g\n", acc / m }' "$DATA" >"$TMP/mine"
+check "labels no/yes map to -1/1 (accuracy recomputed on the -1/1 file)" \
+	sh -c "jq -e --argjson a \"\$(cat '$TMP/mine')\" '.evaluation.accuracy == \$a' '$TMP/yn.json' >/dev/null"
+check "labels no/yes: predicted classes are no/yes by the margin's sign" \
+	sh -c "jq -e '[.predictions[] | (.class == (if .margin > 0 then \"yes\" else \"no\" end))] | all' '$TMP/yn.json' >/dev/null"
+printf '0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.1,yes\n0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,0.1,maybe\n' >"$TMP/yn_bad.csv"
+check "a label neither no nor yes is refused naming its line" run_err 1 data "line 2" -- \
+	--data "$TMP/yn_bad.csv" --format csv --schema "$TMP/yn.schema.json" \
+	--algorithm dp_sgd.one_pass --objective logistic --constraint l2_ball:radius=1 --epsilon 1 --delta 1e-6
+jq '.schema.labels = [0, 1]' "$SCHEMA" >"$TMP/01.schema.json"
+awk -F, 'BEGIN { OFS = "," } NR > 1 { $NF = ($NF == 1 ? 1 : 0) } { print }' "$DATA" >"$TMP/01.csv"
+"$BIN" solve --data "$TMP/01.csv" --format csv --schema "$TMP/01.schema.json" \
+	--algorithm dp_sgd.one_pass --objective logistic --constraint l2_ball:radius=5 --epsilon 1 \
+	--delta 1e-6 --eval "$TMP/01.csv" >"$TMP/01.json" 2>"$TMP/err"
+jq -r '.x | map(tostring) | join(" ")' "$TMP/01.json" >"$TMP/x"
+awk -F, -v xs="$(cat "$TMP/x")" 'BEGIN { n = split(xs, w, " ") }
+	NR > 1 { z = 0; for (j = 1; j < NF; j++) z += w[j] * $j; acc += ((z > 0 ? 1 : -1) == $NF); m++ }
+	END { printf "%.12g\n", acc / m }' "$DATA" >"$TMP/mine"
+check "labels [0, 1] map to -1/1 (accuracy recomputed on the -1/1 file)" \
+	sh -c "jq -e --argjson a \"\$(cat '$TMP/mine')\" '.evaluation.accuracy == \$a' '$TMP/01.json' >/dev/null"
+awk -F, 'NR > 1 { s = ($NF == 1 ? 1 : 0); for (j = 1; j < NF; j++) if ($j + 0 != 0) s = s " " j ":" $j; print s }' \
+	"$DATA" >"$TMP/01.svm"
+"$BIN" solve --data "$TMP/01.svm" --format libsvm --schema "$TMP/01.schema.json" \
+	--algorithm dp_sgd.one_pass --objective logistic --constraint l2_ball:radius=5 --epsilon 1 \
+	--delta 1e-6 --eval "$TMP/01.csv" --eval-format csv >"$TMP/01svm.json" 2>"$TMP/err"
+check "labels [0, 1] read from LIBSVM" test $? -eq 0
+jq -r '.x | map(tostring) | join(" ")' "$TMP/01svm.json" >"$TMP/x"
+awk -F, -v xs="$(cat "$TMP/x")" 'BEGIN { n = split(xs, w, " ") }
+	NR > 1 { z = 0; for (j = 1; j < NF; j++) z += w[j] * $j; acc += ((z > 0 ? 1 : -1) == $NF); m++ }
+	END { printf "%.12g\n", acc / m }' "$DATA" >"$TMP/mine"
+check "labels [0, 1] from LIBSVM map to -1/1" \
+	sh -c "jq -e --argjson a \"\$(cat '$TMP/mine')\" '.evaluation.accuracy == \$a' '$TMP/01svm.json' >/dev/null"
+check "string labels refused for LIBSVM naming format" run_err 1 format "" -- \
+	--data "$TMP/01.svm" --format libsvm --schema "$TMP/yn.schema.json" \
+	--algorithm dp_sgd.one_pass --objective logistic --constraint l2_ball:radius=5 --epsilon 1 --delta 1e-6
 
 # A saddle method: saddle.sgda_one_pass on bilinear pairs (a, b), the two
 # blocks of an unlabeled schema; the result's x and y blocks and the gap

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "rows.h"
+#include "schema.h"
 
 static struct data_schema
 schema(size_t d, enum task task)
@@ -77,6 +79,114 @@ START_TEST(test_tail_checks)
 	s = schema(2, TASK_UNLABELED);
 	ck_assert_uint_eq(rows_tail_len(&s), 0);
 	ck_assert_int_eq(rows_check_tail(&s, t, 1, 3, &e), ERR_OK);
+}
+END_TEST
+
+/* Labels of rows read through the CSV parser, mapped (at most 8 rows). */
+struct mapped {
+	const struct schema_binary_labels *l;
+	double y[8];
+	size_t n;
+};
+
+static enum err_code
+on_mapped(void *ctx, const double *cells, size_t ncols, unsigned long line, struct err *e)
+{
+	struct mapped *m = ctx;
+	double y = cells[ncols - 1];
+	enum err_code rc = rows_map_label(m->l, true, &y, line, "column", ncols, e);
+
+	if (rc == ERR_OK)
+		m->y[m->n++] = y;
+	return rc;
+}
+
+/* Read body (d = 1, binary) under the declared labels; the code. */
+static enum err_code
+read_labels(const char *labels, const char *body, struct mapped *m, struct err *e)
+{
+	char text[160];
+	json_t *js, *jb = json_pack("{s:f}", "feature_l2", 1.0);
+	struct data_schema s;
+	struct schema_extra x;
+	struct csv_parser p = { 0 };
+	enum err_code rc;
+
+	snprintf(text, sizeof(text), "{\"features\": 1, \"task\": \"binary\", \"labels\": %s}",
+		 labels);
+	js = json_loads(text, 0, NULL);
+	ck_assert_int_eq(schema_parse_extra(js, jb, &s, &x, e), ERR_OK);
+	json_decref(js);
+	json_decref(jb);
+	memset(m, 0, sizeof(*m));
+	m->l = &x.binary;
+	rc = csv_parser_init(&p, 2, 256, on_mapped, m, e);
+	if (rc == ERR_OK)
+		rc = rows_csv_labels(&p, &s, &x, e);
+	if (rc == ERR_OK)
+		rc = csv_parser_feed(&p, body, strlen(body), e);
+	if (rc == ERR_OK)
+		rc = csv_parser_finish(&p, e);
+	csv_parser_clear(&p);
+	if (rc == ERR_OK) {
+		/* LIBSVM labels are numbers: string labels are refused there. */
+		double y = 1.0;
+		enum err_code r2 = rows_map_label(&x.binary, false, &y, 3, "entry", 1, e);
+
+		ck_assert_int_eq(r2, x.binary.numeric ? ERR_OK : ERR_INVALID);
+		if (x.binary.numeric)
+			ck_assert_double_eq(y, x.binary.value[0] == 1.0 ? -1.0 : 1.0);
+		else
+			ck_assert_ptr_nonnull(strstr(e->msg, "upload as CSV"));
+	}
+	schema_extra_clear(&x);
+	return rc;
+}
+
+/* schema.labels: two declared values become -1 / +1 at ingestion; any
+ * other cell is refused naming its line and column, never its value. */
+START_TEST(test_declared_labels)
+{
+	struct mapped m;
+	struct err e = { 0 };
+
+	ck_assert_int_eq(
+		read_labels("[\"no\", \"yes\"]", "x,y\n0.5,yes\n0.1,no\n0.2,\"yes\"\n", &m, &e),
+		ERR_OK);
+	ck_assert_uint_eq(m.n, 3);
+	ck_assert_double_eq(m.y[0], 1.0);
+	ck_assert_double_eq(m.y[1], -1.0);
+	ck_assert_double_eq(m.y[2], 1.0);
+	ck_assert_int_eq(read_labels("[\"no\", \"yes\"]", "0.5,yes\n0.1,maybe\n", &m, &e),
+			 ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(e.msg, "line 2"));
+
+	ck_assert_int_eq(read_labels("[0, 1]", "0.5,1\n0.1,0\n0.3,1.0\n", &m, &e), ERR_OK);
+	ck_assert_uint_eq(m.n, 3);
+	ck_assert_double_eq(m.y[0], 1.0);
+	ck_assert_double_eq(m.y[1], -1.0);
+	ck_assert_double_eq(m.y[2], 1.0);
+	ck_assert_int_eq(read_labels("[0, 1]", "0.5,1\n0.1,-1\n", &m, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "data");
+	ck_assert_ptr_nonnull(strstr(e.msg, "line 2, column 2"));
+	ck_assert_ptr_nonnull(strstr(e.msg, "schema.labels"));
+	ck_assert_ptr_null(strstr(e.msg, "-1"));
+
+	/* [1, 2]: 1 is the negative label now; 2 the positive */
+	ck_assert_int_eq(read_labels("[1, 2]", "0.5,2\n0.1,1\n", &m, &e), ERR_OK);
+	ck_assert_double_eq(m.y[0], 1.0);
+	ck_assert_double_eq(m.y[1], -1.0);
+	ck_assert_int_eq(read_labels("[1, 2]", "0.5,0.5\n", &m, &e), ERR_INVALID);
+	ck_assert_ptr_null(strstr(e.msg, "0.5"));
+
+	/* nothing declared: unchanged */
+	{
+		struct schema_binary_labels none = { 0 };
+		double y = 7.0;
+
+		ck_assert_int_eq(rows_map_label(&none, true, &y, 1, "column", 2, &e), ERR_OK);
+		ck_assert_double_eq(y, 7.0);
+	}
 }
 END_TEST
 
@@ -303,6 +413,7 @@ main(void)
 	int failed;
 
 	tcase_add_test(tc, test_tail_checks);
+	tcase_add_test(tc, test_declared_labels);
 	tcase_add_test(tc, test_clip_bounds_dense_and_sparse);
 	tcase_add_test(tc, test_records_round_trip);
 	tcase_add_test(tc, test_corrupt_records_refused);

@@ -281,6 +281,20 @@ static const struct bad_case bad_cases[] = {
 	  "two numbers" },
 	{ REG, "{\"feature_l2\": 1, \"label_range\": [-2e12, 0]}", "bounds.label_range",
 	  "within [-1e+12, 1e+12]" },
+	/* schema.labels: a binary task's two values */
+	{ "{\"features\": 2, \"task\": \"regression\", \"labels\": [0, 1]}",
+	  "{\"feature_l2\": 1, \"label\": 1}", "schema.labels", "only for the binary task" },
+	{ B10 ", \"labels\": 1}", L2, "schema.labels", "must be an array" },
+	{ B10 ", \"labels\": [0]}", L2, "schema.labels", "two values" },
+	{ B10 ", \"labels\": [0, 1, 2]}", L2, "schema.labels", "more than 2" },
+	{ B10 ", \"labels\": [0, \"yes\"]}", L2, "schema.labels[1]", "two numbers or two strings" },
+	{ B10 ", \"labels\": [\"no\", 1]}", L2, "schema.labels[1]", "two numbers or two strings" },
+	{ B10 ", \"labels\": [null, 1]}", L2, "schema.labels[0]", "two numbers or two strings" },
+	{ B10 ", \"labels\": [1, 1.0]}", L2, "schema.labels", "two different values" },
+	{ B10 ", \"labels\": [\"y\", \"y\"]}", L2, "schema.labels", "two different values" },
+	{ B10 ", \"labels\": [\"no\", \"\"]}", L2, "schema.labels[1]", "1 to 64 bytes" },
+	{ B10 ", \"labels\": [\"no\", \"2\"]}", L2, "schema.labels[1]", "must not be a number" },
+	{ B10 ", \"labels\": [\"a,b\", \"c\"]}", L2, "schema.labels[0]", "comma" },
 };
 
 START_TEST(test_refused)
@@ -326,6 +340,9 @@ static const char *const good_cases[][2] = {
 	  "\"bounds\": {\"l2\": 0.1}}, {\"name\": \"q\", \"size\": 4, \"bounds\": {\"linf\": "
 	  "0.30000000000000004, \"l2\": 7}}]}",
 	  "{\"feature_linf\": 1e-300}" },
+	{ B10 ", \"labels\": [0, 1]}", L2 },
+	{ B10 ", \"labels\": [2.5, -7]}", L2 },
+	{ B10 ", \"labels\": [\"no\", \"yes\"]}", L2 },
 };
 
 START_TEST(test_round_trip)
@@ -378,6 +395,46 @@ START_TEST(test_equal)
 	b.d = 11;
 	ck_assert(!schema_equal(&a, &b));
 	ck_assert_str_eq(schema_task_name(TASK_UNLABELED), "unlabeled");
+}
+END_TEST
+
+/* schema.labels: what was declared, its JSON (the margin's sign back to a
+ * label), and inequality of different declarations. */
+START_TEST(test_binary_labels)
+{
+	struct data_schema s;
+	struct schema_extra x, y, z;
+	struct err e;
+	json_t *j;
+
+	ck_assert_int_eq(parse(B10 ", \"labels\": [\"no\", \"yes\"]}", L2, &s, &x, &e), ERR_OK);
+	ck_assert(x.binary.declared && !x.binary.numeric);
+	ck_assert_str_eq(x.binary.text[0], "no");
+	ck_assert_str_eq(x.binary.text[1], "yes");
+	j = schema_label_json(&x.binary, true);
+	ck_assert_str_eq(json_string_value(j), "yes");
+	json_decref(j);
+	ck_assert_int_eq(parse(B10 ", \"labels\": [0, 2.5]}", L2, &s, &y, &e), ERR_OK);
+	ck_assert(y.binary.declared && y.binary.numeric);
+	ck_assert_double_eq(y.binary.value[0], 0.0);
+	ck_assert_double_eq(y.binary.value[1], 2.5);
+	j = schema_label_json(&y.binary, false);
+	ck_assert(json_is_integer(j) && json_integer_value(j) == 0);
+	json_decref(j);
+	j = schema_label_json(&y.binary, true);
+	ck_assert(json_is_real(j) && json_real_value(j) == 2.5);
+	json_decref(j);
+	ck_assert_int_eq(parse(B10 "}", L2, &s, &z, &e), ERR_OK);
+	ck_assert(!z.binary.declared);
+	j = schema_label_json(&z.binary, false);
+	ck_assert(json_is_integer(j) && json_integer_value(j) == -1);
+	json_decref(j);
+	ck_assert(!schema_extra_equal(&x, &y));
+	ck_assert(!schema_extra_equal(&y, &z));
+	ck_assert(!schema_extra_equal(&x, &z));
+	schema_extra_clear(&x);
+	schema_extra_clear(&y);
+	schema_extra_clear(&z);
 	ck_assert_ptr_null(schema_task_name(TASK__COUNT));
 }
 END_TEST
@@ -394,6 +451,7 @@ schema_suite(void)
 	tcase_add_loop_test(tc, test_round_trip, 0,
 			    (int)(sizeof(good_cases) / sizeof(good_cases[0])));
 	tcase_add_test(tc, test_equal);
+	tcase_add_test(tc, test_binary_labels);
 	suite_add_tcase(s, tc);
 	return s;
 }
