@@ -15,9 +15,9 @@
  *    the trivial predictor 0, the labels' symmetric mean) - (test MSE of the
  *    private model) must be positive by a one-sided t-test at level 0.01
  *    (t > 2.539, 19 degrees of freedom).
- * Plumbing: the plan's event is the documented one for both samplings,
- * epochs and steps give the documented T, and every batch of a run has b
- * distinct records (white-box objective).
+ * Plumbing: the plan's event is the documented one for both samplings and
+ * meets the target on both accountants, epochs and steps give the
+ * documented T and b, and contradictory parameters are refused by name.
  */
 #include <check.h>
 #include <math.h>
@@ -28,6 +28,7 @@
 
 #include "alg.h"
 #include "objective.h"
+#include "privacy/accountant.h"
 
 #define N_TRAIN    5000
 #define N_TEST     5000
@@ -241,6 +242,81 @@ START_TEST(test_least_squares_utility)
 }
 END_TEST
 
+static size_t
+param_index(const char *name)
+{
+	for (size_t k = 0; sub()->params[k].name != NULL; k++)
+		if (strcmp(sub()->params[k].name, name) == 0)
+			return k;
+	ck_abort_msg("no parameter %s", name);
+	return 0;
+}
+
+START_TEST(test_plan)
+{
+	struct run_spec spec;
+	struct run_plan p;
+	struct accountant_report rep;
+	struct err e = { 0 };
+	double rho = pow(sqrt(1.0 + log(1e5)) - sqrt(log(1e5)), 2.0), b;
+
+	for (int mode = 0; mode < 2; mode++) {
+		spec_init(&spec, "logistic", TASK_BINARY);
+		spec.mode = mode == 0 ? ACCOUNTING_BASIC : ACCOUNTING_RENYI;
+		ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "%s", e.msg);
+		/* b = max(ceil(sqrt(n)), ceil(n rho / 5)), T = ceil(5 n / b). */
+		b = fmax(ceil(sqrt((double)N_TRAIN)), ceil(N_TRAIN * rho / 5.0));
+		ck_assert_double_eq(run_plan_value(&p, "batch_size"), b);
+		ck_assert_uint_eq(p.steps, (unsigned long)ceil(5.0 * N_TRAIN / b));
+		ck_assert_int_eq(p.event.node[0].type, DP_EVENT_SELF_COMPOSED);
+		ck_assert_uint_eq(p.event.node[0].count, p.steps);
+		ck_assert_int_eq(p.event.node[1].type, DP_EVENT_SAMPLED_WOR);
+		ck_assert_uint_eq(p.event.node[1].n, N_TRAIN);
+		ck_assert_uint_eq(p.event.node[1].batch, (uint64_t)b);
+		ck_assert_int_eq(p.event.node[2].type, DP_EVENT_GAUSSIAN);
+		/* z = sigma b / (2 G), the replace-one multiplier. */
+		ck_assert_double_eq_tol(p.event.node[2].noise_multiplier,
+					run_plan_value(&p, "noise_sigma") * b /
+						(2.0 * run_plan_value(&p, "grad_bound")),
+					1e-5 * p.event.node[2].noise_multiplier);
+		ck_assert(accountant_epsilon(&p.event, spec.mode, 1e-5, NULL, true, &rep, &e) ==
+			  ERR_OK);
+		ck_assert(rep.epsilon <= 1.0 && rep.epsilon > 0.99);
+		printf("subsampled plan (%s): b = %.0f, T = %lu, z = %.4f, step = %.4g, eps = "
+		       "%.5f\n",
+		       mode == 0 ? "basic" : "renyi", b, p.steps,
+		       run_plan_value(&p, "noise_multiplier"), run_plan_value(&p, "step_size"),
+		       rep.epsilon);
+	}
+
+	/* Shuffled epochs: self_composed(gaussian(z), E), E K steps. */
+	spec_init(&spec, "logistic", TASK_BINARY);
+	spec.params[param_index("shuffle")] = 1;
+	spec.params[param_index("epochs")] = 3;
+	spec.params[param_index("batch_size")] = 100;
+	ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_uint_eq(p.steps, 3 * (N_TRAIN / 100));
+	ck_assert_int_eq(p.event.node[0].type, DP_EVENT_SELF_COMPOSED);
+	ck_assert_uint_eq(p.event.node[0].count, 3);
+	ck_assert_int_eq(p.event.node[1].type, DP_EVENT_GAUSSIAN);
+	ck_assert_uint_eq(p.event.n_nodes, 2);
+
+	/* steps overrides the epochs rule; contradictions are refused. */
+	spec_init(&spec, "logistic", TASK_BINARY);
+	spec.params[param_index("steps")] = 123;
+	ck_assert(alg_plan(sub(), &spec, &p, &e) == ERR_OK);
+	ck_assert_uint_eq(p.steps, 123);
+	spec.params[param_index("epochs")] = 2;
+	ck_assert_int_eq(alg_plan(sub(), &spec, &p, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "params.steps");
+	spec_init(&spec, "logistic", TASK_BINARY);
+	spec.params[param_index("shuffle")] = 1;
+	spec.params[param_index("epochs")] = 2.5;
+	ck_assert_int_eq(alg_plan(sub(), &spec, &p, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "params.epochs");
+}
+END_TEST
+
 static Suite *
 sub_suite(void)
 {
@@ -248,6 +324,7 @@ sub_suite(void)
 	TCase *u = tcase_create("utility");
 
 	tcase_set_timeout(u, 600);
+	tcase_add_test(u, test_plan);
 	tcase_add_test(u, test_logistic_utility);
 	tcase_add_test(u, test_least_squares_utility);
 	suite_add_tcase(s, u);
