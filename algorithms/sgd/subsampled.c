@@ -286,16 +286,20 @@ sub_calibrate(const struct run_spec *spec, const struct sub_setup *s, double *re
 #endif
 	rdp_grid_default(&grid);
 	if (!s->shuffle) {
-		/* The default grid without its orders above SUB_CAL_MAX_ORDER: the
-		 * WBK19 bound sums over every integer order up to alpha, and the
-		 * high orders cost most of a bisection while they never give the
-		 * minimum at sensible targets.  A subset of the grid can only
-		 * raise the converted epsilon, so the ledger's own accounting on
-		 * the full grid meets the target too (conservative). */
+		/* The default grid without its orders above
+		 * max(SUB_CAL_MAX_ORDER, 4 log(1/delta) / epsilon): the WBK19
+		 * bound sums over every integer order up to alpha, so the high
+		 * orders cost most of a bisection, and they give the minimum only
+		 * when the conversion's log(1/delta) / (alpha - 1) term must be
+		 * small against epsilon, which the second bound keeps.  A subset
+		 * of the grid can only raise the converted epsilon, so the
+		 * ledger's own accounting on the full grid meets the target too
+		 * (conservative). */
+		double top = fmax(SUB_CAL_MAX_ORDER, 4.0 * log(1.0 / delta_cal) / eps_cal);
 		unsigned k = 0;
 
 		for (unsigned i = 0; i < grid.n; i++)
-			if (grid.order[i] <= SUB_CAL_MAX_ORDER)
+			if (grid.order[i] <= top)
 				grid.order[k++] = grid.order[i];
 		grid.n = k;
 	}

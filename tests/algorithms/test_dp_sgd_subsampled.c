@@ -289,6 +289,15 @@ START_TEST(test_plan)
 		       rep.epsilon);
 	}
 
+	/* A small epsilon needs high Renyi orders: the calibration's grid
+	 * must keep them (it once stopped at 64 and refused eps = 0.05). */
+	spec_init(&spec, "logistic", TASK_BINARY);
+	spec.epsilon = 0.05;
+	ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "eps 0.05: %s", e.msg);
+	ck_assert(accountant_epsilon(&p.event, ACCOUNTING_RENYI, 1e-5, NULL, true, &rep, &e) ==
+		  ERR_OK);
+	ck_assert(rep.epsilon <= 0.05 && rep.epsilon > 0.04);
+
 	/* Shuffled epochs: self_composed(gaussian(z), E), E K steps. */
 	spec_init(&spec, "logistic", TASK_BINARY);
 	spec.params[param_index("shuffle")] = 1;
