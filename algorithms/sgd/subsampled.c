@@ -61,6 +61,7 @@
 #include "gauss_onepass.h"
 #include "privacy/calibrate.h"
 #include "privacy/noise.h"
+#include "sgd/subsampled.h"
 #ifdef DPOPT_TESTING
 #include "testing_hook.h"
 #endif
@@ -592,6 +593,30 @@ sub_fini(void *state)
 	free(s->scratch);
 	s->idx = NULL;
 	s->x = s->v = s->avg = s->g = s->scratch = NULL;
+}
+
+enum err_code
+subsampled_default_set(const struct objective *o, const struct data_schema *s,
+		       struct constraint *ret, struct err *e)
+{
+	double x = NAN, y = 0.0, r;
+	enum err_code rc = bounds_row_l2(&s->bounds, s->d, &x, e);
+
+	if (rc != ERR_OK)
+		return rc;
+	if (o->p.intercept)
+		x = sqrt(x * x + 1.0);
+	if (s->task == TASK_REGRESSION)
+		y = s->bounds.label;
+	r = fmax(10.0, 2.0 * y) / x;
+	if (!is_finite_pos(r))
+		return err_set_field(e, ERR_INVALID, "constraints.x",
+				     "'constraints.x' is required: the declared bounds give no "
+				     "default radius");
+	memset(ret, 0, sizeof(*ret));
+	ret->kind = CONSTRAINT_L2_BALL;
+	ret->radius = r;
+	return ERR_OK;
 }
 
 const struct alg_ops alg_sgd_subsampled = {

@@ -5,7 +5,9 @@
  * event self_composed(sampled_without_replacement(gaussian)); a run at the
  * defaults and a shuffled-epochs run succeed through the generic pipeline
  * with a model inside its ball; a bad combination of parameters is 400
- * naming the field.
+ * naming the field; without constraints it runs over its default set (an
+ * l2 ball of radius 10 here), stored in the request, while
+ * dp_sgd.one_pass still refuses a request without constraints.
  */
 #include <check.h>
 #include <math.h>
@@ -40,6 +42,10 @@ teardown(void)
 	"{\"algorithm\": \"dp_sgd.subsampled\", \"objective\": {\"name\": \"logistic\"},"          \
 	" \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 5}},"                       \
 	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}, \"params\": {" params "}}"
+
+#define NOSET(alg)                                                                                 \
+	"{\"algorithm\": \"" alg "\", \"objective\": {\"name\": \"logistic\"},"                    \
+	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}}"
 
 static unsigned long long
 next(unsigned long long *st)
@@ -88,6 +94,7 @@ START_TEST(test_subsampled_runs)
 {
 	char a[40], run[40], path[128];
 	const char *bad = RUN("\"steps\": 10, \"epochs\": 2");
+	const char *noset_one_pass = NOSET("dp_sgd.one_pass");
 	char *data = rows(2000);
 	json_t *j, *algs, *x;
 	size_t i;
@@ -133,6 +140,17 @@ START_TEST(test_subsampled_runs)
 
 	h_expect_error(&srv, "POST", path, owner, "application/json", bad, strlen(bad), NULL, 400,
 		       "invalid_request", "params.steps", NULL);
+
+	/* No constraints: the default set, l2 ball of radius max(10, 2 Y) / X
+	 * = 10 (X = 1, binary), stored in the request; one_pass still needs
+	 * constraints.x. */
+	json_decref(h_run_create(&srv, owner, a, NOSET("dp_sgd.subsampled"), run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 120);
+	ck_assert_str_eq(json_string_value(h_get(j, "request.constraints.x.kind")), "l2_ball");
+	ck_assert_double_eq(num(j, "request.constraints.x.radius"), 10.0);
+	json_decref(j);
+	h_expect_error(&srv, "POST", path, owner, "application/json", noset_one_pass,
+		       strlen(noset_one_pass), NULL, 400, "invalid_request", "constraints", NULL);
 	free(data);
 }
 END_TEST
