@@ -83,7 +83,13 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 	if (icpt != NULL && !json_is_boolean(icpt))
 		return err_set_field(e, ERR_INVALID, "objective.intercept",
 				     "'objective.intercept' must be a boolean");
-	p.intercept = icpt != NULL && json_is_true(icpt);
+	/* Intercept: off by default, except for dp_sgd.subsampled on a
+	 * one-margin loss that takes one (algorithms/sgd/README.md). */
+	if (icpt != NULL)
+		p.intercept = json_is_true(icpt);
+	else
+		p.intercept = strcmp(alg->name, "dp_sgd.subsampled") == 0 && ops->phi != NULL &&
+			      (ops->params & (1u << OBJ_P_INTERCEPT)) != 0;
 	if ((rc = jv_number(obj, "objective", "ridge", false, 0, false, 1e9, &p.ridge, NULL, e)) !=
 		    ERR_OK ||
 	    (rc = jv_number(obj, "objective", "l1", false, 0, false, 1e9, &p.l1, NULL, e)) !=

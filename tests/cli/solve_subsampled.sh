@@ -2,7 +2,7 @@
 # solve_subsampled.sh DPOPTD SRC: `dpoptd solve` runs dp_sgd.subsampled on
 # the demo CSV at its defaults (the event self_composed(sampled_without_
 # replacement(gaussian)), the picked batch size, epochs and steps in
-# params_used, x of the objective's dimension, an accuracy on the demo
+# params_used, x of the objective's dimension (the intercept on by default), an accuracy on the demo
 # rows above the trivial 0.5) and with shuffled epochs (the event
 # self_composed(gaussian), no sampling); --list names it.
 set -u
@@ -26,7 +26,8 @@ run() { # run EXTRA...: the demo problem
 
 run --eval "$DATA" >"$TMP/out.json" 2>"$TMP/err"
 check "solve exits 0" test $? -eq 0
-check "x has 10 coordinates" sh -c "jq -e '.x | length == 10' '$TMP/out.json' >/dev/null"
+check "x has 11 coordinates (10 features, the default intercept)" \
+	sh -c "jq -e '.x | length == 11' '$TMP/out.json' >/dev/null"
 check "event is self_composed(sampled_without_replacement(gaussian))" \
 	sh -c "jq -e '.privacy.event.type == \"self_composed\" and .privacy.event.event.type == \"sampled_without_replacement\" and .privacy.event.event.event.type == \"gaussian\" and .privacy.event.event.n == 20000' '$TMP/out.json' >/dev/null"
 check "defaults: b = max(ceil(sqrt(n)), ceil(n rho / 5)) = 142, 5 epochs" \

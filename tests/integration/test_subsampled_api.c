@@ -4,7 +4,8 @@
  * defaults it picked (batch size, epochs, steps, step size, noise) and the
  * event self_composed(sampled_without_replacement(gaussian)); a run at the
  * defaults and a shuffled-epochs run succeed through the generic pipeline
- * with a model inside its ball; a bad combination of parameters is 400
+ * with a model inside its ball (the intercept on by default for this
+ * method, off when the request says so); a bad combination of parameters is 400
  * naming the field; without constraints it runs over its default set (an
  * l2 ball of radius 10 here), stored in the request, while
  * dp_sgd.one_pass still refuses a request without constraints.
@@ -43,6 +44,11 @@ teardown(void)
 	" \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 5}},"                       \
 	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}, \"params\": {" params "}}"
 
+#define RUN_NOICPT(params)                                                                         \
+	"{\"algorithm\": \"dp_sgd.subsampled\","                                                   \
+	" \"objective\": {\"name\": \"logistic\", \"intercept\": false},"                          \
+	" \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 5}},"                       \
+	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}, \"params\": {" params "}}"
 #define NOSET(alg)                                                                                 \
 	"{\"algorithm\": \"" alg "\", \"objective\": {\"name\": \"logistic\"},"                    \
 	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}}"
@@ -99,7 +105,7 @@ START_TEST(test_subsampled_runs)
 	json_t *j, *algs, *x;
 	size_t i;
 	bool listed = false;
-	double w[4], nrm = 0.0, b;
+	double w[4] = { 0 }, nrm = 0.0, b;
 
 	algs = h_json(&srv, "GET", "/v1/algorithms", owner, NULL, 200);
 	json_array_foreach (h_get(algs, "algorithms"), i, x)
@@ -123,9 +129,11 @@ START_TEST(test_subsampled_runs)
 	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "self_composed");
 	json_decref(j);
 
+	/* Intercept on by default for this method: 3 features and a bias. */
 	json_decref(h_run_create(&srv, owner, a, RUN(""), run));
 	j = h_run_wait(&srv, owner, run, "succeeded", 120);
-	ck_assert_int_eq(json_array_size(h_get(j, "result.x")), 3);
+	ck_assert(json_is_true(h_get(j, "request.objective.intercept")));
+	ck_assert_int_eq(json_array_size(h_get(j, "result.x")), 4);
 	json_array_foreach (h_get(j, "result.x"), i, x) {
 		w[i] = json_number_value(x);
 		nrm += w[i] * w[i];
@@ -133,8 +141,10 @@ START_TEST(test_subsampled_runs)
 	ck_assert(sqrt(nrm) <= 5.0 + 1e-9);
 	json_decref(j);
 
-	json_decref(h_run_create(&srv, owner, a, RUN("\"shuffle\": true, \"epochs\": 2"), run));
+	json_decref(
+		h_run_create(&srv, owner, a, RUN_NOICPT("\"shuffle\": true, \"epochs\": 2"), run));
 	j = h_run_wait(&srv, owner, run, "succeeded", 120);
+	ck_assert(json_is_false(h_get(j, "request.objective.intercept")));
 	ck_assert_int_eq(json_array_size(h_get(j, "result.x")), 3);
 	json_decref(j);
 
@@ -142,12 +152,12 @@ START_TEST(test_subsampled_runs)
 		       "invalid_request", "params.steps", NULL);
 
 	/* No constraints: the default set, l2 ball of radius max(10, 2 Y) / X
-	 * = 10 (X = 1, binary), stored in the request; one_pass still needs
-	 * constraints.x. */
+	 * = 10 / sqrt(2) (X = sqrt(1 + 1) with the default intercept, binary),
+	 * stored in the request; one_pass still needs constraints.x. */
 	json_decref(h_run_create(&srv, owner, a, NOSET("dp_sgd.subsampled"), run));
 	j = h_run_wait(&srv, owner, run, "succeeded", 120);
 	ck_assert_str_eq(json_string_value(h_get(j, "request.constraints.x.kind")), "l2_ball");
-	ck_assert_double_eq(num(j, "request.constraints.x.radius"), 10.0);
+	ck_assert_double_eq_tol(num(j, "request.constraints.x.radius"), 10.0 / sqrt(2.0), 1e-12);
 	json_decref(j);
 	h_expect_error(&srv, "POST", path, owner, "application/json", noset_one_pass,
 		       strlen(noset_one_pass), NULL, 400, "invalid_request", "constraints", NULL);
