@@ -96,6 +96,12 @@ onepass_order(struct rng *rng, size_t *order, size_t n, size_t m)
 {
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
+	onepass_order_partial(rng, order, n, m);
+}
+
+void
+onepass_order_partial(struct rng *rng, size_t *order, size_t n, size_t m)
+{
 	for (size_t i = 0; i < m && i + 1 < n; i++) {
 		size_t j = i + (size_t)rng_below(rng, n - i);
 		size_t tmp = order[i];

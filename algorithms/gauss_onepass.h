@@ -57,6 +57,12 @@ bool onepass_same_plan(const struct run_plan *a, const struct run_plan *b);
  * m-subset (the first m rounds of Fisher-Yates). */
 void onepass_order(struct rng *rng, size_t *order, size_t n, size_t m);
 
+/* The first m rounds of Fisher-Yates on order as it is (a permutation of
+ * 0..n-1, in any arrangement): afterwards its first m entries are a
+ * uniformly random ordered m-subset, independent of the arrangement
+ * before.  No allocation (dp_sgd.subsampled calls it every step). */
+void onepass_order_partial(struct rng *rng, size_t *order, size_t n, size_t m);
+
 #ifdef DPOPT_TESTING
 #include "testing_hook.h"
 

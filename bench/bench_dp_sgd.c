@@ -1,6 +1,7 @@
 /*
- * bench_dp_sgd.c - throughput of one dp_sgd.one_pass run, against the
- * machine's streaming-read bandwidth on the same array.
+ * bench_dp_sgd.c - throughput of one dp_sgd.one_pass run and of one
+ * dp_sgd.subsampled run at its defaults, against the machine's
+ * streaming-read bandwidth on the same array.
  *
  *	bench_dp_sgd [n [d]]        (defaults: n = 1000000, d = 100)
  *
@@ -189,6 +190,40 @@ main(int argc, char **argv)
 	printf("  stream: %.3f s per pass over %.2f GB, %.2f GB/s (sum %.6g)\n", t_sum,
 	       (double)nd * sizeof(double) / 1e9, (double)nd * sizeof(double) / t_sum / 1e9, check);
 	printf("  run / stream bandwidth: %.2f\n", (bytes / t_run) / ((double)nd * 8.0 / t_sum));
+
+	/* dp_sgd.subsampled at its defaults on the same data: records/s counts
+	 * the T b gradient evaluations (rows read, in random order, several
+	 * epochs). */
+	alg = alg_find("dp_sgd.subsampled");
+	if (alg == NULL)
+		return 1;
+	alg_default_params(alg, spec.params);
+	if (alg_plan(alg, &spec, &plan, &e) != ERR_OK) {
+		fprintf(stderr, "bench_dp_sgd: plan (subsampled): %s\n", e.msg);
+		return 1;
+	}
+	t_run = INFINITY;
+	for (int rep = 0; rep < 3; rep++) {
+		double t0;
+
+		rng_splitmix_init(&r, 1);
+		t0 = now_s();
+		if (alg_run(alg, &spec, &plan, &ds, &r, NULL, NULL, w, &e) != ERR_OK) {
+			fprintf(stderr, "bench_dp_sgd: run (subsampled): %s\n", e.msg);
+			return 1;
+		}
+		t_run = fmin(t_run, now_s() - t0);
+	}
+	used_rows = (double)plan.steps * used(&plan, "batch_size");
+	bytes = used_rows * (double)d * sizeof(double);
+	printf("dp_sgd.subsampled: n = %zu, d = %zu, batch = %.0f, epochs = %.3g, steps = %lu, "
+	       "sigma = %.4g\n",
+	       n, d, used(&plan, "batch_size"), used(&plan, "epochs"), plan.steps,
+	       used(&plan, "noise_sigma"));
+	printf("  run:    %.3f s, %.3g records/s, %.2f GB/s of rows; run / stream bandwidth: "
+	       "%.2f\n",
+	       t_run, used_rows / t_run, bytes / t_run / 1e9,
+	       (bytes / t_run) / ((double)nd * 8.0 / t_sum));
 	free(x);
 	free(y);
 	free(w);

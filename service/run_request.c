@@ -9,6 +9,7 @@
 #include "event_json.h"
 #include "jv.h"
 #include "run_request.h"
+#include "sgd/subsampled.h"
 
 /* An optional array of 1..max finite numbers at objective.<key>. */
 static enum err_code
@@ -82,7 +83,13 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 	if (icpt != NULL && !json_is_boolean(icpt))
 		return err_set_field(e, ERR_INVALID, "objective.intercept",
 				     "'objective.intercept' must be a boolean");
-	p.intercept = icpt != NULL && json_is_true(icpt);
+	/* Intercept: off by default, except for dp_sgd.subsampled on a
+	 * one-margin loss that takes one (algorithms/sgd/README.md). */
+	if (icpt != NULL)
+		p.intercept = json_is_true(icpt);
+	else
+		p.intercept = strcmp(alg->name, "dp_sgd.subsampled") == 0 && ops->phi != NULL &&
+			      (ops->params & (1u << OBJ_P_INTERCEPT)) != 0;
 	if ((rc = jv_number(obj, "objective", "ridge", false, 0, false, 1e9, &p.ridge, NULL, e)) !=
 		    ERR_OK ||
 	    (rc = jv_number(obj, "objective", "l1", false, 0, false, 1e9, &p.l1, NULL, e)) !=
@@ -191,7 +198,9 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 	const char *alg_name;
 	json_t *objective, *constraints, *cx, *cy, *privacy, *params, *empty = NULL;
 	json_t *norm_x = NULL, *norm_y = NULL, *norm_params = NULL, *norm_obj = NULL;
+	json_t *empty_constraints = NULL, *default_x = NULL;
 	const char *eval_id = NULL;
+	bool has_default_x;
 	enum err_code rc;
 
 	if ((rc = jv_only_keys(doc, "", top, e)) != ERR_OK ||
@@ -215,11 +224,35 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 				  e)) != ERR_OK)
 		return rc;
 	r.spec.dim = r.spec.objective.dim;
-	if ((rc = jv_object(doc, "", "constraints", true, &constraints, e)) != ERR_OK ||
-	    (rc = jv_only_keys(constraints, "constraints", constraint_keys, e)) != ERR_OK ||
-	    (rc = jv_object(constraints, "constraints", "x", true, &cx, e)) != ERR_OK ||
+	/* dp_sgd.subsampled has a default feasible set (sgd/subsampled.h);
+	 * every other method needs constraints.x. */
+	has_default_x = strcmp(r.alg->name, "dp_sgd.subsampled") == 0;
+	if ((rc = jv_object(doc, "", "constraints", !has_default_x, &constraints, e)) != ERR_OK)
+		goto out_free;
+	if (constraints == NULL)
+		constraints = empty_constraints = json_object();
+	if (constraints == NULL) {
+		rc = err_set(e, ERR_NOMEM, "cannot normalise the request");
+		goto out_free;
+	}
+	if ((rc = jv_only_keys(constraints, "constraints", constraint_keys, e)) != ERR_OK ||
+	    (rc = jv_object(constraints, "constraints", "x", !has_default_x, &cx, e)) != ERR_OK ||
 	    (rc = jv_object(constraints, "constraints", "y", false, &cy, e)) != ERR_OK)
 		goto out_free;
+	if (cx == NULL) {
+		/* The default set, written into the stored request like any
+		 * other default. */
+		struct constraint def;
+
+		if ((rc = subsampled_default_set(&r.spec.objective, &r.spec.schema, &def, e)) !=
+		    ERR_OK)
+			goto out_free;
+		cx = default_x = json_pack("{s:s, s:f}", "kind", "l2_ball", "radius", def.radius);
+		if (cx == NULL) {
+			rc = err_set(e, ERR_NOMEM, "cannot normalise the request");
+			goto out_free;
+		}
+	}
 	/* The blocks: y for saddle methods only, and then required (the
 	 * driver's run_spec_blocks() checks the same again on the spec). */
 	if (cy != NULL && !r.alg->saddle) {
@@ -296,6 +329,8 @@ out_free:
 	json_decref(norm_y);
 	json_decref(norm_params);
 	json_decref(empty);
+	json_decref(empty_constraints);
+	json_decref(default_x);
 	return rc;
 }
 

@@ -1,0 +1,48 @@
+#!/bin/sh
+# solve_subsampled.sh DPOPTD SRC: `dpoptd solve` runs dp_sgd.subsampled on
+# the demo CSV at its defaults (the event self_composed(sampled_without_
+# replacement(gaussian)), the picked batch size, epochs and steps in
+# params_used, x of the objective's dimension (the intercept on by default), an accuracy on the demo
+# rows above the trivial 0.5) and with shuffled epochs (the event
+# self_composed(gaussian), no sampling); --list names it.
+set -u
+BIN=$1
+SRC=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+check() { # check NAME CONDITION...
+	name=$1
+	shift
+	if "$@"; then echo "ok $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
+}
+DATA=$SRC/examples/logistic_demo.csv
+SCHEMA=$SRC/examples/logistic_demo.schema.json
+run() { # run EXTRA...: the demo problem
+	"$BIN" solve --data "$DATA" --format csv --schema "$SCHEMA" \
+		--algorithm dp_sgd.subsampled --objective logistic --constraint l2_ball:radius=5 \
+		--epsilon 1 --delta 1e-6 "$@"
+}
+
+run --eval "$DATA" >"$TMP/out.json" 2>"$TMP/err"
+check "solve exits 0" test $? -eq 0
+check "x has 11 coordinates (10 features, the default intercept)" \
+	sh -c "jq -e '.x | length == 11' '$TMP/out.json' >/dev/null"
+check "event is self_composed(sampled_without_replacement(gaussian))" \
+	sh -c "jq -e '.privacy.event.type == \"self_composed\" and .privacy.event.event.type == \"sampled_without_replacement\" and .privacy.event.event.event.type == \"gaussian\" and .privacy.event.event.n == 20000' '$TMP/out.json' >/dev/null"
+check "defaults: b = max(ceil(sqrt(n)), ceil(n rho / 5)) = 142, 5 epochs" \
+	sh -c "jq -e '.params_used.batch_size == 142 and .params_used.steps == 705 and .privacy.event.count == 705' '$TMP/out.json' >/dev/null"
+check "accuracy above the trivial 0.5" \
+	sh -c "jq -e '.evaluation.accuracy > 0.55' '$TMP/out.json' >/dev/null"
+
+run --params '{"shuffle": true, "epochs": 2, "momentum": 0.5}' >"$TMP/shuf.json" 2>"$TMP/err"
+check "shuffled epochs exit 0" test $? -eq 0
+check "shuffled: self_composed(gaussian) over 2 epochs" \
+	sh -c "jq -e '.privacy.event.type == \"self_composed\" and .privacy.event.count == 2 and .privacy.event.event.type == \"gaussian\"' '$TMP/shuf.json' >/dev/null"
+
+"$BIN" solve --list >"$TMP/list.json" 2>"$TMP/err"
+check "list names dp_sgd.subsampled" \
+	sh -c "jq -e '[.algorithms[].name] | index(\"dp_sgd.subsampled\") != null' '$TMP/list.json' >/dev/null"
+
+[ "$fails" -eq 0 ] && echo "solve_subsampled: all checks passed"
+exit "$fails"

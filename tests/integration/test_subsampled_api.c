@@ -1,0 +1,186 @@
+/*
+ * test_subsampled_api.c - dp_sgd.subsampled through the API (issue 11):
+ * the catalogue lists it with its parameters; runs:estimate shows the
+ * defaults it picked (batch size, epochs, steps, step size, noise) and the
+ * event self_composed(sampled_without_replacement(gaussian)); a run at the
+ * defaults and a shuffled-epochs run succeed through the generic pipeline
+ * with a model inside its ball (the intercept on by default for this
+ * method, off when the request says so); a bad combination of parameters is 400
+ * naming the field; without constraints it runs over its default set (an
+ * l2 ball of radius 10 here), stored in the request, while
+ * dp_sgd.one_pass still refuses a request without constraints.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static struct h_server srv;
+static char db[512];
+static char owner[128];
+
+static void
+setup(void)
+{
+	h_db_create(db, sizeof(db));
+	h_key_create(db, "acme", "owner", owner, sizeof(owner));
+	h_server_start(&srv, db, NULL);
+}
+
+static void
+teardown(void)
+{
+	h_server_stop_fixture(&srv, 30.0);
+}
+
+#define SCHEMA                                                                                     \
+	"{\"name\": \"sub\", \"schema\": {\"features\": 3, \"task\": \"binary\"},"                 \
+	" \"bounds\": {\"feature_l2\": 1}, \"budget\": {\"epsilon\": 20, \"delta\": 1e-5}}"
+#define RUN(params)                                                                                \
+	"{\"algorithm\": \"dp_sgd.subsampled\", \"objective\": {\"name\": \"logistic\"},"          \
+	" \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 5}},"                       \
+	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}, \"params\": {" params "}}"
+
+#define RUN_NOICPT(params)                                                                         \
+	"{\"algorithm\": \"dp_sgd.subsampled\","                                                   \
+	" \"objective\": {\"name\": \"logistic\", \"intercept\": false},"                          \
+	" \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 5}},"                       \
+	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}, \"params\": {" params "}}"
+#define NOSET(alg)                                                                                 \
+	"{\"algorithm\": \"" alg "\", \"objective\": {\"name\": \"logistic\"},"                    \
+	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}}"
+
+static unsigned long long
+next(unsigned long long *st)
+{
+	*st ^= *st << 13;
+	*st ^= *st >> 7;
+	*st ^= *st << 17;
+	return *st;
+}
+
+/* n binary rows of 3 features in [-0.5, 0.5], label sign(2 x1 + x2)
+ * with 10 % flipped.  Owned. */
+static char *
+rows(size_t n)
+{
+	size_t cap = n * 48 + 1, len = 0;
+	char *t = malloc(cap);
+	unsigned long long st = 0x9e3779b97f4a7c15ULL;
+
+	ck_assert_ptr_nonnull(t);
+	for (size_t i = 0; i < n; i++) {
+		double x[3];
+		int y;
+
+		for (size_t j = 0; j < 3; j++)
+			x[j] = (double)(next(&st) >> 11) * 0x1p-53 - 0.5;
+		y = 2.0 * x[0] + x[1] > 0 ? 1 : -1;
+		if (next(&st) % 100 < 10)
+			y = -y;
+		len += (size_t)snprintf(t + len, cap - len, "%.6f,%.6f,%.6f,%d\n", x[0], x[1], x[2],
+					y);
+	}
+	return t;
+}
+
+static double
+num(json_t *j, const char *path)
+{
+	json_t *v = h_get(j, path);
+
+	ck_assert_msg(json_is_number(v), "%s is not a number", path);
+	return json_number_value(v);
+}
+
+START_TEST(test_subsampled_runs)
+{
+	char a[40], run[40], path[128];
+	const char *bad = RUN("\"steps\": 10, \"epochs\": 2");
+	const char *noset_one_pass = NOSET("dp_sgd.one_pass");
+	char *data = rows(2000);
+	json_t *j, *algs, *x;
+	size_t i;
+	bool listed = false;
+	double w[4] = { 0 }, nrm = 0.0, b;
+
+	algs = h_json(&srv, "GET", "/v1/algorithms", owner, NULL, 200);
+	json_array_foreach (h_get(algs, "algorithms"), i, x)
+		if (strcmp(json_string_value(json_object_get(x, "name")), "dp_sgd.subsampled") == 0)
+			listed = true;
+	ck_assert_msg(listed, "dp_sgd.subsampled is not in the catalogue");
+	json_decref(algs);
+
+	h_dataset_create(&srv, owner, SCHEMA, a);
+	h_upload(&srv, owner, a, data);
+
+	/* The estimate shows what the defaults picked: b = max(ceil(sqrt(n)),
+	 * ceil(n rho / 5)) = 45 here, 5 epochs, T = ceil(5 n / b). */
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
+	j = h_json(&srv, "POST", path, owner, RUN(""), 200);
+	b = num(j, "plan.params_used.batch_size");
+	ck_assert_double_eq(b, 45.0);
+	ck_assert_double_eq(num(j, "plan.steps"), ceil(5.0 * 2000.0 / b));
+	ck_assert(num(j, "plan.params_used.step_size") > 0.0);
+	ck_assert(num(j, "plan.params_used.noise_multiplier") > 0.0);
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "self_composed");
+	json_decref(j);
+
+	/* Intercept on by default for this method: 3 features and a bias. */
+	json_decref(h_run_create(&srv, owner, a, RUN(""), run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 120);
+	ck_assert(json_is_true(h_get(j, "request.objective.intercept")));
+	ck_assert_int_eq(json_array_size(h_get(j, "result.x")), 4);
+	json_array_foreach (h_get(j, "result.x"), i, x) {
+		w[i] = json_number_value(x);
+		nrm += w[i] * w[i];
+	}
+	ck_assert(sqrt(nrm) <= 5.0 + 1e-9);
+	json_decref(j);
+
+	json_decref(
+		h_run_create(&srv, owner, a, RUN_NOICPT("\"shuffle\": true, \"epochs\": 2"), run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 120);
+	ck_assert(json_is_false(h_get(j, "request.objective.intercept")));
+	ck_assert_int_eq(json_array_size(h_get(j, "result.x")), 3);
+	json_decref(j);
+
+	h_expect_error(&srv, "POST", path, owner, "application/json", bad, strlen(bad), NULL, 400,
+		       "invalid_request", "params.steps", NULL);
+
+	/* No constraints: the default set, l2 ball of radius max(10, 2 Y) / X
+	 * = 10 / sqrt(2) (X = sqrt(1 + 1) with the default intercept, binary),
+	 * stored in the request; one_pass still needs constraints.x. */
+	json_decref(h_run_create(&srv, owner, a, NOSET("dp_sgd.subsampled"), run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 120);
+	ck_assert_str_eq(json_string_value(h_get(j, "request.constraints.x.kind")), "l2_ball");
+	ck_assert_double_eq_tol(num(j, "request.constraints.x.radius"), 10.0 / sqrt(2.0), 1e-12);
+	json_decref(j);
+	h_expect_error(&srv, "POST", path, owner, "application/json", noset_one_pass,
+		       strlen(noset_one_pass), NULL, 400, "invalid_request", "constraints", NULL);
+	free(data);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("subsampled_api");
+	TCase *tc = tcase_create("subsampled_api");
+	SRunner *sr;
+	int failed;
+
+	h_init();
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_subsampled_runs);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return h_finish(failed);
+}
