@@ -104,7 +104,7 @@ usage(const char *why)
 		"dpoptd solve: %s\n"
 		"usage: dpoptd solve --data FILE --format csv|libsvm --schema FILE.json\n"
 		"                    --algorithm NAME --objective NAME|JSON\n"
-		"                    --constraint KIND:KEY=VALUE,... --epsilon E --delta D\n"
+		"                    [--constraint KIND:KEY=VALUE,...] --epsilon E --delta D\n"
 		"                    [--constraint-y KIND:KEY=VALUE,...] (saddle methods)\n"
 		"                    [--params JSON] [--mode renyi|basic] "
 		"[--acknowledge-large-delta]\n"
@@ -308,7 +308,7 @@ json_arg(const char *text, const char *field, json_t **ret, struct err *e)
 static enum err_code
 request_json(const struct solve_opts *o, json_t **ret, struct err *e)
 {
-	json_t *obj = NULL, *cx = NULL, *cy = NULL, *params = NULL, *doc;
+	json_t *obj = NULL, *cx = NULL, *cy = NULL, *cons = NULL, *params = NULL, *doc;
 	char *end;
 	double eps = strtod(o->epsilon, &end), delta;
 	enum err_code rc;
@@ -325,7 +325,10 @@ request_json(const struct solve_opts *o, json_t **ret, struct err *e)
 		rc = (obj = json_pack("{s:s}", "name", o->objective)) != NULL
 			     ? ERR_OK
 			     : err_set(e, ERR_NOMEM, "out of memory");
-	if (rc == ERR_OK)
+	/* --constraint is optional here as constraints.x is in the API: a
+	 * method with a default set (dp_sgd.subsampled) takes none, the
+	 * others refuse the request naming 'constraints'. */
+	if (rc == ERR_OK && o->constraint != NULL)
 		rc = constraint_json(o->constraint, "constraints.x", "--constraint", &cx, e);
 	if (rc == ERR_OK && o->constraint_y != NULL)
 		rc = constraint_json(o->constraint_y, "constraints.y", "--constraint-y", &cy, e);
@@ -337,9 +340,24 @@ request_json(const struct solve_opts *o, json_t **ret, struct err *e)
 		json_decref(cy);
 		return rc;
 	}
-	doc = json_pack("{s:s, s:o, s:{s:o, s:o*}, s:{s:f, s:f}, s:o*}", "algorithm", o->algorithm,
-			"objective", obj, "constraints", "x", cx, "y", cy, "privacy", "epsilon",
-			eps, "delta", delta, "params", params);
+	if (cx != NULL || cy != NULL) {
+		/* json_object_set_new() takes its value even when it fails. */
+		int bad = (cons = json_object()) == NULL;
+
+		if (cx != NULL)
+			bad |= bad ? (json_decref(cx), 1) : json_object_set_new(cons, "x", cx) != 0;
+		if (cy != NULL)
+			bad |= bad ? (json_decref(cy), 1) : json_object_set_new(cons, "y", cy) != 0;
+		if (bad) {
+			json_decref(cons);
+			json_decref(obj);
+			json_decref(params);
+			return err_set(e, ERR_NOMEM, "out of memory");
+		}
+	}
+	doc = json_pack("{s:s, s:o, s:o*, s:{s:f, s:f}, s:o*}", "algorithm", o->algorithm,
+			"objective", obj, "constraints", cons, "privacy", "epsilon", eps, "delta",
+			delta, "params", params);
 	if (doc == NULL)
 		return err_set(e, ERR_NOMEM, "out of memory");
 	*ret = doc;
@@ -625,8 +643,7 @@ solve_main(int argc, char **argv)
 		}
 	} else {
 		if (o.data == NULL || o.format == NULL || o.schema == NULL || o.algorithm == NULL ||
-		    o.objective == NULL || o.constraint == NULL || o.epsilon == NULL ||
-		    o.delta == NULL)
+		    o.objective == NULL || o.epsilon == NULL || o.delta == NULL)
 			return usage("missing a required option");
 		rc = solve(&o, &out, &e);
 		if (rc != ERR_OK) {

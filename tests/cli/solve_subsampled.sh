@@ -35,6 +35,18 @@ check "defaults: b = max(ceil(sqrt(n)), ceil(n rho / 5)) = 142, 5 epochs" \
 check "accuracy above the trivial 0.5" \
 	sh -c "jq -e '.evaluation.accuracy > 0.55' '$TMP/out.json' >/dev/null"
 
+# No --constraint: the default set (an l2 ball of radius max(10, 2Y)/X),
+# as the API allows for this method; one_pass without it is refused.
+"$BIN" solve --data "$DATA" --format csv --schema "$SCHEMA" --algorithm dp_sgd.subsampled \
+	--objective logistic --epsilon 1 --delta 1e-6 >"$TMP/noset.json" 2>"$TMP/err"
+check "no --constraint: the default set" test $? -eq 0
+check "no --constraint: x has 11 coordinates" \
+	sh -c "jq -e '.x | length == 11' '$TMP/noset.json' >/dev/null"
+"$BIN" solve --data "$DATA" --format csv --schema "$SCHEMA" --algorithm dp_sgd.one_pass \
+	--objective logistic --epsilon 1 --delta 1e-6 >"$TMP/noset1.json" 2>"$TMP/err1"
+check "no --constraint on one_pass: refused naming constraints" \
+	sh -c "! test -s '$TMP/noset1.json' || ! jq -e '.x' '$TMP/noset1.json' >/dev/null; grep -q constraints '$TMP/err1' '$TMP/noset1.json'"
+
 run --params '{"shuffle": true, "epochs": 2, "momentum": 0.5}' >"$TMP/shuf.json" 2>"$TMP/err"
 check "shuffled epochs exit 0" test $? -eq 0
 check "shuffled: self_composed(gaussian) over 2 epochs" \
