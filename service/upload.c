@@ -171,7 +171,7 @@ on_svm_row(void *ctx, const struct libsvm_row *r, struct err *e)
 	struct upload *u = ctx;
 	struct libsvm_row m = *r; /* the label mapped */
 	double tail[2];
-	size_t nnz, len;
+	size_t nnz = 0, len = 0;
 	enum err_code rc;
 
 	rc = rows_map_label(&u->extra.binary, false, &m.label, r->line, "entry", 1, e);
@@ -179,9 +179,10 @@ on_svm_row(void *ctx, const struct libsvm_row *r, struct err *e)
 		rc = rows_ingest_libsvm(u->s, &m, u->col, u->row, &nnz, tail, e);
 	if (rc == ERR_OK)
 		rc = hash_row(u, u->col, u->row, nnz, tail, e);
-	len = rows_sparse_bytes(u->s, nnz);
-	if (rc == ERR_OK)
+	if (rc == ERR_OK) {
+		len = rows_sparse_bytes(u->s, nnz);
 		rc = reserve(u, len, e);
+	}
 	if (rc != ERR_OK)
 		return rc;
 	rows_put_sparse(u->s, u->chunk + u->chunk_len, u->col, u->row, nnz, tail);
