@@ -77,6 +77,49 @@ onepass_event(double z, unsigned long steps, struct dp_event_tree *ret, struct e
 	return dp_event_wrap(ret, &parallel, e);
 }
 
+void
+onepass_plan_start(struct run_plan *ret, const struct run_spec *spec, unsigned long steps,
+		   size_t batch)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->steps = steps;
+	ret->charge_epsilon = spec->epsilon;
+	ret->charge_delta = spec->delta;
+	run_plan_use(ret, "batch_size", (double)batch);
+	run_plan_use(ret, "steps", (double)steps);
+}
+
+void
+onepass_plan_use_noise(struct run_plan *ret, double sensitivity, double sensitivity_lattice,
+		       int lattice_k, double z, double sigma, double step_size)
+{
+	run_plan_use(ret, "sensitivity", sensitivity);
+	run_plan_use(ret, "sensitivity_lattice", sensitivity_lattice);
+	run_plan_use(ret, "lattice_step_log2", -(double)lattice_k);
+	run_plan_use(ret, "noise_multiplier", z);
+	run_plan_use(ret, "noise_sigma", sigma);
+	run_plan_use(ret, "step_size", step_size);
+}
+
+enum err_code
+onepass_check_dataset(const struct run_spec *spec, const struct dataset *ds, struct err *e)
+{
+	if (ds->n != spec->n || ds->d != spec->schema.d)
+		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
+	return objective_check_dataset(&spec->objective, ds, e);
+}
+
+enum err_code
+onepass_noisy_mean(struct rng *rng, const struct dgauss_params *noise, int k, double *g, size_t d,
+		   size_t b, struct err *e)
+{
+	for (size_t j = 0; j < d; j++)
+		g[j] /= (double)b;
+	if (noise_lattice_gaussian_prepared(rng, noise, k, g, d, NULL) != ERR_OK)
+		return err_set(e, ERR_INTERNAL, "the run failed");
+	return ERR_OK;
+}
+
 bool
 onepass_same_plan(const struct run_plan *a, const struct run_plan *b)
 {

@@ -219,22 +219,14 @@ sgd_fill_plan(const struct run_spec *spec, const struct sgd_setup *s, struct run
 {
 	enum err_code rc;
 
-	memset(ret, 0, sizeof(*ret));
-	ret->steps = s->steps;
+	/* The charge is met with room to spare: see sgd_plan(). */
+	onepass_plan_start(ret, spec, s->steps, s->batch);
 	rc = onepass_event(s->z, s->steps, &ret->event, e);
 	if (rc != ERR_OK)
 		return rc;
-	ret->charge_epsilon = spec->epsilon; /* met with room to spare: see sgd_plan() */
-	ret->charge_delta = spec->delta;
-	run_plan_use(ret, "batch_size", (double)s->batch);
-	run_plan_use(ret, "steps", (double)s->steps);
 	run_plan_use(ret, "grad_bound", s->grad_bound);
-	run_plan_use(ret, "sensitivity", s->sensitivity);
-	run_plan_use(ret, "sensitivity_lattice", s->sensitivity_lattice);
-	run_plan_use(ret, "lattice_step_log2", -(double)s->lattice_k);
-	run_plan_use(ret, "noise_multiplier", s->z);
-	run_plan_use(ret, "noise_sigma", s->sigma);
-	run_plan_use(ret, "step_size", s->step_size);
+	onepass_plan_use_noise(ret, s->sensitivity, s->sensitivity_lattice, s->lattice_k, s->z,
+			       s->sigma, s->step_size);
 	run_plan_use(ret, "unused_records", (double)(spec->n - (size_t)s->steps * s->batch));
 	return ERR_OK;
 }
@@ -315,9 +307,7 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 		rc = err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (rc != ERR_OK)
 		return rc;
-	if (ds->n != spec->n || ds->d != spec->schema.d)
-		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
-	rc = objective_check_dataset(&spec->objective, ds, e);
+	rc = onepass_check_dataset(spec, ds, e);
 	if (rc != ERR_OK)
 		return rc;
 
@@ -374,14 +364,10 @@ sgd_step(void *state, struct err *e)
 	memset(s->g, 0, d * sizeof(*s->g));
 	objective_batch_grad(s->obj, s->ds, s->order + s->t * s->b, s->b, s->x, s->grad_bound,
 			     s->g);
-	for (size_t j = 0; j < d; j++)
-		s->g[j] /= (double)s->b;
-
-	/* g is a mean of gradients clipped to G: far inside the lattice's
+	/* The mean is of gradients clipped to G: far inside the lattice's
 	 * range, so a refusal here is a bug, reported like any failure. */
-	if (noise_lattice_gaussian_prepared(s->rng, &s->noise, s->lattice_k, s->g, d, NULL) !=
-	    ERR_OK)
-		return err_set(e, ERR_INTERNAL, "the run failed");
+	if (onepass_noisy_mean(s->rng, &s->noise, s->lattice_k, s->g, d, s->b, e) != ERR_OK)
+		return err_failed(e);
 #ifdef DPOPT_TESTING
 	if (s->hook != NULL && s->hook->release != NULL)
 		s->hook->release(s->hook->ctx, s->t, s->g, d);
