@@ -120,6 +120,14 @@ onepass_noisy_mean(struct rng *rng, const struct dgauss_params *noise, int k, do
 	return ERR_OK;
 }
 
+double
+onepass_work(const struct run_spec *spec, const struct run_plan *plan)
+{
+	double nd = (double)spec->n * (double)spec->dim;
+
+	return nd + (double)plan->steps * (double)spec->dim;
+}
+
 bool
 onepass_same_plan(const struct run_plan *a, const struct run_plan *b)
 {
@@ -162,27 +170,34 @@ is_finite_pos(double v)
 }
 
 enum err_code
-onepass_testing_hook(const struct alg_testing_hook *h, size_t *order, size_t n, double *sigma,
-		     struct err *e)
+onepass_testing_sigma(const struct alg_testing_hook *h, size_t n, double *sigma, struct err *e)
 {
 	if (h == NULL)
 		return ERR_OK;
-	if (h->place_first) {
-		if (h->first_record >= n)
-			return err_set(e, ERR_INVALID, "testing hook: no record %zu",
-				       h->first_record);
-		for (size_t i = 0; i < n; i++) {
-			if (order[i] == h->first_record) {
-				order[i] = order[0];
-				order[0] = h->first_record;
-				break;
-			}
-		}
-	}
+	if (h->place_first && h->first_record >= n)
+		return err_set(e, ERR_INVALID, "testing hook: no record %zu", h->first_record);
 	if (h->noise_scale != 0.0) {
 		if (!is_finite_pos(h->noise_scale))
 			return err_set(e, ERR_INVALID, "testing hook: bad noise scale");
 		*sigma *= h->noise_scale;
+	}
+	return ERR_OK;
+}
+
+enum err_code
+onepass_testing_hook(const struct alg_testing_hook *h, size_t *order, size_t n, double *sigma,
+		     struct err *e)
+{
+	enum err_code rc = onepass_testing_sigma(h, n, sigma, e);
+
+	if (rc != ERR_OK || h == NULL || !h->place_first)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (order[i] == h->first_record) {
+			order[i] = order[0];
+			order[0] = h->first_record;
+			break;
+		}
 	}
 	return ERR_OK;
 }

@@ -73,6 +73,10 @@ enum err_code onepass_check_dataset(const struct run_spec *spec, const struct da
 enum err_code onepass_noisy_mean(struct rng *rng, const struct dgauss_params *noise, int k,
 				 double *g, size_t d, size_t b, struct err *e);
 
+/* The work of a one-pass run (alg_ops.work): n p to read the records
+ * and p a step. */
+double onepass_work(const struct run_spec *spec, const struct run_plan *plan);
+
 /* The same plan, bit for bit: steps, event, charge and every used value
  * (name and the double's bits), in order. */
 bool onepass_same_plan(const struct run_plan *a, const struct run_plan *b);
@@ -89,6 +93,12 @@ void onepass_order_partial(struct rng *rng, size_t *order, size_t n, size_t m);
 
 #ifdef DPOPT_TESTING
 #include "testing_hook.h"
+
+/* Check h (may be NULL): the canary record exists among n; sigma scaled
+ * by the mutation's noise_scale.  No placement (dp_sgd.subsampled places
+ * the canary in its first batch itself). */
+enum err_code onepass_testing_sigma(const struct alg_testing_hook *h, size_t n, double *sigma,
+				    struct err *e);
 
 /* Apply h (may be NULL) after the order was drawn: the canary into slot 0
  * (the first batch), sigma scaled by the mutation's noise_scale. */

@@ -264,14 +264,6 @@ sgda_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	return rc;
 }
 
-static double
-sgda_work(const struct run_spec *spec, const struct run_plan *plan)
-{
-	double nd = (double)spec->n * (double)spec->dim;
-
-	return nd + (double)plan->steps * (double)spec->dim;
-}
-
 static enum err_code
 sgda_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	  const struct dataset *ds, struct rng *rng, struct err *e)
@@ -425,7 +417,7 @@ const struct alg_ops alg_saddle_sgda_one_pass = {
 	.params = sgda_params,
 	.state_size = sizeof(struct sgda_state),
 	.plan = sgda_plan,
-	.work = sgda_work,
+	.work = onepass_work,
 	.init = sgda_init,
 	.step = sgda_step,
 	.result = sgda_result,

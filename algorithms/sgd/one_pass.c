@@ -262,14 +262,6 @@ sgd_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	return rc;
 }
 
-static double
-sgd_work(const struct run_spec *spec, const struct run_plan *plan)
-{
-	double nd = (double)spec->n * (double)spec->dim;
-
-	return nd + (double)plan->steps * (double)spec->dim;
-}
-
 #ifdef DPOPT_TESTING
 /*
  * The audits' hook (testing_hook.h), applied after the permutation was
@@ -444,7 +436,7 @@ const struct alg_ops alg_sgd_one_pass = {
 	.params = sgd_params,
 	.state_size = sizeof(struct sgd_state),
 	.plan = sgd_plan,
-	.work = sgd_work,
+	.work = onepass_work,
 	.init = sgd_init,
 	.step = sgd_step,
 	.result = sgd_result,

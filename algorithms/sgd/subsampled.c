@@ -461,14 +461,9 @@ sub_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	constraint_project(&s->set, s->x, s->dim, s->scratch);
 #ifdef DPOPT_TESTING
 	s->hook = spec->testing_hook;
-	if (s->hook != NULL && s->hook->place_first && s->hook->first_record >= n)
-		return err_set(e, ERR_INVALID, "testing hook: no record %zu",
-			       s->hook->first_record);
-	if (s->hook != NULL && s->hook->noise_scale != 0.0) {
-		if (!is_finite_pos(s->hook->noise_scale))
-			return err_set(e, ERR_INVALID, "testing hook: bad noise scale");
-		s->sigma *= s->hook->noise_scale;
-	}
+	rc = onepass_testing_sigma(s->hook, n, &s->sigma, e);
+	if (rc != ERR_OK)
+		return rc;
 #endif
 	return noise_dgauss_prepare_real(ldexp(s->sigma, s->lattice_k), &s->noise, e);
 }
