@@ -102,8 +102,11 @@ onepass_plan_use_noise(struct run_plan *ret, double sensitivity, double sensitiv
 }
 
 enum err_code
-onepass_check_dataset(const struct run_spec *spec, const struct dataset *ds, struct err *e)
+onepass_check_init(const struct run_spec *spec, const struct run_plan *plan,
+		   const struct run_plan *mine, const struct dataset *ds, struct err *e)
 {
+	if (mine == NULL || !onepass_same_plan(mine, plan))
+		return err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (ds->n != spec->n || ds->d != spec->schema.d)
 		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
 	return objective_check_dataset(&spec->objective, ds, e);

@@ -62,10 +62,14 @@ void onepass_plan_start(struct run_plan *ret, const struct run_spec *spec, unsig
 void onepass_plan_use_noise(struct run_plan *ret, double sensitivity, double sensitivity_lattice,
 			    int lattice_k, double z, double sigma, double step_size);
 
-/* ERR_INTERNAL unless ds has the spec's n and d; then the objective's own
- * checks of the dataset (objective_check_dataset). */
-enum err_code onepass_check_dataset(const struct run_spec *spec, const struct dataset *ds,
-				    struct err *e);
+/* init()'s check that the run spends exactly what was charged: ERR_INTERNAL
+ * unless mine, the plan derived again from plan's own noise_multiplier (no
+ * second calibration; NULL when that derivation failed), is plan bit for
+ * bit (onepass_same_plan) and ds has the spec's n and d; then the
+ * objective's own checks of the dataset (objective_check_dataset). */
+enum err_code onepass_check_init(const struct run_spec *spec, const struct run_plan *plan,
+				 const struct run_plan *mine, const struct dataset *ds,
+				 struct err *e);
 
 /* g (d entries, the sum of a batch of b clipped terms) <- its mean plus
  * the prepared discrete Gaussian noise on the lattice 2^-k.  A refusal is

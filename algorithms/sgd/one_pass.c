@@ -287,19 +287,19 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	struct sgd_setup su;
 	struct run_plan mine;
 	size_t n = ds->n, m;
+	bool derived;
 	enum err_code rc;
 
 	/* Spend exactly what was charged: the plan must be this spec's.  The
 	 * schedule is derived again from the plan's own noise multiplier (no
 	 * second calibration) and must give the plan back bit for bit. */
 	rc = sgd_bounds(spec, &su, e);
-	if (rc == ERR_OK &&
-	    (sgd_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) != ERR_OK ||
-	     sgd_fill_plan(spec, &su, &mine, NULL) != ERR_OK || !onepass_same_plan(&mine, plan)))
-		rc = err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (rc != ERR_OK)
 		return rc;
-	rc = onepass_check_dataset(spec, ds, e);
+	derived =
+		sgd_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) == ERR_OK &&
+		sgd_fill_plan(spec, &su, &mine, NULL) == ERR_OK;
+	rc = onepass_check_init(spec, plan, derived ? &mine : NULL, ds, e);
 	if (rc != ERR_OK)
 		return rc;
 

@@ -413,19 +413,19 @@ sub_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	struct sub_setup su;
 	struct run_plan mine;
 	size_t n = ds->n;
+	bool derived;
 	enum err_code rc;
 
 	/* Spend exactly what was charged: derive the schedule again from the
 	 * plan's own noise multiplier (no second calibration). */
 	rc = sub_bounds(spec, &su, e);
-	if (rc == ERR_OK &&
-	    ((!su.shuffle && sub_sampled_schedule(spec, &su, NULL) != ERR_OK) ||
-	     sub_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) != ERR_OK ||
-	     sub_fill_plan(spec, &su, &mine, NULL) != ERR_OK || !onepass_same_plan(&mine, plan)))
-		rc = err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (rc != ERR_OK)
 		return rc;
-	rc = onepass_check_dataset(spec, ds, e);
+	derived =
+		(su.shuffle || sub_sampled_schedule(spec, &su, NULL) == ERR_OK) &&
+		sub_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) == ERR_OK &&
+		sub_fill_plan(spec, &su, &mine, NULL) == ERR_OK;
+	rc = onepass_check_init(spec, plan, derived ? &mine : NULL, ds, e);
 	if (rc != ERR_OK)
 		return rc;
 
