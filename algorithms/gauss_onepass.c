@@ -77,6 +77,60 @@ onepass_event(double z, unsigned long steps, struct dp_event_tree *ret, struct e
 	return dp_event_wrap(ret, &parallel, e);
 }
 
+void
+onepass_plan_start(struct run_plan *ret, const struct run_spec *spec, unsigned long steps,
+		   size_t batch)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->steps = steps;
+	ret->charge_epsilon = spec->epsilon;
+	ret->charge_delta = spec->delta;
+	run_plan_use(ret, "batch_size", (double)batch);
+	run_plan_use(ret, "steps", (double)steps);
+}
+
+void
+onepass_plan_use_noise(struct run_plan *ret, double sensitivity, double sensitivity_lattice,
+		       int lattice_k, double z, double sigma, double step_size)
+{
+	run_plan_use(ret, "sensitivity", sensitivity);
+	run_plan_use(ret, "sensitivity_lattice", sensitivity_lattice);
+	run_plan_use(ret, "lattice_step_log2", -(double)lattice_k);
+	run_plan_use(ret, "noise_multiplier", z);
+	run_plan_use(ret, "noise_sigma", sigma);
+	run_plan_use(ret, "step_size", step_size);
+}
+
+enum err_code
+onepass_check_init(const struct run_spec *spec, const struct run_plan *plan,
+		   const struct run_plan *mine, const struct dataset *ds, struct err *e)
+{
+	if (mine == NULL || !onepass_same_plan(mine, plan))
+		return err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
+	if (ds->n != spec->n || ds->d != spec->schema.d)
+		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
+	return objective_check_dataset(&spec->objective, ds, e);
+}
+
+enum err_code
+onepass_noisy_mean(struct rng *rng, const struct dgauss_params *noise, int k, double *g, size_t d,
+		   size_t b, struct err *e)
+{
+	for (size_t j = 0; j < d; j++)
+		g[j] /= (double)b;
+	if (noise_lattice_gaussian_prepared(rng, noise, k, g, d, NULL) != ERR_OK)
+		return err_set(e, ERR_INTERNAL, "the run failed");
+	return ERR_OK;
+}
+
+double
+onepass_work(const struct run_spec *spec, const struct run_plan *plan)
+{
+	double nd = (double)spec->n * (double)spec->dim;
+
+	return nd + (double)plan->steps * (double)spec->dim;
+}
+
 bool
 onepass_same_plan(const struct run_plan *a, const struct run_plan *b)
 {
@@ -119,27 +173,34 @@ is_finite_pos(double v)
 }
 
 enum err_code
-onepass_testing_hook(const struct alg_testing_hook *h, size_t *order, size_t n, double *sigma,
-		     struct err *e)
+onepass_testing_sigma(const struct alg_testing_hook *h, size_t n, double *sigma, struct err *e)
 {
 	if (h == NULL)
 		return ERR_OK;
-	if (h->place_first) {
-		if (h->first_record >= n)
-			return err_set(e, ERR_INVALID, "testing hook: no record %zu",
-				       h->first_record);
-		for (size_t i = 0; i < n; i++) {
-			if (order[i] == h->first_record) {
-				order[i] = order[0];
-				order[0] = h->first_record;
-				break;
-			}
-		}
-	}
+	if (h->place_first && h->first_record >= n)
+		return err_set(e, ERR_INVALID, "testing hook: no record %zu", h->first_record);
 	if (h->noise_scale != 0.0) {
 		if (!is_finite_pos(h->noise_scale))
 			return err_set(e, ERR_INVALID, "testing hook: bad noise scale");
 		*sigma *= h->noise_scale;
+	}
+	return ERR_OK;
+}
+
+enum err_code
+onepass_testing_hook(const struct alg_testing_hook *h, size_t *order, size_t n, double *sigma,
+		     struct err *e)
+{
+	enum err_code rc = onepass_testing_sigma(h, n, sigma, e);
+
+	if (rc != ERR_OK || h == NULL || !h->place_first)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (order[i] == h->first_record) {
+			order[i] = order[0];
+			order[0] = h->first_record;
+			break;
+		}
 	}
 	return ERR_OK;
 }

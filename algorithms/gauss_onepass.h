@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "alg.h"
+#include "privacy/noise.h"
 
 /* z such that one Gaussian mechanism of noise multiplier z meets
  * (epsilon, delta) of spec (which passed alg_check_spec), one ulp below
@@ -49,6 +50,37 @@ enum err_code onepass_lattice(double sensitivity, size_t p, int *ret_k, double *
 enum err_code onepass_event(double z, unsigned long steps, struct dp_event_tree *ret,
 			    struct err *e);
 
+/* The start of every plan: ret zeroed, T steps, the charge (epsilon,
+ * delta) of spec (met with room to spare: onepass_calibrate()), and the
+ * used values batch_size and steps.  The event is the caller's. */
+void onepass_plan_start(struct run_plan *ret, const struct run_spec *spec, unsigned long steps,
+			size_t batch);
+
+/* The noise values every plan records, in this order: sensitivity,
+ * sensitivity_lattice, lattice_step_log2 (-k), noise_multiplier (z),
+ * noise_sigma and step_size. */
+void onepass_plan_use_noise(struct run_plan *ret, double sensitivity, double sensitivity_lattice,
+			    int lattice_k, double z, double sigma, double step_size);
+
+/* init()'s check that the run spends exactly what was charged: ERR_INTERNAL
+ * unless mine, the plan derived again from plan's own noise_multiplier (no
+ * second calibration; NULL when that derivation failed), is plan bit for
+ * bit (onepass_same_plan) and ds has the spec's n and d; then the
+ * objective's own checks of the dataset (objective_check_dataset). */
+enum err_code onepass_check_init(const struct run_spec *spec, const struct run_plan *plan,
+				 const struct run_plan *mine, const struct dataset *ds,
+				 struct err *e);
+
+/* g (d entries, the sum of a batch of b clipped terms) <- its mean plus
+ * the prepared discrete Gaussian noise on the lattice 2^-k.  A refusal is
+ * a bug and fails with the generic error, nothing about when or where. */
+enum err_code onepass_noisy_mean(struct rng *rng, const struct dgauss_params *noise, int k,
+				 double *g, size_t d, size_t b, struct err *e);
+
+/* The work of a one-pass run (alg_ops.work): n p to read the records
+ * and p a step. */
+double onepass_work(const struct run_spec *spec, const struct run_plan *plan);
+
 /* The same plan, bit for bit: steps, event, charge and every used value
  * (name and the double's bits), in order. */
 bool onepass_same_plan(const struct run_plan *a, const struct run_plan *b);
@@ -65,6 +97,12 @@ void onepass_order_partial(struct rng *rng, size_t *order, size_t n, size_t m);
 
 #ifdef DPOPT_TESTING
 #include "testing_hook.h"
+
+/* Check h (may be NULL): the canary record exists among n; sigma scaled
+ * by the mutation's noise_scale.  No placement (dp_sgd.subsampled places
+ * the canary in its first batch itself). */
+enum err_code onepass_testing_sigma(const struct alg_testing_hook *h, size_t n, double *sigma,
+				    struct err *e);
 
 /* Apply h (may be NULL) after the order was drawn: the canary into slot 0
  * (the first batch), sigma scaled by the mutation's noise_scale. */

@@ -228,22 +228,13 @@ sgda_fill_plan(const struct run_spec *spec, const struct sgda_setup *s, struct r
 {
 	enum err_code rc;
 
-	memset(ret, 0, sizeof(*ret));
-	ret->steps = s->steps;
+	onepass_plan_start(ret, spec, s->steps, s->batch);
 	rc = onepass_event(s->z, s->steps, &ret->event, e);
 	if (rc != ERR_OK)
 		return rc;
-	ret->charge_epsilon = spec->epsilon; /* met with room to spare: onepass_calibrate() */
-	ret->charge_delta = spec->delta;
-	run_plan_use(ret, "batch_size", (double)s->batch);
-	run_plan_use(ret, "steps", (double)s->steps);
 	run_plan_use(ret, "operator_bound", s->lipschitz);
-	run_plan_use(ret, "sensitivity", s->sensitivity);
-	run_plan_use(ret, "sensitivity_lattice", s->sensitivity_lattice);
-	run_plan_use(ret, "lattice_step_log2", -(double)s->lattice_k);
-	run_plan_use(ret, "noise_multiplier", s->z);
-	run_plan_use(ret, "noise_sigma", s->sigma);
-	run_plan_use(ret, "step_size", s->step_size);
+	onepass_plan_use_noise(ret, s->sensitivity, s->sensitivity_lattice, s->lattice_k, s->z,
+			       s->sigma, s->step_size);
 	run_plan_use(ret, "distance", s->distance);
 	/* VI mode: u is the one block x. */
 	run_plan_use(ret, "dim_x", (double)(is_vi(spec) ? spec->dim : spec->objective.dim_x));
@@ -273,14 +264,6 @@ sgda_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	return rc;
 }
 
-static double
-sgda_work(const struct run_spec *spec, const struct run_plan *plan)
-{
-	double nd = (double)spec->n * (double)spec->dim;
-
-	return nd + (double)plan->steps * (double)spec->dim;
-}
-
 static enum err_code
 sgda_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	  const struct dataset *ds, struct rng *rng, struct err *e)
@@ -289,21 +272,19 @@ sgda_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	const struct objective *o = &spec->objective;
 	struct sgda_setup su;
 	struct run_plan mine;
+	bool derived;
 	enum err_code rc;
 
 	/* Spend exactly what was charged: the plan must be this spec's.  The
 	 * schedule is derived again from the plan's own noise multiplier (no
 	 * second calibration) and must give the plan back bit for bit. */
 	rc = sgda_bounds(spec, &su, e);
-	if (rc == ERR_OK &&
-	    (sgda_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) != ERR_OK ||
-	     sgda_fill_plan(spec, &su, &mine, NULL) != ERR_OK || !onepass_same_plan(&mine, plan)))
-		rc = err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (rc != ERR_OK)
 		return rc;
-	if (ds->n != spec->n || ds->d != spec->schema.d)
-		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
-	rc = objective_check_dataset(o, ds, e);
+	derived = sgda_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) ==
+			  ERR_OK &&
+		  sgda_fill_plan(spec, &su, &mine, NULL) == ERR_OK;
+	rc = onepass_check_init(spec, plan, derived ? &mine : NULL, ds, e);
 	if (rc != ERR_OK)
 		return rc;
 
@@ -376,11 +357,8 @@ sgda_step(void *state, struct err *e)
 	else
 		saddle_batch_operator(s->obj, s->ds, s->order + (s->t - 1) * s->b, s->b, s->u,
 				      s->clip, s->scratch, s->g);
-	for (size_t j = 0; j < d; j++)
-		s->g[j] /= (double)s->b;
-	if (noise_lattice_gaussian_prepared(s->rng, &s->noise, s->lattice_k, s->g, d, NULL) !=
-	    ERR_OK)
-		return err_set(e, ERR_INTERNAL, "the run failed");
+	if (onepass_noisy_mean(s->rng, &s->noise, s->lattice_k, s->g, d, s->b, e) != ERR_OK)
+		return err_failed(e);
 #ifdef DPOPT_TESTING
 	if (s->hook != NULL && s->hook->release != NULL)
 		s->hook->release(s->hook->ctx, s->t - 1, s->g, d);
@@ -439,7 +417,7 @@ const struct alg_ops alg_saddle_sgda_one_pass = {
 	.params = sgda_params,
 	.state_size = sizeof(struct sgda_state),
 	.plan = sgda_plan,
-	.work = sgda_work,
+	.work = onepass_work,
 	.init = sgda_init,
 	.step = sgda_step,
 	.result = sgda_result,

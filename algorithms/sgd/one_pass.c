@@ -219,22 +219,14 @@ sgd_fill_plan(const struct run_spec *spec, const struct sgd_setup *s, struct run
 {
 	enum err_code rc;
 
-	memset(ret, 0, sizeof(*ret));
-	ret->steps = s->steps;
+	/* The charge is met with room to spare: see sgd_plan(). */
+	onepass_plan_start(ret, spec, s->steps, s->batch);
 	rc = onepass_event(s->z, s->steps, &ret->event, e);
 	if (rc != ERR_OK)
 		return rc;
-	ret->charge_epsilon = spec->epsilon; /* met with room to spare: see sgd_plan() */
-	ret->charge_delta = spec->delta;
-	run_plan_use(ret, "batch_size", (double)s->batch);
-	run_plan_use(ret, "steps", (double)s->steps);
 	run_plan_use(ret, "grad_bound", s->grad_bound);
-	run_plan_use(ret, "sensitivity", s->sensitivity);
-	run_plan_use(ret, "sensitivity_lattice", s->sensitivity_lattice);
-	run_plan_use(ret, "lattice_step_log2", -(double)s->lattice_k);
-	run_plan_use(ret, "noise_multiplier", s->z);
-	run_plan_use(ret, "noise_sigma", s->sigma);
-	run_plan_use(ret, "step_size", s->step_size);
+	onepass_plan_use_noise(ret, s->sensitivity, s->sensitivity_lattice, s->lattice_k, s->z,
+			       s->sigma, s->step_size);
 	run_plan_use(ret, "unused_records", (double)(spec->n - (size_t)s->steps * s->batch));
 	return ERR_OK;
 }
@@ -270,14 +262,6 @@ sgd_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	return rc;
 }
 
-static double
-sgd_work(const struct run_spec *spec, const struct run_plan *plan)
-{
-	double nd = (double)spec->n * (double)spec->dim;
-
-	return nd + (double)plan->steps * (double)spec->dim;
-}
-
 #ifdef DPOPT_TESTING
 /*
  * The audits' hook (testing_hook.h), applied after the permutation was
@@ -303,21 +287,19 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	struct sgd_setup su;
 	struct run_plan mine;
 	size_t n = ds->n, m;
+	bool derived;
 	enum err_code rc;
 
 	/* Spend exactly what was charged: the plan must be this spec's.  The
 	 * schedule is derived again from the plan's own noise multiplier (no
 	 * second calibration) and must give the plan back bit for bit. */
 	rc = sgd_bounds(spec, &su, e);
-	if (rc == ERR_OK &&
-	    (sgd_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) != ERR_OK ||
-	     sgd_fill_plan(spec, &su, &mine, NULL) != ERR_OK || !onepass_same_plan(&mine, plan)))
-		rc = err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (rc != ERR_OK)
 		return rc;
-	if (ds->n != spec->n || ds->d != spec->schema.d)
-		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
-	rc = objective_check_dataset(&spec->objective, ds, e);
+	derived =
+		sgd_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) == ERR_OK &&
+		sgd_fill_plan(spec, &su, &mine, NULL) == ERR_OK;
+	rc = onepass_check_init(spec, plan, derived ? &mine : NULL, ds, e);
 	if (rc != ERR_OK)
 		return rc;
 
@@ -374,14 +356,10 @@ sgd_step(void *state, struct err *e)
 	memset(s->g, 0, d * sizeof(*s->g));
 	objective_batch_grad(s->obj, s->ds, s->order + s->t * s->b, s->b, s->x, s->grad_bound,
 			     s->g);
-	for (size_t j = 0; j < d; j++)
-		s->g[j] /= (double)s->b;
-
-	/* g is a mean of gradients clipped to G: far inside the lattice's
+	/* The mean is of gradients clipped to G: far inside the lattice's
 	 * range, so a refusal here is a bug, reported like any failure. */
-	if (noise_lattice_gaussian_prepared(s->rng, &s->noise, s->lattice_k, s->g, d, NULL) !=
-	    ERR_OK)
-		return err_set(e, ERR_INTERNAL, "the run failed");
+	if (onepass_noisy_mean(s->rng, &s->noise, s->lattice_k, s->g, d, s->b, e) != ERR_OK)
+		return err_failed(e);
 #ifdef DPOPT_TESTING
 	if (s->hook != NULL && s->hook->release != NULL)
 		s->hook->release(s->hook->ctx, s->t, s->g, d);
@@ -458,7 +436,7 @@ const struct alg_ops alg_sgd_one_pass = {
 	.params = sgd_params,
 	.state_size = sizeof(struct sgd_state),
 	.plan = sgd_plan,
-	.work = sgd_work,
+	.work = onepass_work,
 	.init = sgd_init,
 	.step = sgd_step,
 	.result = sgd_result,

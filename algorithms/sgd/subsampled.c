@@ -360,24 +360,15 @@ sub_fill_plan(const struct run_spec *spec, const struct sub_setup *s, struct run
 {
 	enum err_code rc;
 
-	memset(ret, 0, sizeof(*ret));
-	ret->steps = s->steps;
+	onepass_plan_start(ret, spec, s->steps, s->batch);
 	rc = sub_event(spec, s, s->z, &ret->event, e);
 	if (rc != ERR_OK)
 		return rc;
-	ret->charge_epsilon = spec->epsilon;
-	ret->charge_delta = spec->delta;
-	run_plan_use(ret, "batch_size", (double)s->batch);
-	run_plan_use(ret, "steps", (double)s->steps);
 	run_plan_use(ret, "epochs", s->epochs);
 	run_plan_use(ret, "sampling_rate", (double)s->batch / (double)spec->n);
 	run_plan_use(ret, "grad_bound", s->grad_bound);
-	run_plan_use(ret, "sensitivity", s->sensitivity);
-	run_plan_use(ret, "sensitivity_lattice", s->sensitivity_lattice);
-	run_plan_use(ret, "lattice_step_log2", -(double)s->lattice_k);
-	run_plan_use(ret, "noise_multiplier", s->z);
-	run_plan_use(ret, "noise_sigma", s->sigma);
-	run_plan_use(ret, "step_size", s->step_size);
+	onepass_plan_use_noise(ret, s->sensitivity, s->sensitivity_lattice, s->lattice_k, s->z,
+			       s->sigma, s->step_size);
 	run_plan_use(ret, "momentum", spec->params[P_MOMENTUM]);
 	return ERR_OK;
 }
@@ -422,21 +413,19 @@ sub_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	struct sub_setup su;
 	struct run_plan mine;
 	size_t n = ds->n;
+	bool derived;
 	enum err_code rc;
 
 	/* Spend exactly what was charged: derive the schedule again from the
 	 * plan's own noise multiplier (no second calibration). */
 	rc = sub_bounds(spec, &su, e);
-	if (rc == ERR_OK &&
-	    ((!su.shuffle && sub_sampled_schedule(spec, &su, NULL) != ERR_OK) ||
-	     sub_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) != ERR_OK ||
-	     sub_fill_plan(spec, &su, &mine, NULL) != ERR_OK || !onepass_same_plan(&mine, plan)))
-		rc = err_set(e, ERR_INTERNAL, "the run plan does not match its spec");
 	if (rc != ERR_OK)
 		return rc;
-	if (ds->n != spec->n || ds->d != spec->schema.d)
-		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
-	rc = objective_check_dataset(&spec->objective, ds, e);
+	derived =
+		(su.shuffle || sub_sampled_schedule(spec, &su, NULL) == ERR_OK) &&
+		sub_schedule(spec, run_plan_value(plan, "noise_multiplier"), &su, NULL) == ERR_OK &&
+		sub_fill_plan(spec, &su, &mine, NULL) == ERR_OK;
+	rc = onepass_check_init(spec, plan, derived ? &mine : NULL, ds, e);
 	if (rc != ERR_OK)
 		return rc;
 
@@ -472,14 +461,9 @@ sub_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	constraint_project(&s->set, s->x, s->dim, s->scratch);
 #ifdef DPOPT_TESTING
 	s->hook = spec->testing_hook;
-	if (s->hook != NULL && s->hook->place_first && s->hook->first_record >= n)
-		return err_set(e, ERR_INVALID, "testing hook: no record %zu",
-			       s->hook->first_record);
-	if (s->hook != NULL && s->hook->noise_scale != 0.0) {
-		if (!is_finite_pos(s->hook->noise_scale))
-			return err_set(e, ERR_INVALID, "testing hook: bad noise scale");
-		s->sigma *= s->hook->noise_scale;
-	}
+	rc = onepass_testing_sigma(s->hook, n, &s->sigma, e);
+	if (rc != ERR_OK)
+		return rc;
 #endif
 	return noise_dgauss_prepare_real(ldexp(s->sigma, s->lattice_k), &s->noise, e);
 }
@@ -541,11 +525,8 @@ sub_step(void *state, struct err *e)
 #endif
 	memset(s->g, 0, d * sizeof(*s->g));
 	objective_batch_grad(s->obj, s->ds, batch, s->b, s->x, s->grad_bound, s->g);
-	for (size_t j = 0; j < d; j++)
-		s->g[j] /= (double)s->b;
-	if (noise_lattice_gaussian_prepared(s->rng, &s->noise, s->lattice_k, s->g, d, NULL) !=
-	    ERR_OK)
-		return err_set(e, ERR_INTERNAL, "the run failed");
+	if (onepass_noisy_mean(s->rng, &s->noise, s->lattice_k, s->g, d, s->b, e) != ERR_OK)
+		return err_failed(e);
 #ifdef DPOPT_TESTING
 	if (s->hook != NULL && s->hook->release != NULL)
 		s->hook->release(s->hook->ctx, s->t, s->g, d);
