@@ -189,6 +189,48 @@ mse(const struct dataset *ds, const double *w)
 	return s / (double)ds->n;
 }
 
+/* As for the other Gaussian methods (issue 9): a run refuses a plan that
+ * is not the one its spec gives (a spec charged less, an edited noise
+ * multiplier or step size), and writes nothing. */
+START_TEST(test_plan_must_match_spec)
+{
+	struct split tr, te;
+	struct run_spec spec;
+	struct run_plan plan, edited;
+	struct err e = { 0 };
+	struct rng r;
+	double w[D + 1] = { 0 };
+	int edits = 0;
+
+	make_data(&tr, &te, TASK_BINARY, 77);
+	spec_init(&spec, "logistic", TASK_BINARY);
+	spec.epsilon = 2.0;
+	ck_assert_msg(alg_plan(sub(), &spec, &plan, &e) == ERR_OK, "%s", e.msg);
+	rng_splitmix_init(&r, 1);
+	ck_assert_msg(alg_run(sub(), &spec, &plan, &tr.ds, &r, NULL, NULL, w, &e) == ERR_OK, "%s",
+		      e.msg);
+	spec.epsilon = 1.0; /* the run would be noisier than charged: refused */
+	memset(w, 0, sizeof(w));
+	ck_assert_int_eq(alg_run(sub(), &spec, &plan, &tr.ds, &r, NULL, NULL, w, &e), ERR_INTERNAL);
+	ck_assert(w[0] == 0.0);
+	spec.epsilon = 2.0;
+	for (size_t i = 0; i < plan.n_used; i++) {
+		if (strcmp(plan.used[i].name, "noise_multiplier") != 0 &&
+		    strcmp(plan.used[i].name, "step_size") != 0)
+			continue;
+		edited = plan;
+		edited.used[i].value *= 1.5;
+		ck_assert_int_eq(alg_run(sub(), &spec, &edited, &tr.ds, &r, NULL, NULL, w, &e),
+				 ERR_INTERNAL);
+		ck_assert(w[0] == 0.0);
+		edits++;
+	}
+	ck_assert_int_eq(edits, 2);
+	split_clear(&tr);
+	split_clear(&te);
+}
+END_TEST
+
 START_TEST(test_logistic_utility)
 {
 	struct run_spec spec;
@@ -334,6 +376,7 @@ sub_suite(void)
 
 	tcase_set_timeout(u, 600);
 	tcase_add_test(u, test_plan);
+	tcase_add_test(u, test_plan_must_match_spec);
 	tcase_add_test(u, test_logistic_utility);
 	tcase_add_test(u, test_least_squares_utility);
 	suite_add_tcase(s, u);
