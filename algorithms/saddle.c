@@ -169,8 +169,9 @@ saddle_operator(const struct objective *o, const struct dataset *ds, size_t i, c
 }
 
 void
-saddle_batch_operator(const struct objective *o, const struct dataset *ds, const size_t *idx,
-		      size_t m, const double *u, double clip, double *scratch, double *g)
+operator_batch_clipped(const struct objective *o, const struct dataset *ds, const size_t *idx,
+		       size_t m, const double *u, double clip, record_operator_fn op,
+		       double *scratch, double *g)
 {
 	const size_t dim = o->dim;
 	const bool clipped = isfinite(clip);
@@ -180,11 +181,11 @@ saddle_batch_operator(const struct objective *o, const struct dataset *ds, const
 		double nn = 0.0, c = 1.0;
 
 		if (!clipped) {
-			saddle_operator(o, ds, i, u, 1.0, g);
+			op(o, ds, i, u, 1.0, g);
 			continue;
 		}
 		memset(scratch, 0, dim * sizeof(*scratch));
-		saddle_operator(o, ds, i, u, 1.0, scratch);
+		op(o, ds, i, u, 1.0, scratch);
 		for (size_t j = 0; j < dim; j++)
 			nn += scratch[j] * scratch[j];
 		nn = sqrt(nn);
@@ -193,6 +194,20 @@ saddle_batch_operator(const struct objective *o, const struct dataset *ds, const
 		for (size_t j = 0; j < dim; j++)
 			g[j] += c * scratch[j];
 	}
+}
+
+static void
+saddle_record_operator(const struct objective *o, const struct dataset *ds, size_t i,
+		       const double *u, double scale, double *g)
+{
+	(void)saddle_operator(o, ds, i, u, scale, g);
+}
+
+void
+saddle_batch_operator(const struct objective *o, const struct dataset *ds, const size_t *idx,
+		      size_t m, const double *u, double clip, double *scratch, double *g)
+{
+	operator_batch_clipped(o, ds, idx, m, u, clip, saddle_record_operator, scratch, g);
 }
 
 double

@@ -125,6 +125,17 @@ double saddle_operator(const struct objective *o, const struct dataset *ds, size
 void saddle_batch_operator(const struct objective *o, const struct dataset *ds, const size_t *idx,
 			   size_t m, const double *u, double clip, double *scratch, double *g);
 
+/* One record's operator: g += scale * operator(u; z_i). */
+typedef void (*record_operator_fn)(const struct objective *o, const struct dataset *ds, size_t i,
+				   const double *u, double scale, double *g);
+
+/* The clipped batch sum above for any record operator op: the one place
+ * the per-record clip that the sensitivity rests on is written (saddle and
+ * VI methods both use it). */
+void operator_batch_clipped(const struct objective *o, const struct dataset *ds, const size_t *idx,
+			    size_t m, const double *u, double clip, record_operator_fn op,
+			    double *scratch, double *g);
+
 /* F(u) = (1/n) sum_i f(u; z_i) (public evaluation and tests only); NAN
  * when ds is empty. */
 double saddle_mean_value(const struct objective *o, const struct dataset *ds, const double *u);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "saddle.h"
 #include "vi.h"
 
 enum err_code
@@ -51,27 +52,7 @@ void
 vi_batch_operator(const struct objective *o, const struct dataset *ds, const size_t *idx, size_t m,
 		  const double *u, double clip, double *scratch, double *g)
 {
-	const size_t dim = o->dim;
-	const bool clipped = isfinite(clip);
-
-	for (size_t t = 0; t < m; t++) {
-		size_t i = idx != NULL ? idx[t] : t;
-		double nn = 0.0, c = 1.0;
-
-		if (!clipped) {
-			vi_operator(o, ds, i, u, 1.0, g);
-			continue;
-		}
-		memset(scratch, 0, dim * sizeof(*scratch));
-		vi_operator(o, ds, i, u, 1.0, scratch);
-		for (size_t j = 0; j < dim; j++)
-			nn += scratch[j] * scratch[j];
-		nn = sqrt(nn);
-		if (nn > clip)
-			c = clip / nn;
-		for (size_t j = 0; j < dim; j++)
-			g[j] += c * scratch[j];
-	}
+	operator_batch_clipped(o, ds, idx, m, u, clip, vi_operator, scratch, g);
 }
 
 /* ret = the mean operator of ds at u (dim entries). */
