@@ -228,10 +228,12 @@ START_TEST(test_database_hung)
 	printf("faults: database hung: /healthz %ld in %.3f s, /readyz %ld in %.3f s,"
 	       " GET /v1/datasets %ld in %.3f s\n",
 	       health, t_health, ready, t_ready, api, t_api);
-	ck_assert_msg(health == 200 && t_health < 2.0, "/healthz: %ld after %.1f s", health,
-		      t_health);
-	ck_assert_msg(ready == 503 && t_ready < 15.0, "/readyz: %ld after %.1f s", ready, t_ready);
-	ck_assert_msg(api == 503 && t_api < 25.0, "GET /v1/datasets: %ld after %.1f s", api, t_api);
+	ck_assert_msg(health == 200 && t_health < 2.0 * h_timeout_scale(),
+		      "/healthz: %ld after %.1f s", health, t_health);
+	ck_assert_msg(ready == 503 && t_ready < 15.0 * h_timeout_scale(),
+		      "/readyz: %ld after %.1f s", ready, t_ready);
+	ck_assert_msg(api == 503 && t_api < 25.0 * h_timeout_scale(),
+		      "GET /v1/datasets: %ld after %.1f s", api, t_api);
 	/* Ready again once the database answers. */
 	deadline = h_now() + 30.0;
 	while (h_now() < deadline && (ready_after = get_status(&s, "/readyz", NULL, &t)) != 200)
@@ -301,7 +303,7 @@ START_TEST(test_upload_database_hung)
 	       took);
 	ck_assert_msg(sent, "the body could not be sent in %.0f s: the upload hung", took);
 	ck_assert_msg(strncmp(reply, "HTTP/1.1 503", 12) == 0, "reply: %s", h_short(reply));
-	ck_assert_msg(took < 30.0, "503 after %.1f s", took);
+	ck_assert_msg(took < 30.0 * h_timeout_scale(), "503 after %.1f s", took);
 	free(reply);
 	/* Nothing kept, and the same upload goes through once the database is
 	 * back. */
@@ -324,7 +326,7 @@ pickup_latency(const struct h_server *s, const char *ds)
 	json_decref(h_run_create(s, key, ds, H_RUN_BODY_10_STEPS, run));
 	while (h_sql_ll(db, "SELECT count(*) FROM runs WHERE id = '%s' AND state = 'queued'", run) >
 	       0) {
-		ck_assert_msg(h_now() - t0 < 30.0, "run %s not claimed", run);
+		ck_assert_msg(h_now() - t0 < 30.0 * h_timeout_scale(), "run %s not claimed", run);
 		h_sleep(0.005);
 	}
 	took = h_now() - t0;
@@ -382,7 +384,8 @@ START_TEST(test_database_restart)
 		worst = l > worst ? l : worst;
 	}
 	printf("faults: pickup after the PostgreSQL restart: worst of 5 %.0f ms\n", worst * 1e3);
-	ck_assert_msg(worst < 0.25, "pickup took up to %.0f ms after the restart", worst * 1e3);
+	ck_assert_msg(worst < 0.25 * h_timeout_scale(),
+		      "pickup took up to %.0f ms after the restart", worst * 1e3);
 	stop_clean(&s);
 }
 END_TEST
@@ -417,7 +420,8 @@ START_TEST(test_reaper_busy_survivor)
 	t0 = h_now();
 	while (h_sql_ll(db, "SELECT count(*) FROM runs WHERE id = '%s' AND state = 'running'",
 			orphan) > 0) {
-		ck_assert_msg(h_now() - t0 < 30.0, "the dead replica's run was never re-queued");
+		ck_assert_msg(h_now() - t0 < 30.0 * h_timeout_scale(),
+			      "the dead replica's run was never re-queued");
 		h_sleep(0.05);
 	}
 	took = h_now() - t0;
@@ -428,7 +432,8 @@ START_TEST(test_reaper_busy_survivor)
 	printf("faults: dead replica's run re-queued %.2f s after SIGKILL (lease 2 s, reaper 1 "
 	       "s)\n",
 	       took);
-	ck_assert_msg(took < 2.0 + 1.0 + 3.0, "re-queued %.1f s after the replica died", took);
+	ck_assert_msg(took < (2.0 + 1.0 + 3.0) * h_timeout_scale(),
+		      "re-queued %.1f s after the replica died", took);
 	stop_clean(&b);
 }
 END_TEST
