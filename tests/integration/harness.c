@@ -1224,3 +1224,12 @@ h_read_reply(int fd, double timeout_s)
 	buf[len] = '\0';
 	return buf;
 }
+
+char *
+h_read_log(const struct h_server *s)
+{
+	char *text = read_file(s->log, NULL);
+
+	ck_assert_msg(text != NULL, "cannot read %s", s->log);
+	return text;
+}

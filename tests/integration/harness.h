@@ -211,4 +211,8 @@ int h_raw_connect(const char *src, unsigned port);
 bool h_send_all(int fd, const char *p, size_t n);
 char *h_read_reply(int fd, double timeout_s);
 
+/* The server's whole log so far (owned), for scans such as "no data value
+ * in the log". */
+char *h_read_log(const struct h_server *s);
+
 #endif /* TESTS_INTEGRATION_HARNESS_H */

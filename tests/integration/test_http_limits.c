@@ -118,24 +118,6 @@ expect_json_error(const char *reply, long status, const char *code)
 	json_decref(j);
 }
 
-static char *
-read_log(const struct h_server *s)
-{
-	FILE *f = fopen(s->log, "rb");
-	char *p;
-	long n;
-
-	ck_assert(f != NULL);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	p = calloc(1, (size_t)n + 1);
-	ck_assert(p != NULL);
-	ck_assert(fread(p, 1, (size_t)n, f) == (size_t)n);
-	fclose(f);
-	return p;
-}
-
 static void
 expect_get(const struct h_server *s, const char *path, const char *key, long status, double max_s)
 {
@@ -746,7 +728,7 @@ START_TEST(test_request_id_and_access_log)
 	ck_assert_int_eq(r.status, 200);
 	h_resp_clear(&r);
 	h_server_stop(&srv, SIGTERM, 30.0);
-	log = read_log(&srv);
+	log = h_read_log(&srv);
 	snprintf(want, sizeof(want), "key_id=%.16s", key + 4);
 	ck_assert_msg(strstr(log,
 			     "\"ctx\":\"dash-7f3c.1\",\"code\":\"\",\"msg\":\"access "

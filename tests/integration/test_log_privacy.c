@@ -40,27 +40,6 @@ teardown(void)
 
 static unsigned refused;
 
-/* The whole server log (owned). */
-static char *
-read_log(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *text;
-	long len;
-
-	ck_assert_msg(f != NULL, "open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	ck_assert_int_ge(len, 0);
-	rewind(f);
-	text = malloc((size_t)len + 1);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
-	text[len] = '\0';
-	fclose(f);
-	return text;
-}
-
 static void
 bad(const char *ds, const char *ctype, const char *body)
 {
@@ -134,7 +113,7 @@ START_TEST(test_no_value_in_log)
 	bad(reg, "text/x-libsvm", MARK " 1:0.1\n");
 
 	h_server_stop(&srv, SIGTERM, 30.0);
-	log = read_log(srv.log);
+	log = h_read_log(&srv);
 	/* The refusals were logged (so the scan below can fail) ... */
 	ck_assert_msg(strstr(log, "invalid_request") != NULL, "no refusal logged: %s",
 		      h_short(log));

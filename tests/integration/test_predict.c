@@ -474,27 +474,6 @@ START_TEST(test_saddle_no_model)
 }
 END_TEST
 
-/* The whole server log (owned). */
-static char *
-read_log(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *text;
-	long len;
-
-	ck_assert_msg(f != NULL, "open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	ck_assert_int_ge(len, 0);
-	rewind(f);
-	text = malloc((size_t)len + 1);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
-	text[len] = '\0';
-	fclose(f);
-	return text;
-}
-
 /* Nothing of the rows scored, nor of a refused cell or label, reaches the
  * log: scored rows, a bad cell, a label neither no nor yes. */
 START_TEST(test_nothing_logged)
@@ -512,7 +491,7 @@ START_TEST(test_nothing_logged)
 	snprintf(path, sizeof(path), "/v1/datasets/%s/data", ds);
 	h_expect_error(&srv, "PUT", path, owner, "text/csv", lab, strlen(lab), NULL, 400,
 		       "invalid_request", "data", "line 3");
-	log = read_log(srv.log);
+	log = h_read_log(&srv);
 	ck_assert_msg(strstr(log, "/predict") != NULL, "no predict request logged");
 	ck_assert_msg(strstr(log, "4242421") == NULL, "a scored cell in the log");
 	ck_assert_msg(strstr(log, "7777xyz") == NULL, "a refused cell in the log");
