@@ -28,6 +28,11 @@
  *      runs and ledger_entries;
  *   4. then advisory locks (the seal's content-hash lock).
  *
+ * The one exception: an upload takes its per-dataset advisory lock when the
+ * body starts, before step 1 at the seal.  It is safe only because that
+ * lock is tried (pg_try_advisory_xact_lock: a busy dataset answers 409 at
+ * once), never waited for; it must stay a try-lock.
+ *
  * One ledger per transaction: a run's evaluation dataset is read without a
  * lock.  Workers (claim, lease renewal, finish, re-queue) touch rows of runs
  * only and hold no datasets lock, so they wait at step 3 at most.  Why this

@@ -74,10 +74,12 @@ hash(const char *key)
 	return h;
 }
 
-/* key's bucket, refilled to now; a new full one if it had none.  Called
+/* key's bucket, refilled to now; when it has none, a new full one if
+ * insert, else NULL (a look must not evict another key's bucket: that
+ * would let lookups from many addresses reset a throttled one).  Called
  * with the lock held. */
 static struct bucket *
-find(struct ratelimit *rl, const char *key, double now)
+find(struct ratelimit *rl, const char *key, double now, bool insert)
 {
 	size_t start = (size_t)hash(key) & rl->mask;
 	struct bucket *victim = NULL, *b;
@@ -96,6 +98,8 @@ find(struct ratelimit *rl, const char *key, double now)
 		    (victim->key[0] != '\0' && (b->key[0] == '\0' || b->last < victim->last)))
 			victim = b;
 	}
+	if (!insert)
+		return NULL;
 	snprintf(victim->key, sizeof(victim->key), "%s", key);
 	victim->tokens = rl->burst;
 	victim->last = now;
@@ -118,11 +122,11 @@ take_or_peek(struct ratelimit *rl, const char *key, double now, bool take,
 	bool ok;
 
 	pthread_mutex_lock(&rl->lock);
-	b = find(rl, key, now);
-	ok = b->tokens >= 1.0;
+	b = find(rl, key, now, take);
+	ok = b == NULL || b->tokens >= 1.0; /* no bucket: a full one */
 	if (ok && take)
 		b->tokens -= 1.0;
-	if (!ok && ret_retry_after != NULL)
+	if (!ok && b != NULL && ret_retry_after != NULL)
 		*ret_retry_after = retry_after(rl, b);
 	pthread_mutex_unlock(&rl->lock);
 	return ok;

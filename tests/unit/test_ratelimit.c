@@ -29,6 +29,29 @@ START_TEST(test_burst_then_refill)
 }
 END_TEST
 
+/* Looking never evicts: a key spent to zero stays throttled however many
+ * other keys are only looked at (peeks of unknown addresses on every
+ * request once reset a throttled address by pushing its bucket out). */
+START_TEST(test_peek_never_evicts)
+{
+	struct ratelimit *rl = ratelimit_new(0.001, 1.0, 16);
+	char key[32];
+	unsigned ra = 0;
+
+	ck_assert_ptr_nonnull(rl);
+	ck_assert(ratelimit_take(rl, "x", 1.0, &ra));
+	ck_assert(!ratelimit_peek(rl, "x", 1.0, &ra));
+	for (int i = 0; i < 10000; i++) {
+		snprintf(key, sizeof(key), "peek-%d", i);
+		ck_assert(ratelimit_peek(rl, key, 1.0, &ra)); /* unknown: a full bucket */
+	}
+	ck_assert(!ratelimit_peek(rl, "x", 1.0, &ra));
+	ck_assert(!ratelimit_take(rl, "x", 1.0, &ra));
+	ck_assert_uint_ge(ra, 1);
+	ratelimit_free(rl);
+}
+END_TEST
+
 START_TEST(test_retry_after_slow_rate)
 {
 	struct ratelimit *rl = ratelimit_new(0.1, 1.0, 16); /* one per 10 s */
@@ -90,6 +113,7 @@ main(void)
 	int failed;
 
 	tcase_add_test(tc, test_burst_then_refill);
+	tcase_add_test(tc, test_peek_never_evicts);
 	tcase_add_test(tc, test_retry_after_slow_rate);
 	tcase_add_test(tc, test_peek_does_not_take);
 	tcase_add_test(tc, test_keys_independent_and_eviction_lenient);
