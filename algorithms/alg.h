@@ -147,6 +147,11 @@ struct alg_ops {
 	 * (OBJECTIVE_OPERATOR, vi.h) over one set u in 'constraints' (the
 	 * request's "constraints.x"; "constraints.y" refused). */
 	bool vi;
+	/* Defaults from the declared bounds: without "constraints.x" the run
+	 * is over subsampled_default_set()'s l2 ball, and one-margin losses
+	 * get an intercept unless the request says otherwise
+	 * (algorithms/sgd/README.md). */
+	bool defaults_from_bounds;
 };
 
 /* registry.c */

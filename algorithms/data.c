@@ -8,6 +8,8 @@
  */
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "data.h"
 
@@ -54,4 +56,79 @@ bounds_row_l2(const struct bounds *b, size_t d, double *ret, struct err *e)
 				     "the feature bounds give no finite positive row norm");
 	*ret = r;
 	return ERR_OK;
+}
+
+enum err_code
+dataset_subset(const struct dataset *src, const size_t *idx, size_t m, struct dataset_copy *ret,
+	       struct err *e)
+{
+	struct dataset *d = &ret->ds;
+	size_t nnz = 0, nc = src->n_categorical;
+
+	memset(ret, 0, sizeof(*ret));
+	*d = *src;
+	d->n = m;
+	if (src->layout == DATA_CSR) {
+		for (size_t i = 0; i < m; i++)
+			nnz += src->row_ptr[idx[i] + 1] - src->row_ptr[idx[i]];
+		ret->row_ptr = malloc((m + 1) * sizeof(*ret->row_ptr));
+		ret->col = malloc((nnz > 0 ? nnz : 1) * sizeof(*ret->col));
+		ret->val = malloc((nnz > 0 ? nnz : 1) * sizeof(*ret->val));
+		if (ret->row_ptr == NULL || ret->col == NULL || ret->val == NULL)
+			return err_set(e, ERR_NOMEM, "cannot allocate a copy of the rows");
+		ret->row_ptr[0] = 0;
+		for (size_t i = 0; i < m; i++) {
+			size_t a = src->row_ptr[idx[i]], k = src->row_ptr[idx[i] + 1] - a;
+
+			memcpy(ret->col + ret->row_ptr[i], src->col + a, k * sizeof(*ret->col));
+			memcpy(ret->val + ret->row_ptr[i], src->val + a, k * sizeof(*ret->val));
+			ret->row_ptr[i + 1] = ret->row_ptr[i] + k;
+		}
+		d->row_ptr = ret->row_ptr;
+		d->col = ret->col;
+		d->val = ret->val;
+	} else {
+		ret->x = malloc(m * src->d * sizeof(*ret->x) + 1);
+		if (ret->x == NULL)
+			return err_set(e, ERR_NOMEM, "cannot allocate a copy of the rows");
+		for (size_t i = 0; i < m; i++)
+			memcpy(ret->x + i * src->d, src->x + idx[i] * src->d,
+			       src->d * sizeof(*ret->x));
+		d->x = ret->x;
+	}
+	if (src->y != NULL) {
+		if ((ret->y = malloc(m * sizeof(*ret->y))) == NULL)
+			return err_set(e, ERR_NOMEM, "cannot allocate a copy of the rows");
+		for (size_t i = 0; i < m; i++)
+			ret->y[i] = src->y[idx[i]];
+		d->y = ret->y;
+	}
+	if (src->group != NULL) {
+		if ((ret->group = malloc(m * sizeof(*ret->group))) == NULL)
+			return err_set(e, ERR_NOMEM, "cannot allocate a copy of the rows");
+		for (size_t i = 0; i < m; i++)
+			ret->group[i] = src->group[idx[i]];
+		d->group = ret->group;
+	}
+	if (src->cat != NULL && nc > 0) {
+		if ((ret->cat = malloc(m * nc * sizeof(*ret->cat))) == NULL)
+			return err_set(e, ERR_NOMEM, "cannot allocate a copy of the rows");
+		for (size_t i = 0; i < m; i++)
+			memcpy(ret->cat + i * nc, src->cat + idx[i] * nc, nc * sizeof(*ret->cat));
+		d->cat = ret->cat;
+	}
+	return ERR_OK;
+}
+
+void
+dataset_copy_free(struct dataset_copy *c)
+{
+	free(c->x);
+	free(c->val);
+	free(c->y);
+	free(c->row_ptr);
+	free(c->col);
+	free(c->group);
+	free(c->cat);
+	memset(c, 0, sizeof(*c));
 }

@@ -110,4 +110,24 @@ struct dataset {
  * ERR_INVALID naming "bounds.feature_l2" when neither is declared. */
 enum err_code bounds_row_l2(const struct bounds *b, size_t d, double *ret, struct err *e);
 
+/*
+ * An owned copy of some rows of a dataset, in the order of idx: what a
+ * method that splits its dataset (select.random_stopping's training and
+ * validation parts) runs on.  ds is the view; every other pointer is owned
+ * and released by dataset_copy_free (which accepts a zeroed or half-built
+ * copy).
+ */
+struct dataset_copy {
+	struct dataset ds;
+	double *x, *val, *y;
+	size_t *row_ptr;
+	uint32_t *col, *group, *cat;
+};
+
+/* *ret <- the rows idx[0 .. m-1] of src (m >= 1, each index < src->n);
+ * ERR_NOMEM leaves a half-built copy for dataset_copy_free. */
+enum err_code dataset_subset(const struct dataset *src, const size_t *idx, size_t m,
+			     struct dataset_copy *ret, struct err *e);
+void dataset_copy_free(struct dataset_copy *c);
+
 #endif /* ALGORITHMS_DATA_H */

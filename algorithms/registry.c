@@ -13,11 +13,13 @@
 extern const struct alg_ops alg_sgd_one_pass;
 extern const struct alg_ops alg_sgd_subsampled;
 extern const struct alg_ops alg_saddle_sgda_one_pass;
+extern const struct alg_ops alg_select_random_stopping;
 
 static const struct alg_ops *const registry[] = {
 	&alg_sgd_one_pass,
 	&alg_sgd_subsampled,
 	&alg_saddle_sgda_one_pass,
+	&alg_select_random_stopping,
 };
 
 size_t

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "event_json.h"
+#include "privacy/selection.h"
 #include "jv.h"
 
 static json_t *
@@ -49,9 +50,13 @@ node_json(const struct dp_event_tree *t, unsigned i)
 	case DP_EVENT_SELECTION_TNB:
 		json_object_set_new(j, "eta", json_real(n->eta));
 		json_object_set_new(j, "gamma", json_real(n->gamma));
+		if (n->k_max != 0)
+			json_object_set_new(j, "k_max", json_integer((json_int_t)n->k_max));
 		break;
 	case DP_EVENT_SELECTION_POISSON:
 		json_object_set_new(j, "mu", json_real(n->mu));
+		if (n->k_max != 0)
+			json_object_set_new(j, "k_max", json_integer((json_int_t)n->k_max));
 		break;
 	case DP_EVENT_COMPOSED:
 	case DP_EVENT__COUNT:
@@ -72,6 +77,17 @@ json_t *
 dp_event_to_json(const struct dp_event_tree *t)
 {
 	return t->n_nodes > 0 ? node_json(t, 0) : NULL;
+}
+
+/* The optional cap of a selection node (0 when absent). */
+static enum err_code
+selection_k_max(const json_t *j, const char *path, struct dp_event *n, struct err *e)
+{
+	long long v = 0;
+	enum err_code rc = jv_integer(j, path, "k_max", false, 1, SELECTION_MAX_K, &v, NULL, e);
+
+	n->k_max = (uint64_t)v;
+	return rc;
 }
 
 /* Parse the node at j into t->node[i]; its children go to fresh slots. */
@@ -95,6 +111,7 @@ parse_node(const json_t *j, const char *path, enum dp_relation inherited, struct
 					    "eta",
 					    "gamma",
 					    "mu",
+					    "k_max",
 					    NULL };
 	struct dp_event *n = &t->node[i];
 	const char *type, *rel;
@@ -166,9 +183,13 @@ parse_node(const json_t *j, const char *path, enum dp_relation inherited, struct
 			jv_path(field, sizeof(field), path, "gamma");
 			rc = err_set_field(e, ERR_INVALID, field, "'%s' must be in (0, 1)", field);
 		}
+		if (rc == ERR_OK)
+			rc = selection_k_max(j, path, n, e);
 		break;
 	case DP_EVENT_SELECTION_POISSON:
 		rc = jv_number(j, path, "mu", true, 0, true, 1e9, &n->mu, NULL, e);
+		if (rc == ERR_OK)
+			rc = selection_k_max(j, path, n, e);
 		break;
 	case DP_EVENT_PARALLEL:
 	case DP_EVENT_COMPOSED:

@@ -83,12 +83,14 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 	if (icpt != NULL && !json_is_boolean(icpt))
 		return err_set_field(e, ERR_INVALID, "objective.intercept",
 				     "'objective.intercept' must be a boolean");
-	/* Intercept: off by default, except for dp_sgd.subsampled on a
-	 * one-margin loss that takes one (algorithms/sgd/README.md). */
+	/* Intercept: off by default, except for the methods with defaults
+	 * from the bounds (alg_ops.defaults_from_bounds: dp_sgd.subsampled,
+	 * select.random_stopping) on a one-margin loss that takes one
+	 * (algorithms/sgd/README.md). */
 	if (icpt != NULL)
 		p.intercept = json_is_true(icpt);
 	else
-		p.intercept = strcmp(alg->name, "dp_sgd.subsampled") == 0 && ops->phi != NULL &&
+		p.intercept = alg->defaults_from_bounds && ops->phi != NULL &&
 			      (ops->params & (1u << OBJ_P_INTERCEPT)) != 0;
 	if ((rc = jv_number(obj, "objective", "ridge", false, 0, false, 1e9, &p.ridge, NULL, e)) !=
 		    ERR_OK ||
@@ -224,9 +226,9 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 				  e)) != ERR_OK)
 		return rc;
 	r.spec.dim = r.spec.objective.dim;
-	/* dp_sgd.subsampled has a default feasible set (sgd/subsampled.h);
-	 * every other method needs constraints.x. */
-	has_default_x = strcmp(r.alg->name, "dp_sgd.subsampled") == 0;
+	/* The methods with defaults from the bounds have a default feasible
+	 * set (sgd/subsampled.h); every other method needs constraints.x. */
+	has_default_x = r.alg->defaults_from_bounds;
 	if ((rc = jv_object(doc, "", "constraints", !has_default_x, &constraints, e)) != ERR_OK)
 		goto out_free;
 	if (constraints == NULL)

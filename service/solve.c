@@ -326,7 +326,7 @@ request_json(const struct solve_opts *o, json_t **ret, struct err *e)
 			     ? ERR_OK
 			     : err_set(e, ERR_NOMEM, "out of memory");
 	/* --constraint is optional here as constraints.x is in the API: a
-	 * method with a default set (dp_sgd.subsampled) takes none, the
+	 * method with defaults from the bounds (alg_ops.defaults_from_bounds) takes none, the
 	 * others refuse the request naming 'constraints'. */
 	if (rc == ERR_OK && o->constraint != NULL)
 		rc = constraint_json(o->constraint, "constraints.x", "--constraint", &cx, e);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "privacy/event.h"
+#include "privacy/selection.h"
 
 static const char *const type_names[DP_EVENT__COUNT] = {
 	[DP_EVENT_GAUSSIAN] = "gaussian",
@@ -251,6 +252,11 @@ check_node(const struct dp_event_tree *t, unsigned i, unsigned depth, struct err
 		return err_set(e, ERR_INVALID, "%s event has an unknown relation", name);
 	if (depth > DP_EVENT_MAX_NODES)
 		return err_set(e, ERR_INVALID, "privacy event is cyclic");
+	if (n->k_max != 0 && ((n->type != DP_EVENT_SELECTION_TNB &&
+				n->type != DP_EVENT_SELECTION_POISSON) ||
+			       n->k_max > SELECTION_MAX_K))
+		return err_set(e, ERR_INVALID,
+			       "k_max belongs to selection events only, at most %u", SELECTION_MAX_K);
 	switch (n->type) {
 	case DP_EVENT_GAUSSIAN:
 	case DP_EVENT_LAPLACE:
@@ -353,7 +359,7 @@ dp_event_equal(const struct dp_event_tree *a, const struct dp_event_tree *b)
 		    memcmp(&x->sampling_rate, &y->sampling_rate, sizeof(double)) != 0 ||
 		    memcmp(&x->eta, &y->eta, sizeof(double)) != 0 ||
 		    memcmp(&x->gamma, &y->gamma, sizeof(double)) != 0 ||
-		    memcmp(&x->mu, &y->mu, sizeof(double)) != 0)
+		    memcmp(&x->mu, &y->mu, sizeof(double)) != 0 || x->k_max != y->k_max)
 			return false;
 	}
 	return true;

@@ -25,8 +25,8 @@
  *	self_composed                count                   1
  *	composed                     -                       1..k, in sequence
  *	parallel                     parts                   1..k, on disjoint records
- *	selection_tnb                eta, gamma              1 (the base mechanism Q)
- *	selection_poisson            mu                      1 (the base mechanism Q)
+ *	selection_tnb                eta, gamma [, k_max]    1 (the base mechanism Q)
+ *	selection_poisson            mu [, k_max]            1 (the base mechanism Q)
  *
  * selection_tnb / selection_poisson: private selection with a random
  * number of repetitions (Papernot & Steinke, "Hyperparameter tuning with
@@ -35,7 +35,10 @@
  * geometric P[K = k] = gamma (1 - gamma)^(k - 1), mean 1/gamma), or
  * K ~ Poisson(mu), independent runs of the child Q, and only the best
  * output (by Q's own released score) is released -- never K itself.
- * Curves in rdp.c.
+ * With k_max >= 1 the run is capped: K is drawn conditioned on K >= 1,
+ * k_max repetitions are always performed and the best of the first
+ * min(K, k_max) is released (privacy/selection.h; the curve adds the
+ * cap's term).  Curves in rdp.c.
  *
  * parallel with one child and parts = T means T disjoint parts that each
  * run that child; its cost is the child's (the worst part's in general).
@@ -87,6 +90,10 @@ struct dp_event {
 	double eta;   /* selection_tnb: shape, > -1 (1: geometric) */
 	double gamma; /* selection_tnb: in (0, 1) */
 	double mu;    /* selection_poisson: mean number of repetitions, > 0 */
+	/* selection_*: 0, or the cap of a run that performs k_max repetitions
+	 * and releases the best of the first min(K, k_max), K drawn
+	 * conditioned on K >= 1 (privacy/selection.h); at most 100000. */
+	uint64_t k_max;
 };
 
 #define DP_EVENT_MAX_NODES 32

@@ -43,6 +43,7 @@
 
 #include "privacy/analytic_gaussian.h"
 #include "privacy/rdp.h"
+#include "privacy/selection.h"
 
 #define LOG2         0.69314718055994530942
 #define LOG4         1.38629436111989061883
@@ -710,6 +711,33 @@ static enum err_code node_curve(const struct dp_event_tree *t, unsigned i, const
 				unsigned n, double *out, struct err *e);
 
 /*
+ * The cap of a selection node with k_max >= 1 (privacy/selection.h;
+ * docs/privacy-model.md §3, "capped selection"): the released law of the
+ * capped run is within a factor 1 + r1 above, and 1/(1 + r2) below, the
+ * uncapped one's, on both neighbours; so at order lambda
+ *	D(capped) <= D(uncapped) + lambda/(lambda - 1) log(1 + r1) + log(1 + r2).
+ * Conditioning K >= 1 (Poisson) only lowers the divergence.  Nothing to
+ * add without a cap.
+ */
+static enum err_code
+selection_cap_term(const struct dp_event *node, const double *a, unsigned n, double *out,
+		   struct err *e)
+{
+	struct selection_dist d;
+	double r1, r2;
+	enum err_code rc;
+
+	if (node->k_max == 0)
+		return ERR_OK;
+	if ((rc = selection_dist_from_event(node, &d, e)) != ERR_OK ||
+	    (rc = selection_cap_ratios(&d, &r1, &r2, e)) != ERR_OK)
+		return rc;
+	for (unsigned k = 0; k < n; k++)
+		out[k] += a[k] / (a[k] - 1.0) * log1p(r1) + log1p(r2);
+	return ERR_OK;
+}
+
+/*
  * Papernot & Steinke 2022, Theorem 2.  Let Q be (lambda, eps)-RDP and
  * (lambda_hat, eps_hat)-RDP, with lambda in (1, inf), lambda_hat in
  * [1, inf), eta in (-1, inf), gamma in (0, 1).  Let A run Q independently
@@ -763,7 +791,7 @@ selection_tnb_curve(const struct dp_event_tree *t, unsigned i, const double *a, 
 			return err_set(e, ERR_INVALID, "selection_tnb needs orders above 1");
 		out[k] += best + log_mean / (a[k] - 1.0);
 	}
-	return ERR_OK;
+	return selection_cap_term(node, a, n, out, e);
 }
 
 /*
@@ -813,7 +841,7 @@ selection_poisson_curve(const struct dp_event_tree *t, unsigned i, const double 
 		}
 		out[k] += mu * exp(log_delta) + log(mu) / (a[k] - 1.0);
 	}
-	return ERR_OK;
+	return selection_cap_term(node, a, n, out, e);
 }
 
 /* ------------------------------------------------------------------ */

@@ -395,6 +395,25 @@ sub_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	return rc;
 }
 
+enum err_code
+subsampled_plan_at(const struct run_spec *spec, double z, struct run_plan *ret_plan, struct err *e)
+{
+	struct sub_setup s;
+	struct run_plan p;
+	enum err_code rc;
+
+	rc = sub_bounds(spec, &s, e);
+	if (rc == ERR_OK && !s.shuffle)
+		rc = sub_sampled_schedule(spec, &s, e);
+	if (rc == ERR_OK)
+		rc = sub_schedule(spec, z, &s, e);
+	if (rc == ERR_OK)
+		rc = sub_fill_plan(spec, &s, &p, e);
+	if (rc == ERR_OK)
+		*ret_plan = p;
+	return rc;
+}
+
 static double
 sub_work(const struct run_spec *spec, const struct run_plan *plan)
 {
@@ -630,4 +649,5 @@ const struct alg_ops alg_sgd_subsampled = {
 	.step = sub_step,
 	.result = sub_result,
 	.fini = sub_fini,
+	.defaults_from_bounds = true,
 };

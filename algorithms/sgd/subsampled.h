@@ -25,4 +25,16 @@
 enum err_code subsampled_default_set(const struct objective *o, const struct data_schema *s,
 				     struct constraint *ret, struct err *e);
 
+/*
+ * The plan dp_sgd.subsampled makes for spec at the noise multiplier z,
+ * without calibrating: what its init() derives again from a plan's own z
+ * (so init() accepts it).  For methods that run it as a part of theirs
+ * (select.random_stopping) and account for it themselves: the plan's
+ * charge is spec's target, not a statement about z.
+ */
+struct run_plan;
+struct run_spec;
+enum err_code subsampled_plan_at(const struct run_spec *spec, double z, struct run_plan *ret_plan,
+				 struct err *e);
+
 #endif /* ALGORITHMS_SGD_SUBSAMPLED_H */

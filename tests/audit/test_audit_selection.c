@@ -34,6 +34,7 @@
 #include "audit.h"
 #include "privacy/accountant.h"
 #include "privacy/event.h"
+#include "privacy/selection.h"
 #include "rng.h"
 
 #define ALPHA       1e-6
@@ -43,6 +44,7 @@
 #define FIXED_K     10 /* the twin: E[K], every time */
 #define N_SEL       1000000
 #define GRID_K      2
+#define N_CAP       1000000
 
 struct sel_mech {
 	bool random_stopping; /* false: the twin */
@@ -144,6 +146,124 @@ START_TEST(test_selection_fixed_k)
 }
 END_TEST
 
+/*
+ * The capped run of select.random_stopping (privacy/selection.h): K from
+ * the real sampler (selection_cdf / selection_draw) for Poisson(MU)
+ * conditioned on K >= 1, capped at the k_max select.random_stopping would
+ * pick, and the best of the first min(K, k_max) of the same randomized
+ * response released.  Claim: the accountant's epsilon for
+ * selection_poisson{MU, k_max}(pure(EPS0)), the cap's term included.
+ * Twin (ignores the random stopping: K = MU every time, still k_max
+ * repetitions performed): P[s = 0] is b^5 against a^5, log-ratio
+ * 5 eps0 = 2.5, above the claim (1.99); its power is computed and
+ * asserted.
+ */
+#define MU 5.0
+
+struct cap_mech {
+	const double *cdf;
+	uint64_t k_max;
+	bool random_stopping;
+};
+
+static double
+cap_sample(void *ctx, int world, struct rng *r)
+{
+	const struct cap_mech *m = ctx;
+	uint64_t k = m->random_stopping ? selection_draw(m->cdf, m->k_max, r) : (uint64_t)MU;
+	double keep = exp(EPS0) / (1.0 + exp(EPS0));
+	int bit = world == 0 ? 1 : 0, best = 0;
+
+	for (uint64_t i = 0; i < m->k_max; i++) { /* every repetition is performed */
+		int report = rng_uniform(r) < keep ? bit : 1 - bit;
+
+		if (i < k)
+			best = report > best ? report : best;
+	}
+	return best;
+}
+
+static double
+cap_claim(struct dp_event *sel, double **ret_cdf)
+{
+	struct dp_event_tree t;
+	struct selection_dist d;
+	struct accountant_report rep = { 0 };
+	struct err e = { 0 };
+
+	*sel = (struct dp_event){ .type = DP_EVENT_SELECTION_POISSON, .mu = MU };
+	ck_assert_int_eq(selection_dist_from_event(sel, &d, &e), ERR_OK);
+	ck_assert_int_eq(selection_cap_for(&d, 1e-6, "mu", &sel->k_max, &e), ERR_OK);
+	d.k_max = sel->k_max;
+	*ret_cdf = malloc(d.k_max * sizeof(**ret_cdf));
+	ck_assert(*ret_cdf != NULL);
+	ck_assert_int_eq(selection_cdf(&d, *ret_cdf, &e), ERR_OK);
+	dp_event_pure(&t, DP_REPLACE_ONE, EPS0);
+	ck_assert_int_eq(dp_event_wrap(&t, sel, &e), ERR_OK);
+	ck_assert_msg(accountant_epsilon(&t, ACCOUNTING_RENYI, CLAIM_DELTA, NULL, true, &rep, &e) ==
+			      ERR_OK,
+		      "%s", e.msg);
+	printf("capped selection_poisson: mu %g, k_max %llu, claim %.4f\n", MU,
+	       (unsigned long long)sel->k_max, rep.epsilon);
+	return rep.epsilon;
+}
+
+static double
+run_cap_audit(const char *name, const struct cap_mech *m, uint64_t seed, double eps_claim)
+{
+	struct audit_config c = { .name = name,
+				  .delta = CLAIM_DELTA,
+				  .alpha = ALPHA,
+				  .method = AUDIT_GRID,
+				  .lo = 0.25,
+				  .hi = 0.75,
+				  .k = GRID_K };
+	struct audit_result r;
+	double *a = malloc(N_CAP * sizeof(*a)), *b = malloc(N_CAP * sizeof(*b));
+
+	ck_assert(a != NULL && b != NULL);
+	audit_draw(cap_sample, (void *)m, 0, seed, a, N_CAP);
+	audit_draw(cap_sample, (void *)m, 1, seed ^ 0x5bd1e995u, b, N_CAP);
+	ck_assert_int_eq(audit_eps_lb(&c, a, N_CAP, b, N_CAP, &r), 0);
+	audit_print(stdout, &c, &r, eps_claim);
+	free(a);
+	free(b);
+	return r.eps_lb;
+}
+
+START_TEST(test_selection_capped)
+{
+	struct dp_event sel;
+	double *cdf, eps = cap_claim(&sel, &cdf), lb;
+	struct cap_mech m = { .cdf = cdf, .k_max = sel.k_max, .random_stopping = true };
+
+	lb = run_cap_audit("level1/selection_poisson-capped", &m, 0x3c6ef372fe94f82bu, eps);
+	ck_assert_msg(lb <= eps, "capped selection: eps_lb %.4f > claimed %.4f", lb, eps);
+	free(cdf);
+}
+END_TEST
+
+START_TEST(test_selection_capped_ignores_stopping)
+{
+	struct dp_event sel;
+	double *cdf, eps = cap_claim(&sel, &cdf), lb, miss;
+	double a = 1.0 / (1.0 + exp(EPS0)), b = 1.0 - a;
+	double tpr = pow(b, MU), fpr = pow(a, MU);
+	struct cap_mech m = { .cdf = cdf, .k_max = sel.k_max, .random_stopping = false };
+
+	miss = audit_miss(N_CAP, tpr, N_CAP, fpr, ALPHA / (4.0 * GRID_K), CLAIM_DELTA, eps);
+	printf("level1/selection_poisson-capped, K = mu always: true eps on {s = 0} = "
+	       "%.4f; P[mutation missed] <= %.2g\n",
+	       log(tpr / fpr), miss);
+	ck_assert(log(tpr / fpr) > eps);
+	ck_assert_msg(miss <= 1e-3, "the mutation audit is under-powered: miss %.6f", miss);
+	lb = run_cap_audit("level1/selection_poisson-capped-fixed-k", &m, 0xa54ff53a5f1d36f1u, eps);
+	ck_assert_msg(lb > eps, "ignoring the stopping not detected: eps_lb %.4f <= claimed %.4f",
+		      lb, eps);
+	free(cdf);
+}
+END_TEST
+
 static Suite *
 selection_suite(void)
 {
@@ -153,6 +273,8 @@ selection_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_selection);
 	tcase_add_test(tc, test_selection_fixed_k);
+	tcase_add_test(tc, test_selection_capped);
+	tcase_add_test(tc, test_selection_capped_ignores_stopping);
 	suite_add_tcase(s, tc);
 	return s;
 }
