@@ -4,9 +4,9 @@ DPOPT_PACKAGES="meson ninja-build pkg-config gcc python3 check libmicrohttpd-dev
 libjansson-dev libpq-dev libssl-dev libcurl4-openssl-dev postgresql curl jq clang
 python3-yaml python3-jsonschema"
 
-dpopt_install_deps() {
+dpopt_install_deps() { # [PACKAGES]: default $DPOPT_PACKAGES
 	missing=""
-	for p in $DPOPT_PACKAGES; do
+	for p in ${1:-$DPOPT_PACKAGES}; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 			missing="$missing $p"
 	done
@@ -18,6 +18,15 @@ dpopt_install_deps() {
 	# shellcheck disable=SC2086
 	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		$missing >/dev/null
+}
+
+# The utility experiment's CI run (bench/experiments/utility, test
+# utility_smoke in suite algorithms): scikit-learn for its datasets and the
+# non-private references.  scripts/test only; scripts/up does not need it.
+DPOPT_BENCH_PACKAGES="python3-sklearn"
+
+dpopt_install_bench_deps() {
+	dpopt_install_deps "$DPOPT_BENCH_PACKAGES"
 }
 
 # The deploy suite (tests/deploy, issue 10): image builds (buildah, with
