@@ -165,6 +165,60 @@ START_TEST(test_subsampled_runs)
 }
 END_TEST
 
+/* select.random_stopping through the API: the estimate shows the cap and
+ * the grid and charges nothing, the run succeeds charged exactly its
+ * target once, its event is the capped selection over parallel(training,
+ * score), the default set and intercept apply, and nothing of K, the
+ * scores or the winning step size is in the result; refusals name the
+ * field. */
+START_TEST(test_select_runs)
+{
+	char a[40], run[40], path[128];
+	const char *sel = NOSET("select.random_stopping");
+	const char *bad = "{\"algorithm\": \"select.random_stopping\", \"objective\": "
+			  "{\"name\": \"logistic\"}, \"privacy\": {\"epsilon\": 1, \"delta\": "
+			  "1e-6}, \"params\": {\"step_size_min\": 0.1}}";
+	char *data = rows(2001); /* not test_subsampled_runs's rows (laundering) */
+	json_t *j, *k;
+	const char *key;
+
+	h_dataset_create(&srv, owner, SCHEMA, a);
+	h_upload(&srv, owner, a, data);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
+	j = h_json(&srv, "POST", path, owner, sel, 200);
+	ck_assert_double_eq(num(j, "plan.params_used.repetitions_performed"), 20.0);
+	ck_assert_double_eq(num(j, "plan.params_used.validation_rows"), 400.0);
+	ck_assert_double_eq(num(j, "plan.params_used.grid_size"), 5.0);
+	ck_assert_double_eq(num(j, "plan.steps"),
+			    20.0 * (num(j, "plan.params_used.steps_per_repetition") + 1.0));
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "selection_poisson");
+	ck_assert_double_eq(num(j, "plan.event.k_max"), 20.0);
+	json_decref(j);
+
+	json_decref(h_run_create(&srv, owner, a, sel, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 300);
+	ck_assert(json_is_true(h_get(j, "request.objective.intercept")));
+	ck_assert_str_eq(json_string_value(h_get(j, "request.constraints.x.kind")), "l2_ball");
+	ck_assert_int_eq(json_array_size(h_get(j, "result.x")), 4);
+	ck_assert_str_eq(json_string_value(h_get(j, "privacy.event.type")), "selection_poisson");
+	ck_assert_str_eq(json_string_value(h_get(j, "privacy.event.event.type")), "parallel");
+	/* The result releases the model only. */
+	json_object_foreach (h_get(j, "result"), key, k)
+		ck_assert_msg(strstr(key, "score") == NULL && strcmp(key, "k") != 0 &&
+				      strstr(key, "repetitions") == NULL,
+			      "result has %s", key);
+	json_decref(j);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/budget", a);
+	j = h_json(&srv, "GET", path, owner, NULL, 200);
+	json_decref(j);
+
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
+	h_expect_error(&srv, "POST", path, owner, "application/json", bad, strlen(bad), NULL, 400,
+		       "invalid_request", "params.step_size_min", NULL);
+	free(data);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -177,6 +231,7 @@ main(void)
 	tcase_add_unchecked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_subsampled_runs);
+	tcase_add_test(tc, test_select_runs);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
