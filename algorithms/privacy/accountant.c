@@ -15,9 +15,27 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "privacy/accountant.h"
 #include "privacy/analytic_gaussian.h"
+
+const char *
+accountant_source(const char *name)
+{
+	static const struct {
+		const char *name, *source;
+	} known[] = {
+		{ "analytic_gaussian", "Balle & Wang 2018" },
+		{ "rdp", "improved conversion" },
+		{ "basic", "Dwork et al. 2006" },
+	};
+
+	for (size_t i = 0; name != NULL && i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(name, known[i].name) == 0)
+			return known[i].source;
+	return NULL;
+}
 
 static enum err_code
 basic_node(const struct dp_event_tree *t, unsigned i, double *ret_eps, double *ret_delta,

@@ -45,6 +45,12 @@ struct accountant_report {
 	double order;           /* "rdp": the optimal Renyi order; else 0 */
 };
 
+/* The citation of an accountant name of struct accountant_report
+ * ("Balle & Wang 2018" for "analytic_gaussian", "improved conversion" for
+ * "rdp", "Dwork et al. 2006" for "basic"); NULL for any other string,
+ * NULL included. */
+const char *accountant_source(const char *name);
+
 /*
  * Basic composition of an event whose leaves are approx (eps, delta) or
  * pure-DP (pure eps, bounded_range eps, laplace 1/b; delta 0): composed
