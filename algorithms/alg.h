@@ -111,6 +111,13 @@ struct run_plan {
 	double charge_delta;
 	size_t n_used;
 	struct alg_used used[ALG_MAX_USED];
+	/* The accountant that certified the charge: the name its calibration's
+	 * struct accountant_report gave ("analytic_gaussian", "rdp" or
+	 * "basic"; static), set by plan(); alg_plan() refuses a plan without
+	 * one.  A label, not a parameter of the run: init()'s re-derivation
+	 * leaves it out (onepass_same_plan), the worker's comparison with the
+	 * stored plan includes it (run_plan_json). */
+	const char *accountant;
 };
 
 struct alg_ops {
@@ -196,7 +203,10 @@ enum err_code alg_run(const struct alg_ops *alg, const struct run_spec *spec,
 enum err_code alg_check_spec(const struct alg_ops *alg, const struct run_spec *spec, struct err *e);
 
 /* alg_check_spec(), then alg->plan(): the only way to plan a run.
- * *ret_plan is written only on success. */
+ * ERR_INTERNAL for a plan that names no accountant of its mode
+ * (run_plan.accountant not one accountant_source() knows, or not "rdp"
+ * on a renyi spec).  *ret_plan is written only on
+ * success. */
 enum err_code alg_plan(const struct alg_ops *alg, const struct run_spec *spec,
 		       struct run_plan *ret_plan, struct err *e);
 

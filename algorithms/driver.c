@@ -166,11 +166,21 @@ enum err_code
 alg_plan(const struct alg_ops *alg, const struct run_spec *spec, struct run_plan *ret_plan,
 	 struct err *e)
 {
+	struct run_plan p;
 	enum err_code rc = alg_check_spec(alg, spec, e);
 
 	if (rc != ERR_OK)
 		return rc;
-	return alg->plan(spec, ret_plan, e);
+	if ((rc = alg->plan(spec, &p, e)) != ERR_OK)
+		return rc;
+	/* The label says which accountant bounded the charge (run_plan_json):
+	 * a method that does not say is a bug, refused before any charge. */
+	if (accountant_source(p.accountant) == NULL ||
+	    (spec->mode == ACCOUNTING_RENYI && strcmp(p.accountant, "rdp") != 0))
+		return err_set(e, ERR_INTERNAL, "%s: the plan names no accountant of its mode",
+			       alg->name);
+	*ret_plan = p;
+	return ERR_OK;
 }
 
 enum err_code

@@ -20,7 +20,8 @@ gaussian_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
 }
 
 enum err_code
-onepass_calibrate(const struct run_spec *spec, double *ret_z, struct err *e)
+onepass_calibrate(const struct run_spec *spec, double *ret_z, const char **ret_accountant,
+		  struct err *e)
 {
 	/* One ulp below both targets: the service charges the shortest
 	 * decimal reading back as the client's double (see sgd/one_pass.c).
@@ -29,16 +30,24 @@ onepass_calibrate(const struct run_spec *spec, double *ret_z, struct err *e)
 	double delta_cal = nextafter(spec->delta, 0.0);
 	struct rdp_grid grid;
 	struct accountant_report report;
+	enum err_code rc;
 
 #ifdef DPOPT_TESTING
 	if (spec->testing_hook != NULL && spec->testing_hook->calibrations != NULL)
 		(*spec->testing_hook->calibrations)++;
 #endif
-	if (spec->mode == ACCOUNTING_BASIC)
-		return ag_calibrate(eps_cal, delta_cal, ret_z, e);
+	if (spec->mode == ACCOUNTING_BASIC) {
+		rc = ag_calibrate(eps_cal, delta_cal, ret_z, e);
+		if (rc == ERR_OK)
+			*ret_accountant = "analytic_gaussian";
+		return rc;
+	}
 	rdp_grid_default(&grid);
-	return calibrate(gaussian_family, NULL, ACCOUNTING_RENYI, eps_cal, delta_cal, 1e-3, 1e7,
-			 &grid, ret_z, &report, e);
+	rc = calibrate(gaussian_family, NULL, ACCOUNTING_RENYI, eps_cal, delta_cal, 1e-3, 1e7,
+		       &grid, ret_z, &report, e);
+	if (rc == ERR_OK)
+		*ret_accountant = report.accountant;
+	return rc;
 }
 
 enum err_code

@@ -32,10 +32,12 @@
 
 /* z such that one Gaussian mechanism of noise multiplier z meets
  * (epsilon, delta) of spec (which passed alg_check_spec), one ulp below
- * both, on the exact curve (basic) or the RDP conversion (renyi).  The
- * one calibration of a run: only plan() calls it.  Counted through the
- * testing hook's calibrations (testing builds). */
-enum err_code onepass_calibrate(const struct run_spec *spec, double *ret_z, struct err *e);
+ * both, on the exact curve (basic) or the RDP conversion (renyi), and the
+ * name of that accountant for run_plan.accountant ("analytic_gaussian" or
+ * "rdp").  The one calibration of a run: only plan() calls it.  Counted
+ * through the testing hook's calibrations (testing builds). */
+enum err_code onepass_calibrate(const struct run_spec *spec, double *ret_z,
+				const char **ret_accountant, struct err *e);
 
 /* b: b_param, or for 0 ceil(2 z sqrt(p)) clamped to [1, n]. */
 enum err_code onepass_batch(double b_param, double z, size_t p, size_t n, size_t *ret_b,

@@ -346,18 +346,23 @@ run_request_clear(struct run_request *r)
 json_t *
 run_plan_json(const struct run_plan *plan, enum accounting_mode mode)
 {
-	json_t *used = json_object();
-	json_t *j;
+	const char *source = accountant_source(plan->accountant);
+	json_t *used, *j;
+	char label[128];
 
+	/* The accountant that bounded this plan's event (its calibration's),
+	 * then the ledger the dataset's mode charges. */
+	if (source == NULL)
+		return NULL;
+	snprintf(label, sizeof(label), "%s (%s); %s", plan->accountant, source,
+		 mode == ACCOUNTING_BASIC ? "basic composition ledger" : "Rényi filter ledger");
+	used = json_object();
 	for (size_t i = 0; used != NULL && i < plan->n_used; i++)
 		json_object_set_new(used, plan->used[i].name, json_real(plan->used[i].value));
 	j = json_pack("{s:I, s:o, s:s, s:{s:f, s:f}, s:o}", "steps", (json_int_t)plan->steps,
-		      "event", dp_event_to_json(&plan->event), "accountant",
-		      mode == ACCOUNTING_BASIC
-			      ? "analytic_gaussian (Balle & Wang 2018); basic composition ledger"
-			      : "rdp (improved conversion); Rényi filter ledger",
-		      "charge", "epsilon", plan->charge_epsilon, "delta", plan->charge_delta,
-		      "params_used", used);
+		      "event", dp_event_to_json(&plan->event), "accountant", label, "charge",
+		      "epsilon", plan->charge_epsilon, "delta", plan->charge_delta, "params_used",
+		      used);
 	return j;
 }
 

@@ -52,7 +52,12 @@ enum err_code run_request_check_eval(const struct run_request *r, const struct d
 json_t *run_result_json(const struct run_request *req, const struct run_plan *plan, const double *x,
 			double wall_ms);
 
-/* The plan as JSON: steps, event, charge, parameters used.  Owned. */
+/* The plan as JSON: steps, event, the accountant label, charge,
+ * parameters used.  The label is "<accountant> (<source>); <ledger>": the
+ * accountant that bounded the plan's event (run_plan.accountant, with
+ * accountant_source()) and the ledger of mode ("basic composition ledger"
+ * or "Rényi filter ledger").  Owned; NULL when out of memory or when the
+ * plan names no known accountant. */
 json_t *run_plan_json(const struct run_plan *plan, enum accounting_mode mode);
 
 #endif /* SERVICE_RUN_REQUEST_H */

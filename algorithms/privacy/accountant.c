@@ -15,9 +15,27 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "privacy/accountant.h"
 #include "privacy/analytic_gaussian.h"
+
+const char *
+accountant_source(const char *name)
+{
+	static const struct {
+		const char *name, *source;
+	} known[] = {
+		{ "analytic_gaussian", "Balle & Wang 2018" },
+		{ "rdp", "improved conversion" },
+		{ "basic", "Dwork et al. 2006" },
+	};
+
+	for (size_t i = 0; name != NULL && i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(name, known[i].name) == 0)
+			return known[i].source;
+	return NULL;
+}
 
 static enum err_code
 basic_node(const struct dp_event_tree *t, unsigned i, double *ret_eps, double *ret_delta,
@@ -146,12 +164,15 @@ all_leaves_basic(const struct dp_event_tree *t)
 	return true;
 }
 
-/* A candidate bound: kept when it is valid and smaller than the best. */
+/* A candidate bound: kept when it is valid and smaller than the best.
+ * 0 is valid: a conversion that shows (0, delta)-DP (rdp_to_epsilon,
+ * ag_epsilon_mu); basic composition's zero is refused before it gets
+ * here. */
 static void
 consider(struct accountant_report *best, bool *have, double eps, double delta, const char *name,
 	 double order)
 {
-	if (!isfinite(eps) || !(eps > 0.0))
+	if (!isfinite(eps) || !(eps >= 0.0))
 		return;
 	if (!*have || eps < best->epsilon) {
 		best->epsilon = eps;
@@ -259,8 +280,8 @@ accountant_epsilon(const struct dp_event_tree *t, enum accounting_mode mode, dou
 	} else {
 		return err_set(e, ERR_INTERNAL, "unknown accounting mode");
 	}
-	if (!have || !isfinite(best.epsilon) || !(best.epsilon > 0.0))
-		return err_set(e, ERR_NUMERIC, "the privacy cost is not finite and positive");
+	if (!have || !isfinite(best.epsilon) || !(best.epsilon >= 0.0))
+		return err_set(e, ERR_NUMERIC, "the privacy cost is not finite and non-negative");
 	*ret_report = best;
 	return ERR_OK;
 }

@@ -38,12 +38,19 @@ enum accounting_mode {
 #define ACCOUNTANT_VERSION "1"
 
 struct accountant_report {
-	double epsilon;         /* > 0, finite */
+	double epsilon;         /* >= 0, finite; 0 only from a conversion that shows
+				 * (0, delta)-DP (rdp_to_epsilon, ag_epsilon_mu) */
 	double delta;           /* the delta epsilon holds for: the requested one, or the
 				 * (smaller or equal) delta of basic composition */
 	const char *accountant; /* "analytic_gaussian", "rdp" or "basic" (static) */
 	double order;           /* "rdp": the optimal Renyi order; else 0 */
 };
+
+/* The citation of an accountant name of struct accountant_report
+ * ("Balle & Wang 2018" for "analytic_gaussian", "improved conversion" for
+ * "rdp", "Dwork et al. 2006" for "basic"); NULL for any other string,
+ * NULL included. */
+const char *accountant_source(const char *name);
 
 /*
  * Basic composition of an event whose leaves are approx (eps, delta) or
@@ -63,9 +70,13 @@ enum err_code accountant_basic(const struct dp_event_tree *t, double *ret_epsilo
  * epsilon at delta (0 < delta < 1) of the event in the given mode, on the
  * given evaluation grid (NULL: rdp_grid_default).  With for_ledger set the
  * event must be replace_one throughout (the ledger and calibration; the
- * accountant command and the published-value tests pass false).  A zero,
- * negative or non-finite epsilon is ERR_NUMERIC (fail closed); an event no
- * accountant of the mode can bound is an error, never epsilon = 0.
+ * accountant command and the published-value tests pass false).  epsilon
+ * is 0 when the RDP conversion or the exact Gaussian curve shows the
+ * event (0, delta)-DP (a bound, which meets any positive target); a
+ * negative or non-finite epsilon is ERR_NUMERIC, and so is a zero from
+ * basic composition (zero-cost parts: pure 0, approx (0, delta)), never a
+ * bound a method should declare (fail closed); an event no accountant of
+ * the mode can bound is an error, never epsilon = 0.
  */
 enum err_code accountant_epsilon(const struct dp_event_tree *t, enum accounting_mode mode,
 				 double delta, const struct rdp_grid *grid, bool for_ledger,

@@ -126,10 +126,11 @@ ag_epsilon_mu(double mu, double delta, double *ret_epsilon, struct err *e)
 	/* delta(eps) decreases from delta(0) = 2 Phi(mu/2) - 1 to 0. */
 	if ((rc = ag_delta_mu(mu, 0.0, &d, e)) != ERR_OK)
 		return rc;
+	/* The exact curve already meets delta at 0: the composition is
+	 * (0, delta)-DP, and (eps, delta)-DP for every eps >= 0. */
 	if (d <= delta) {
-		err_set(e, ERR_NUMERIC, "the Gaussian curve gives epsilon = 0 at this delta");
-		err_detail(e, "mu = %.17g, delta(0) = %.17g <= %.17g (fails closed)", mu, d, delta);
-		return ERR_NUMERIC;
+		*ret_epsilon = 0.0;
+		return ERR_OK;
 	}
 	for (n = 0;; n++) {
 		if (n == CAL_MAX_OCTAVES)

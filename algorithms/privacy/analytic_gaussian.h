@@ -39,9 +39,9 @@ enum err_code ag_delta_mu(double mu, double epsilon, double *ret_delta, struct e
 
 /*
  * The smallest eps (relative tolerance 1e-12, the safe end) with
- * delta(eps) <= delta, 0 < delta < 1, re-checked after the search.  Fails
- * closed with ERR_NUMERIC when delta(0) <= delta already (the answer would
- * be eps = 0, which is never reported) or the curve cannot be evaluated.
+ * delta(eps) <= delta, 0 < delta < 1, re-checked after the search; 0 when
+ * delta(0) <= delta already (the exact curve: the composition is then
+ * (0, delta)-DP).  ERR_NUMERIC when the curve cannot be evaluated.
  */
 enum err_code ag_epsilon_mu(double mu, double delta, double *ret_epsilon, struct err *e);
 

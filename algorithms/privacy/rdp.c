@@ -32,8 +32,9 @@
  *    repetitions); see selection_tnb_curve and selection_poisson_curve.
  *
  * Everything is computed in log space.  Every node's curve is checked:
- * a NaN, an infinite, negative or zero value is ERR_NUMERIC.  Nothing is
- * clamped to 0.
+ * a NaN, an infinite, negative or zero value is ERR_NUMERIC.  No curve
+ * value is clamped to 0; the one clamp is rdp_to_epsilon's, of a
+ * conversion below 0 (the event is then (0, delta)-DP: see there).
  */
 #include <float.h>
 #include <math.h>
@@ -994,13 +995,22 @@ rdp_to_epsilon(const struct rdp_grid *g, const double *rdp, double delta, double
 			best_order = a;
 		}
 	}
-	if (!(best > 0.0)) {
-		err_set(e, ERR_NUMERIC,
-			"the (epsilon, delta) conversion gives a non-positive epsilon");
-		err_detail(e, "epsilon %.17g at order %.17g for delta %.17g (fails closed)", best,
-			   best_order, delta);
-		return ERR_NUMERIC;
-	}
+	/*
+	 * A minimum below 0 (a small curve at a large delta: the term
+	 * (log(1/delta) - log a) / (a - 1) is negative for a > 1/delta) is
+	 * still a bound, reported as epsilon = 0.  At the minimising order a
+	 * the conversion, read the other way (rdp_to_delta), gives the event
+	 * (0, delta_a(0))-DP with delta_a(0) = exp((a - 1) rdp(a) + (a - 1)
+	 * log(1 - 1/a) - log a); delta_a(eps) decreases in eps and equals
+	 * delta at the value v < 0 found, so delta_a(0) < delta: the event is
+	 * (0, delta)-DP, and (eps', delta)-DP for every eps' >= 0.  Only a
+	 * curve that passed check_input gets here (finite and positive at
+	 * every order: a zero curve, e.g. an underflowed Gaussian, is still
+	 * refused above, never converted to 0).  The clamp keeps eps(delta)
+	 * monotone in the curve, which calibration's bisection relies on.
+	 */
+	if (!(best >= 0.0))
+		best = 0.0;
 	*ret_epsilon = best;
 	*ret_order = best_order;
 	return ERR_OK;

@@ -75,10 +75,13 @@ enum err_code rdp_curve(const struct dp_event_tree *t, const struct rdp_grid *g,
 			struct err *e);
 
 /*
- * eps(delta) = min over the grid of
- *	rdp(a) + log((a - 1) / a) - (log delta + log a) / (a - 1)
- * and the minimising order.  0 < delta < 1.  ERR_NUMERIC when a value is
- * not finite or the minimum is not positive (fail closed, never clamped).
+ * eps(delta) = max(0, min over the grid of
+ *	rdp(a) + log((a - 1) / a) - (log delta + log a) / (a - 1))
+ * and the minimising order.  0 < delta < 1.  A minimum below 0 is
+ * reported as 0: the event is then (0, delta)-DP (the conversion at
+ * eps = 0 gives a delta below the one asked; see rdp.c).  ERR_NUMERIC
+ * when a curve value is not finite and positive (a zero curve is refused,
+ * never converted to 0) or a conversion is not finite.
  */
 enum err_code rdp_to_epsilon(const struct rdp_grid *g, const double *rdp, double delta,
 			     double *ret_epsilon, double *ret_order, struct err *e);

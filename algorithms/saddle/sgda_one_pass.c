@@ -249,18 +249,21 @@ sgda_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 {
 	struct sgda_setup s;
 	struct run_plan p;
+	const char *accountant = NULL;
 	double z;
 	enum err_code rc;
 
 	rc = sgda_bounds(spec, &s, e);
 	if (rc == ERR_OK)
-		rc = onepass_calibrate(spec, &z, e);
+		rc = onepass_calibrate(spec, &z, &accountant, e);
 	if (rc == ERR_OK)
 		rc = sgda_schedule(spec, z, &s, e);
 	if (rc == ERR_OK)
 		rc = sgda_fill_plan(spec, &s, &p, e);
-	if (rc == ERR_OK)
+	if (rc == ERR_OK) {
+		p.accountant = accountant;
 		*ret_plan = p;
+	}
 	return rc;
 }
 

@@ -286,8 +286,10 @@ rs_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
 /* The one calibration of a run (plan() only), as dp_sgd.subsampled's:
  * one ulp below both targets, on its order-limited grid. */
 static enum err_code
-rs_calibrate(const struct run_spec *spec, const struct rs_family *f, double *ret_z, struct err *e)
+rs_calibrate(const struct run_spec *spec, const struct rs_family *f, double *ret_z,
+	     const char **ret_accountant, struct err *e)
 {
+	enum err_code rc;
 	double eps_cal = nextafter(spec->epsilon, 0.0), delta_cal = nextafter(spec->delta, 0.0);
 	double top = fmax(RS_CAL_MAX_ORDER, 4.0 * log(1.0 / delta_cal) / eps_cal);
 	struct rdp_grid grid;
@@ -303,8 +305,11 @@ rs_calibrate(const struct run_spec *spec, const struct rs_family *f, double *ret
 		if (grid.order[i] <= top)
 			grid.order[k++] = grid.order[i];
 	grid.n = k;
-	return calibrate(rs_family, (void *)f, spec->mode, eps_cal, delta_cal, 1e-2, 1e7, &grid,
-			 ret_z, &report, e);
+	rc = calibrate(rs_family, (void *)f, spec->mode, eps_cal, delta_cal, 1e-2, 1e7, &grid, ret_z,
+		       &report, e);
+	if (rc == ERR_OK)
+		*ret_accountant = report.accountant;
+	return rc;
 }
 
 /* The schedule at z under dist: the score's noise and the grid. */
@@ -399,6 +404,7 @@ rs_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	struct run_plan p;
 	enum rs_dist want = (enum rs_dist)spec->params[P_DISTRIBUTION], best = RS_AUTO;
 	double best_z = INFINITY;
+	const char *best_accountant = NULL;
 	struct err first = { 0 };
 	enum err_code rc, first_rc = ERR_OK;
 
@@ -411,12 +417,13 @@ rs_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	for (enum rs_dist d = RS_POISSON; d <= RS_GEOMETRIC; d++) {
 		struct err ed;
 		double z = 0.0;
+		const char *accountant = NULL;
 
 		if (want != RS_AUTO && d != want)
 			continue;
 		rc = rs_dist_node(&s, d, &f.sel, &ed);
 		if (rc == ERR_OK)
-			rc = rs_calibrate(spec, &f, &z, &ed);
+			rc = rs_calibrate(spec, &f, &z, &accountant, &ed);
 		if (rc != ERR_OK) {
 			if (first_rc == ERR_OK) {
 				first_rc = rc;
@@ -427,6 +434,7 @@ rs_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 		if (z < best_z) {
 			best_z = z;
 			best = d;
+			best_accountant = accountant;
 		}
 	}
 	if (best == RS_AUTO) {
@@ -436,6 +444,7 @@ rs_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	}
 	if ((rc = rs_derive(spec, best, best_z, &s, &p, e)) != ERR_OK)
 		return rc;
+	p.accountant = best_accountant;
 	*ret_plan = p;
 	return ERR_OK;
 }

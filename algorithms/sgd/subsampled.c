@@ -269,17 +269,22 @@ sub_event(const struct run_spec *spec, const struct sub_setup *s, double z,
 }
 
 /* The one calibration of a run (plan() only): z for the run's event, one
- * ulp below both targets (see sgd/one_pass.c), on the dataset's mode.  On
+ * ulp below both targets (see sgd/one_pass.c), on the dataset's mode, and
+ * the name of the accountant that bounded it (run_plan.accountant).  On
  * 'basic' datasets the accountant bounds the sampled event by the RDP
- * conversion; anything it cannot bound is an error (fail closed). */
+ * conversion ("rdp") and shuffled epochs on the exact curve
+ * ("analytic_gaussian"); anything it cannot bound is an error (fail
+ * closed). */
 static enum err_code
-sub_calibrate(const struct run_spec *spec, const struct sub_setup *s, double *ret_z, struct err *e)
+sub_calibrate(const struct run_spec *spec, const struct sub_setup *s, double *ret_z,
+	      const char **ret_accountant, struct err *e)
 {
 	double eps_cal = nextafter(spec->epsilon, 0.0), delta_cal = nextafter(spec->delta, 0.0);
 	struct rdp_grid grid;
 	struct accountant_report report;
 	struct wor_ctx c = { spec->n, s->batch, s->steps };
 	uint64_t ep = (uint64_t)s->epochs;
+	enum err_code rc;
 
 #ifdef DPOPT_TESTING
 	if (spec->testing_hook != NULL && spec->testing_hook->calibrations != NULL)
@@ -305,10 +310,14 @@ sub_calibrate(const struct run_spec *spec, const struct sub_setup *s, double *re
 		grid.n = k;
 	}
 	if (s->shuffle)
-		return calibrate(shuffle_family, &ep, spec->mode, eps_cal, delta_cal, 1e-3, 1e7,
-				 &grid, ret_z, &report, e);
-	return calibrate(wor_family, &c, spec->mode, eps_cal, delta_cal, 1e-2, 1e7, &grid, ret_z,
-			 &report, e);
+		rc = calibrate(shuffle_family, &ep, spec->mode, eps_cal, delta_cal, 1e-3, 1e7,
+			       &grid, ret_z, &report, e);
+	else
+		rc = calibrate(wor_family, &c, spec->mode, eps_cal, delta_cal, 1e-2, 1e7, &grid,
+			       ret_z, &report, e);
+	if (rc == ERR_OK)
+		*ret_accountant = report.accountant;
+	return rc;
 }
 
 /* The rest of the schedule at noise multiplier z. */
@@ -378,6 +387,7 @@ sub_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 {
 	struct sub_setup s;
 	struct run_plan p;
+	const char *accountant = NULL;
 	double z = 0.0;
 	enum err_code rc;
 
@@ -385,13 +395,15 @@ sub_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	if (rc == ERR_OK && !s.shuffle)
 		rc = sub_sampled_schedule(spec, &s, e);
 	if (rc == ERR_OK)
-		rc = sub_calibrate(spec, &s, &z, e);
+		rc = sub_calibrate(spec, &s, &z, &accountant, e);
 	if (rc == ERR_OK)
 		rc = sub_schedule(spec, z, &s, e);
 	if (rc == ERR_OK)
 		rc = sub_fill_plan(spec, &s, &p, e);
-	if (rc == ERR_OK)
+	if (rc == ERR_OK) {
+		p.accountant = accountant;
 		*ret_plan = p;
+	}
 	return rc;
 }
 

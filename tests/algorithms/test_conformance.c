@@ -322,6 +322,7 @@ assert_plans_equal(const struct run_plan *p, const struct run_plan *q, const cha
 	ck_assert(memcmp(&p->charge_epsilon, &q->charge_epsilon, sizeof(double)) == 0);
 	ck_assert(memcmp(&p->charge_delta, &q->charge_delta, sizeof(double)) == 0);
 	ck_assert(p->n_used == q->n_used);
+	ck_assert_msg(p->accountant == q->accountant, "%s: accountants differ", what);
 	for (size_t k = 0; k < ALG_MAX_USED; k++) {
 		ck_assert(p->used[k].name == q->used[k].name);
 		ck_assert(memcmp(&p->used[k].value, &q->used[k].value, sizeof(double)) == 0);
@@ -434,6 +435,8 @@ check_run(const struct alg_ops *a, struct fixture *f, const char *what)
 	ck_assert(p1.event.node[0].relation == DP_REPLACE_ONE);
 	ck_assert(p1.charge_epsilon > 0.0 && p1.charge_epsilon <= f->spec.epsilon);
 	ck_assert(p1.charge_delta > 0.0 && p1.charge_delta <= f->spec.delta);
+	/* The label of the plan: an accountant the service can name. */
+	ck_assert_msg(accountant_source(p1.accountant) != NULL, "%s: no accountant", what);
 	while (nused < ALG_MAX_USED && p1.used[nused].name != NULL) {
 		ck_assert(isfinite(p1.used[nused].value));
 		ck_assert(matches("^[a-z][a-z0-9_]*$", p1.used[nused].name));

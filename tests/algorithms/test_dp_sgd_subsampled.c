@@ -324,6 +324,10 @@ START_TEST(test_plan)
 		ck_assert(accountant_epsilon(&p.event, spec.mode, 1e-5, NULL, true, &rep, &e) ==
 			  ERR_OK);
 		ck_assert(rep.epsilon <= 1.0 && rep.epsilon > 0.99);
+		/* The sampled event has no exact curve: in both modes the RDP
+		 * conversion bounds it, and the plan says so. */
+		ck_assert_str_eq(p.accountant, "rdp");
+		ck_assert_str_eq(rep.accountant, "rdp");
 		printf("subsampled plan (%s): b = %.0f, T = %lu, z = %.4f, step = %.4g, eps = "
 		       "%.5f\n",
 		       mode == 0 ? "basic" : "renyi", b, p.steps,
@@ -351,6 +355,11 @@ START_TEST(test_plan)
 	ck_assert_uint_eq(p.event.node[0].count, 3);
 	ck_assert_int_eq(p.event.node[1].type, DP_EVENT_GAUSSIAN);
 	ck_assert_uint_eq(p.event.n_nodes, 2);
+	/* Plain Gaussians on a basic dataset: the exact curve; renyi: RDP. */
+	ck_assert_str_eq(p.accountant, "analytic_gaussian");
+	spec.mode = ACCOUNTING_RENYI;
+	ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_str_eq(p.accountant, "rdp");
 
 	/* steps overrides the epochs rule; contradictions are refused. */
 	spec_init(&spec, "logistic", TASK_BINARY);

@@ -4,7 +4,10 @@
 # replacement(gaussian)), the picked batch size, epochs and steps in
 # params_used, x of the objective's dimension (the intercept on by default), an accuracy on the demo
 # rows above the trivial 0.5) and with shuffled epochs (the event
-# self_composed(gaussian), no sampling); --list names it.
+# self_composed(gaussian), no sampling); --list names it.  With --mode basic
+# the result's accountant label names the accountant of the charge: the
+# RDP conversion for the sampled event, the exact analytic-Gaussian curve
+# for shuffled epochs.
 set -u
 BIN=$1
 SRC=$2
@@ -51,6 +54,13 @@ run --params '{"shuffle": true, "epochs": 2, "momentum": 0.5}' >"$TMP/shuf.json"
 check "shuffled epochs exit 0" test $? -eq 0
 check "shuffled: self_composed(gaussian) over 2 epochs" \
 	sh -c "jq -e '.privacy.event.type == \"self_composed\" and .privacy.event.count == 2 and .privacy.event.event.type == \"gaussian\"' '$TMP/shuf.json' >/dev/null"
+
+run --mode basic >"$TMP/basic.json" 2>"$TMP/err"
+check "basic mode, sampled: the RDP conversion's label" \
+	sh -c "jq -e '.privacy.accountant == \"rdp (improved conversion); basic composition ledger\"' '$TMP/basic.json' >/dev/null"
+run --mode basic --params '{"shuffle": true, "epochs": 2}' >"$TMP/basic_shuf.json" 2>"$TMP/err"
+check "basic mode, shuffled: the analytic Gaussian's label" \
+	sh -c "jq -e '.privacy.accountant == \"analytic_gaussian (Balle & Wang 2018); basic composition ledger\"' '$TMP/basic_shuf.json' >/dev/null"
 
 "$BIN" solve --list >"$TMP/list.json" 2>"$TMP/err"
 check "list names dp_sgd.subsampled" \

@@ -8,7 +8,11 @@
  * method, off when the request says so); a bad combination of parameters is 400
  * naming the field; without constraints it runs over its default set (an
  * l2 ball of radius 10 here), stored in the request, while
- * dp_sgd.one_pass still refuses a request without constraints.
+ * dp_sgd.one_pass still refuses a request without constraints.  On a
+ * 'basic' dataset the plan's accountant label names the accountant that
+ * bounded the event (the RDP conversion for the sampled event, the exact
+ * analytic-Gaussian curve for shuffled epochs and for one_pass), as the
+ * estimate's standalone report does, and a run's result carries it.
  */
 #include <check.h>
 #include <math.h>
@@ -39,6 +43,10 @@ teardown(void)
 #define SCHEMA                                                                                     \
 	"{\"name\": \"sub\", \"schema\": {\"features\": 3, \"task\": \"binary\"},"                 \
 	" \"bounds\": {\"feature_l2\": 1}, \"budget\": {\"epsilon\": 20, \"delta\": 1e-5}}"
+#define SCHEMA_BASIC                                                                               \
+	"{\"name\": \"sub-basic\", \"schema\": {\"features\": 3, \"task\": \"binary\"},"           \
+	" \"bounds\": {\"feature_l2\": 1}, \"budget\": {\"epsilon\": 20, \"delta\": 1e-5},"        \
+	" \"accounting_mode\": \"basic\"}"
 #define RUN(params)                                                                                \
 	"{\"algorithm\": \"dp_sgd.subsampled\", \"objective\": {\"name\": \"logistic\"},"          \
 	" \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 5}},"                       \
@@ -63,13 +71,14 @@ next(unsigned long long *st)
 }
 
 /* n binary rows of 3 features in [-0.5, 0.5], label sign(2 x1 + x2)
- * with 10 % flipped.  Owned. */
+ * with 10 % flipped, drawn from seed (other rows for another seed: the
+ * same rows never get a second budget).  Owned. */
 static char *
-rows(size_t n)
+rows(size_t n, unsigned long long seed)
 {
 	size_t cap = n * 48 + 1, len = 0;
 	char *t = malloc(cap);
-	unsigned long long st = 0x9e3779b97f4a7c15ULL;
+	unsigned long long st = seed;
 
 	ck_assert_ptr_nonnull(t);
 	for (size_t i = 0; i < n; i++) {
@@ -101,7 +110,7 @@ START_TEST(test_subsampled_runs)
 	char a[40], run[40], path[128];
 	const char *bad = RUN("\"steps\": 10, \"epochs\": 2");
 	const char *noset_one_pass = NOSET("dp_sgd.one_pass");
-	char *data = rows(2000);
+	char *data = rows(2000, 0x9e3779b97f4a7c15ULL);
 	json_t *j, *algs, *x;
 	size_t i;
 	bool listed = false;
@@ -178,7 +187,7 @@ START_TEST(test_select_runs)
 	const char *bad = "{\"algorithm\": \"select.random_stopping\", \"objective\": "
 			  "{\"name\": \"logistic\"}, \"privacy\": {\"epsilon\": 1, \"delta\": "
 			  "1e-6}, \"params\": {\"step_size_min\": 0.1}}";
-	char *data = rows(2001); /* not test_subsampled_runs's rows (laundering) */
+	char *data = rows(2001, 0x9e3779b97f4a7c15ULL); /* not the other tests' rows (laundering) */
 	json_t *j, *k;
 	const char *key;
 
@@ -215,6 +224,46 @@ START_TEST(test_select_runs)
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
 	h_expect_error(&srv, "POST", path, owner, "application/json", bad, strlen(bad), NULL, 400,
 		       "invalid_request", "params.step_size_min", NULL);
+/* The plan's label on a basic dataset names the accountant of the charge:
+ * the estimate's plan, its standalone report and a run's result agree. */
+static void
+expect_label(const char *path, const char *body, const char *accountant, const char *event)
+{
+	char want[128];
+	json_t *j = h_json(&srv, "POST", path, owner, body, 200);
+
+	snprintf(want, sizeof(want), "%s (%s); basic composition ledger", accountant,
+		 strcmp(accountant, "rdp") == 0 ? "improved conversion" : "Balle & Wang 2018");
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.event.type")), event);
+	ck_assert_str_eq(json_string_value(h_get(j, "standalone.accountant")), accountant);
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.accountant")), want);
+	json_decref(j);
+}
+
+START_TEST(test_basic_accountant_label)
+{
+	char a[40], run[40], path[128];
+	char *data = rows(2000, 0x2545f4914f6cdd1dULL);
+	json_t *j;
+
+	h_dataset_create(&srv, owner, SCHEMA_BASIC, a);
+	h_upload(&srv, owner, a, data);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
+	/* The sampled event has no exact curve: the RDP conversion bounds it. */
+	expect_label(path, RUN(""), "rdp", "sampled_without_replacement");
+	/* Shuffled epochs compose plain Gaussians: the exact curve. */
+	expect_label(path, RUN("\"shuffle\": true, \"epochs\": 2"), "analytic_gaussian",
+		     "gaussian");
+
+	/* The worker plans again and compares with the stored plan, label
+	 * included; the result carries the same label. */
+	json_decref(h_run_create(&srv, owner, a, RUN(""), run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 120);
+	ck_assert_str_eq(json_string_value(h_get(j, "result.privacy.accountant")),
+			 "rdp (improved conversion); basic composition ledger");
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.accountant")),
+			 "rdp (improved conversion); basic composition ledger");
+	json_decref(j);
 	free(data);
 }
 END_TEST
@@ -232,6 +281,7 @@ main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_subsampled_runs);
 	tcase_add_test(tc, test_select_runs);
+	tcase_add_test(tc, test_basic_accountant_label);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

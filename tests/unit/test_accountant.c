@@ -109,10 +109,12 @@ START_TEST(test_mu_functions)
 	t = join(DP_EVENT_COMPOSED, parts, 2);
 	ck_assert_int_eq(ag_tree_mu(&t, &mu, &e), ERR_INVALID);
 	ck_assert(mu == SENTINEL);
-	/* eps would be 0: refused */
+	/* delta(0) <= delta already: the exact bound eps = 0 */
 	eps = SENTINEL;
-	ck_assert_int_eq(ag_epsilon_mu(1e-9, 0.5, &eps, &e), ERR_NUMERIC);
-	ck_assert(eps == SENTINEL);
+	ck_assert_int_eq(ag_epsilon_mu(1e-9, 0.5, &eps, &e), ERR_OK);
+	ck_assert(eps == 0.0);
+	ck_assert_int_eq(ag_delta_mu(1e-9, 0.0, &a, &e), ERR_OK);
+	ck_assert(a <= 0.5);
 }
 END_TEST
 
@@ -406,6 +408,66 @@ START_TEST(test_calibrate)
 }
 END_TEST
 
+/*
+ * A large delta (above 1/1024, the default grid's largest order): at high
+ * noise the RDP conversion's minimum is below 0 and the exact Gaussian
+ * curve has delta(0) <= delta, so the event is (0, delta)-DP.  That is a
+ * bound, reported as epsilon 0, and it meets any positive target: the
+ * calibration (bracket [1e-3, 1e7], the methods' own) succeeds in both
+ * modes, also where its bisection's midpoints are (0, delta)-DP.  It
+ * once failed with "the (epsilon, delta) conversion gives a non-positive
+ * epsilon".
+ */
+START_TEST(test_calibrate_large_delta)
+{
+	static const struct {
+		struct family f;
+		enum accounting_mode mode;
+		double eps, delta;
+	} cases[] = {
+		{ { 0, 1 }, ACCOUNTING_RENYI, 1.0, 1e-3 },
+		{ { 0, 2 }, ACCOUNTING_BASIC, 1.0, 1e-3 },
+		{ { 0, 1 }, ACCOUNTING_RENYI, 0.05, 0.1 },
+		{ { 0, 1 }, ACCOUNTING_BASIC, 0.05, 0.1 },
+	};
+	struct dp_event_tree t = gaussian(DP_REPLACE_ONE, 1e7);
+	struct accountant_report r;
+	struct rdp_grid g;
+	struct err e = { 0 };
+	double rdp[RDP_MAX_ORDERS], d, o;
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double noise = SENTINEL;
+		enum err_code rc =
+			calibrate(make_event, (void *)&cases[i].f, cases[i].mode, cases[i].eps,
+				  cases[i].delta, 1e-3, 1e7, NULL, &noise, &r, &e);
+
+		ck_assert_msg(rc == ERR_OK, "case %u: %s (%s)", i, e.msg, e.detail);
+		printf("large delta case %u: noise %.6f, eps %.6f (%s) for target %g at %g\n", i,
+		       noise, r.epsilon, r.accountant, cases[i].eps, cases[i].delta);
+		ck_assert(r.epsilon <= cases[i].eps && r.epsilon > 0.99 * cases[i].eps);
+		ck_assert_msg(eps_at(&cases[i].f, cases[i].mode, 0.999 * noise, cases[i].delta) >
+				      cases[i].eps,
+			      "case %u: 0.999 x noise still meets the target", i);
+	}
+
+	/* The accountant at such a point: epsilon 0, and the conversion's own
+	 * delta at epsilon 0 is indeed within delta. */
+	for (int mode = 0; mode < 2; mode++) {
+		r.epsilon = SENTINEL;
+		ck_assert_int_eq(accountant_epsilon(&t, (enum accounting_mode)mode, 1e-3, NULL,
+						    true, &r, &e),
+				 ERR_OK);
+		ck_assert(r.epsilon == 0.0 && r.delta == 1e-3);
+	}
+	rdp_grid_default(&g);
+	ck_assert_int_eq(rdp_curve(&t, &g, rdp, &e), ERR_OK);
+	ck_assert_int_eq(rdp_to_delta(&g, rdp, 0.0, &d, &o, &e), ERR_OK);
+	ck_assert(d <= 1e-3);
+	fflush(stdout);
+}
+END_TEST
+
 START_TEST(test_calibrate_refusals)
 {
 	struct family one = { 0, 1 }, broken = { 2, 1 };
@@ -476,6 +538,7 @@ accountant_suite(void)
 	tcase_add_test(tc, test_modes);
 	tcase_add_test(tc, test_ledger_relation);
 	tcase_add_test(tc, test_calibrate);
+	tcase_add_test(tc, test_calibrate_large_delta);
 	tcase_add_test(tc, test_calibrate_refusals);
 	tcase_add_test(tc, test_calibrate_refusals_without_err);
 	suite_add_tcase(s, tc);

@@ -991,8 +991,17 @@ START_TEST(test_conversion_fail_closed)
 	ck_assert_int_eq(rdp_to_epsilon(&g, rdp, NAN, &eps, &o, &e), ERR_INVALID);
 	ck_assert_int_eq(rdp_to_delta(&g, rdp, -1.0, &eps, &o, &e), ERR_INVALID);
 	ck_assert_int_eq(rdp_to_delta(&g, rdp, NAN, &eps, &o, &e), ERR_INVALID);
-	/* a non-positive epsilon is refused, never reported as 0 */
-	ck_assert_int_eq(rdp_to_epsilon(&g, rdp, 0.5, &eps, &o, &e), ERR_NUMERIC);
+	/* a conversion below 0 is the bound epsilon = 0: at the minimising
+	 * order the conversion's delta at epsilon = 0 is within the delta
+	 * asked (the event is (0, delta)-DP) */
+	ck_assert_int_eq(rdp_to_epsilon(&g, rdp, 0.5, &eps, &o, &e), ERR_OK);
+	ck_assert(eps == 0.0 && o >= 2.0 && o <= 32.0);
+	{
+		double d0 = exp((o - 1.0) * 1e-9 + (o - 1.0) * log1p(-1.0 / o) - log(o));
+
+		ck_assert(d0 < 0.5);
+	}
+	eps = o = SENTINEL;
 	/* delta underflowing to 0 is refused */
 	for (unsigned k = 0; k < g.n; k++)
 		rdp[k] = 1.0;
