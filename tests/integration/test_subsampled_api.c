@@ -224,6 +224,10 @@ START_TEST(test_select_runs)
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
 	h_expect_error(&srv, "POST", path, owner, "application/json", bad, strlen(bad), NULL, 400,
 		       "invalid_request", "params.step_size_min", NULL);
+	free(data);
+}
+END_TEST
+
 /* The plan's label on a basic dataset names the accountant of the charge:
  * the estimate's plan, its standalone report and a run's result agree. */
 static void
