@@ -57,6 +57,19 @@ time_shape(const struct alg_ops *alg, const struct dataset *ds, double batch, do
 	k = param_index(alg, "batch_size");
 	if (batch > 0.0 && k >= 0)
 		spec.params[k] = batch;
+	/* Short runs: a tenth of an epoch, and for a selection method one
+	 * candidate and the fewest repetitions (select.random_stopping would
+	 * otherwise train 20 times here); the rate is work per CPU second,
+	 * which the run's length does not change. */
+	if ((k = param_index(alg, "epochs")) >= 0)
+		spec.params[k] = 0.1;
+	if ((k = param_index(alg, "grid_size")) >= 0)
+		spec.params[k] = 1.0;
+	if ((k = param_index(alg, "mean_repetitions")) >= 0) {
+		spec.params[k] = 1.0;
+		if ((k = param_index(alg, "distribution")) >= 0)
+			spec.params[k] = 1.0;
+	}
 	spec.n = ds->n;
 	spec.schema.d = ds->d;
 	spec.schema.task = TASK_BINARY;
