@@ -252,11 +252,11 @@ check_node(const struct dp_event_tree *t, unsigned i, unsigned depth, struct err
 		return err_set(e, ERR_INVALID, "%s event has an unknown relation", name);
 	if (depth > DP_EVENT_MAX_NODES)
 		return err_set(e, ERR_INVALID, "privacy event is cyclic");
-	if (n->k_max != 0 && ((n->type != DP_EVENT_SELECTION_TNB &&
-				n->type != DP_EVENT_SELECTION_POISSON) ||
-			       n->k_max > SELECTION_MAX_K))
-		return err_set(e, ERR_INVALID,
-			       "k_max belongs to selection events only, at most %u", SELECTION_MAX_K);
+	if (n->k_max != 0 &&
+	    ((n->type != DP_EVENT_SELECTION_TNB && n->type != DP_EVENT_SELECTION_POISSON) ||
+	     n->k_max > SELECTION_MAX_K))
+		return err_set(e, ERR_INVALID, "k_max belongs to selection events only, at most %u",
+			       SELECTION_MAX_K);
 	switch (n->type) {
 	case DP_EVENT_GAUSSIAN:
 	case DP_EVENT_LAPLACE:

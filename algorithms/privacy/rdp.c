@@ -739,6 +739,50 @@ selection_cap_term(const struct dp_event *node, const double *a, unsigned n, dou
 }
 
 /*
+ * The orders lambda_hat ranges over in the selection curves: those of the
+ * default grid up to the largest order evaluated (any lambda_hat > 1 gives
+ * a valid bound).  On the default grid this is the whole grid; for a
+ * calibration's grid cut at some order it spares the child's curve at the
+ * high orders, which cost most (WBK19 sums over every integer order).
+ * Falls back to the evaluation orders themselves when none is below.
+ */
+static void
+selection_hat_grid(const double *a, unsigned n, struct rdp_grid *ret)
+{
+	double top = 0.0;
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		top = fmax(top, a[i]);
+	rdp_grid_default(ret);
+	for (unsigned i = 0; i < ret->n; i++)
+		if (ret->order[i] <= top)
+			ret->order[k++] = ret->order[i];
+	ret->n = k;
+	if (k == 0) {
+		ret->n = n < RDP_MAX_ORDERS ? n : RDP_MAX_ORDERS;
+		memcpy(ret->order, a, ret->n * sizeof(*a));
+	}
+}
+
+/* The child's curve at the hat orders (hat_rdp) and at the evaluation
+ * orders (out): computed once when the two grids are the same. */
+static enum err_code
+child_curves(const struct dp_event_tree *t, const struct dp_event *node, const struct rdp_grid *hat,
+	     double *hat_rdp, const double *a, unsigned n, double *out, struct err *e)
+{
+	enum err_code rc = node_curve(t, node->first_child, a, n, out, e);
+
+	if (rc != ERR_OK)
+		return rc;
+	if (hat->n == n && memcmp(hat->order, a, n * sizeof(*a)) == 0) {
+		memcpy(hat_rdp, out, n * sizeof(*out));
+		return ERR_OK;
+	}
+	return node_curve(t, node->first_child, hat->order, hat->n, hat_rdp, e);
+}
+
+/*
  * Papernot & Steinke 2022, Theorem 2.  Let Q be (lambda, eps)-RDP and
  * (lambda_hat, eps_hat)-RDP, with lambda in (1, inf), lambda_hat in
  * [1, inf), eta in (-1, inf), gamma in (0, 1).  Let A run Q independently
@@ -751,9 +795,9 @@ selection_cap_term(const struct dp_event *node, const double *a, unsigned n, dou
  *	           + (1 + eta) log(1/gamma) / lambda_hat + log E[K] / (lambda - 1),
  *
  * E[K] as in dp_selection_tnb_mean.  lambda_hat is free: every choice is
- * a valid bound, so we take the minimum over the orders of the default
- * grid (all > 1; lambda_hat = 1 would need the KL divergence, which the
- * tree does not give).  Conditions checked here (fail closed): eta > -1,
+ * a valid bound, so we take the minimum over selection_hat_grid's orders
+ * (all > 1; lambda_hat = 1 would need the KL divergence, which the tree
+ * does not give).  Conditions checked here (fail closed): eta > -1,
  * 0 < gamma < 1, E[K] finite and >= 1, every base value finite.
  */
 static enum err_code
@@ -771,8 +815,8 @@ selection_tnb_curve(const struct dp_event_tree *t, unsigned i, const double *a, 
 		return err_set(e, ERR_INVALID,
 			       "selection_tnb needs eta > -1 and gamma in (0, 1) (Theorem 2)");
 	log_mean = log(mean);
-	rdp_grid_default(&hat);
-	if ((rc = node_curve(t, node->first_child, hat.order, hat.n, hat_rdp, e)) != ERR_OK)
+	selection_hat_grid(a, n, &hat);
+	if ((rc = child_curves(t, node, &hat, hat_rdp, a, n, out, e)) != ERR_OK)
 		return rc;
 	for (unsigned k = 0; k < hat.n; k++) {
 		double lh = hat.order[k], v;
@@ -785,13 +829,11 @@ selection_tnb_curve(const struct dp_event_tree *t, unsigned i, const double *a, 
 	}
 	if (!isfinite(best))
 		return err_set(e, ERR_NUMERIC, "selection_tnb: no usable lambda_hat");
-	if ((rc = node_curve(t, node->first_child, a, n, out, e)) != ERR_OK)
-		return rc;
-	for (unsigned k = 0; k < n; k++) {
+	for (unsigned k = 0; k < n; k++)
 		if (!(a[k] > 1.0))
 			return err_set(e, ERR_INVALID, "selection_tnb needs orders above 1");
+	for (unsigned k = 0; k < n; k++)
 		out[k] += best + log_mean / (a[k] - 1.0);
-	}
 	return selection_cap_term(node, a, n, out, e);
 }
 
@@ -804,8 +846,8 @@ selection_tnb_curve(const struct dp_event_tree *t, unsigned i, const double *a, 
  *	eps' = eps + mu delta_hat + log(mu) / (lambda - 1).
  *
  * At each order lambda we take eps_hat = log(1 + 1/(lambda - 1)) (the
- * largest allowed) and delta_hat from Q's own RDP curve on the default grid
- * by the conversion of rdp_to_delta (Canonne, Kamath & Steinke 2020,
+ * largest allowed) and delta_hat from Q's own RDP curve at
+ * selection_hat_grid's orders by the conversion of rdp_to_delta (Canonne, Kamath & Steinke 2020,
  * Prop. 12), minimised over its orders lambda_hat, capped at 1.
  */
 static enum err_code
@@ -814,15 +856,22 @@ selection_poisson_curve(const struct dp_event_tree *t, unsigned i, const double 
 {
 	const struct dp_event *node = &t->node[i];
 	struct rdp_grid hat;
-	double hat_rdp[RDP_MAX_ORDERS], mu = node->mu;
+	double hat_rdp[RDP_MAX_ORDERS], hat_c[RDP_MAX_ORDERS], mu = node->mu;
 	enum err_code rc;
 
 	if (!isfinite(mu) || !(mu > 0.0))
 		return err_set(e, ERR_INVALID, "selection_poisson needs mu > 0 (Theorem 6)");
-	rdp_grid_default(&hat);
-	if ((rc = node_curve(t, node->first_child, hat.order, hat.n, hat_rdp, e)) != ERR_OK ||
-	    (rc = node_curve(t, node->first_child, a, n, out, e)) != ERR_OK)
+	selection_hat_grid(a, n, &hat);
+	if ((rc = child_curves(t, node, &hat, hat_rdp, a, n, out, e)) != ERR_OK)
 		return rc;
+	/* The part of the conversion that does not depend on eps_hat. */
+	for (unsigned h = 0; h < hat.n; h++) {
+		double lh = hat.order[h];
+
+		if (!(lh > 1.0))
+			return err_set(e, ERR_NUMERIC, "selection_poisson: base curve not usable");
+		hat_c[h] = (lh - 1.0) * hat_rdp[h] + (lh - 1.0) * log1p(-1.0 / lh) - log(lh);
+	}
 	for (unsigned k = 0; k < n; k++) {
 		double eps_hat, log_delta = 0.0; /* delta_hat <= 1 always */
 
@@ -830,9 +879,7 @@ selection_poisson_curve(const struct dp_event_tree *t, unsigned i, const double 
 			return err_set(e, ERR_INVALID, "selection_poisson needs orders above 1");
 		eps_hat = log1p(1.0 / (a[k] - 1.0));
 		for (unsigned h = 0; h < hat.n; h++) {
-			double lh = hat.order[h];
-			double v = (lh - 1.0) * (hat_rdp[h] - eps_hat) +
-				   (lh - 1.0) * log1p(-1.0 / lh) - log(lh);
+			double v = hat_c[h] - (hat.order[h] - 1.0) * eps_hat;
 
 			if (!isfinite(hat_rdp[h]) || isnan(v))
 				return err_set(e, ERR_NUMERIC,

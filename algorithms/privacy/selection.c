@@ -58,7 +58,6 @@ selection_log_pmf(const struct selection_dist *d, uint64_t k)
 
 /* E[K | K >= 1] of the uncapped distribution. */
 
-
 static double
 uncapped_mean(const struct selection_dist *d)
 {
@@ -82,8 +81,7 @@ uncapped_mean(const struct selection_dist *d)
  * j <= k_max, r2's is E_p[K] / S_q(k_max) or at some j < k_max.
  */
 enum err_code
-selection_cap_ratios(const struct selection_dist *d, double *ret_r1, double *ret_r2,
-		     struct err *e)
+selection_cap_ratios(const struct selection_dist *d, double *ret_r1, double *ret_r2, struct err *e)
 {
 	long double sp = 0.0L, sq = 0.0L, r1 = 0.0L, r2 = 0.0L, prev = 0.0L, mean;
 	double *cdf;
@@ -104,7 +102,8 @@ selection_cap_ratios(const struct selection_dist *d, double *ret_r1, double *ret
 	}
 	for (uint64_t k = 1; k <= d->k_max; k++) {
 		long double kf = (long double)k, c = ceill(ldexpl((long double)cdf[k - 1], 53));
-		long double q = ldexpl(c - prev, -53), p = expl((long double)selection_log_pmf(d, k));
+		long double q = ldexpl(c - prev, -53),
+			    p = expl((long double)selection_log_pmf(d, k));
 
 		prev = c;
 		sp += kf * p;

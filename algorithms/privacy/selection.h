@@ -54,8 +54,8 @@ double selection_log_pmf(const struct selection_dist *d, uint64_t k);
 /* r1, r2 of the header comment for d's cap, each rounded up and enlarged
  * for the sampler's error.  ERR_NUMERIC when a sum does not converge or a
  * value is not finite (fail closed). */
-enum err_code selection_cap_ratios(const struct selection_dist *d, double *ret_r1,
-				   double *ret_r2, struct err *e);
+enum err_code selection_cap_ratios(const struct selection_dist *d, double *ret_r1, double *ret_r2,
+				   struct err *e);
 
 /* The smallest k_max in [1, SELECTION_MAX_K] whose ratios r1 and r2 are
  * both at most target (d's k_max is ignored); ERR_INVALID naming field

@@ -121,15 +121,15 @@ extern const struct alg_ops alg_sgd_subsampled;
 
 /* Everything derived from the public spec at a given z and distribution. */
 struct rs_setup {
-	struct run_spec base;     /* dp_sgd.subsampled's spec on the training part */
+	struct run_spec base; /* dp_sgd.subsampled's spec on the training part */
 	size_t n_train, n_val;
 	size_t batch;             /* b */
 	unsigned long base_steps; /* T */
 	enum rs_dist dist;
-	double mean;              /* mu, or 1/gamma */
+	double mean; /* mu, or 1/gamma */
 	uint64_t k_max;
 	double z, z_score;
-	double score_sens;        /* 1 (classification) or B */
+	double score_sens; /* 1 (classification) or B */
 	double score_sens_lattice;
 	int score_k;
 	bool classify;
@@ -189,9 +189,10 @@ rs_bounds(const struct run_spec *spec, struct rs_setup *s, struct err *e)
 	s->base.testing_hook = NULL;
 #endif
 	if (spec->params[P_BATCH_SIZE] > (double)s->n_train)
-		return err_set_field(e, ERR_INVALID, "params.batch_size",
-				     "'params.batch_size' (%.0f) exceeds the training part (%zu rows)",
-				     spec->params[P_BATCH_SIZE], s->n_train);
+		return err_set_field(
+			e, ERR_INVALID, "params.batch_size",
+			"'params.batch_size' (%.0f) exceeds the training part (%zu rows)",
+			spec->params[P_BATCH_SIZE], s->n_train);
 	/* b and T do not depend on z in sampling mode: read them off a plan. */
 	if ((rc = subsampled_plan_at(&s->base, 1.0, &p, e)) != ERR_OK)
 		return rc;
@@ -305,8 +306,8 @@ rs_calibrate(const struct run_spec *spec, const struct rs_family *f, double *ret
 		if (grid.order[i] <= top)
 			grid.order[k++] = grid.order[i];
 	grid.n = k;
-	rc = calibrate(rs_family, (void *)f, spec->mode, eps_cal, delta_cal, 1e-2, 1e7, &grid, ret_z,
-		       &report, e);
+	rc = calibrate(rs_family, (void *)f, spec->mode, eps_cal, delta_cal, 1e-2, 1e7, &grid,
+		       ret_z, &report, e);
 	if (rc == ERR_OK)
 		*ret_accountant = report.accountant;
 	return rc;
@@ -474,8 +475,11 @@ rs_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	struct selection_dist sd;
 	enum err_code rc;
 
-	/* Spend exactly what was charged: derive the plan again from its own
+	/* The spec's own refusals first (by field, as plan() gives them); then
+	 * spend exactly what was charged: derive the plan again from its own
 	 * z and distribution (no second calibration). */
+	if ((rc = rs_bounds(spec, &s->su, e)) != ERR_OK)
+		return rc;
 	derived = (dist == RS_POISSON || dist == RS_GEOMETRIC) &&
 		  rs_derive(spec, (enum rs_dist)dist, run_plan_value(plan, "noise_multiplier"),
 			    &s->su, &mine, NULL) == ERR_OK;
@@ -513,9 +517,8 @@ rs_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	    (rc = selection_cdf(&sd, s->cdf, e)) != ERR_OK)
 		return rc;
 	s->k = selection_draw(s->cdf, s->su.k_max, rng);
-	return noise_dgauss_prepare_real(ldexp(s->su.z_score * s->su.score_sens_lattice,
-					       s->su.score_k),
-					 &s->score_noise, e);
+	return noise_dgauss_prepare_real(
+		ldexp(s->su.z_score * s->su.score_sens_lattice, s->su.score_k), &s->score_noise, e);
 }
 
 /* The validation score of s->cur, noisy (a release of Q). */

@@ -94,8 +94,9 @@ make_rows(struct rows *tr, struct rows *te, uint64_t seed, bool regression)
 					row[j] /= n2;
 				z += w[j] * row[j];
 			}
-			p->y[i] = regression ? fmax(-3.0, fmin(3.0, z + 0.5 * std_normal(&r)))
-					     : (rng_uniform(&r) < 1.0 / (1.0 + exp(-z)) ? 1.0 : -1.0);
+			p->y[i] = regression
+					  ? fmax(-3.0, fmin(3.0, z + 0.5 * std_normal(&r)))
+					  : (rng_uniform(&r) < 1.0 / (1.0 + exp(-z)) ? 1.0 : -1.0);
 		}
 		memset(&p->ds, 0, sizeof(p->ds));
 		p->ds.n = n;
@@ -130,10 +131,10 @@ spec_task(struct run_spec *s, const struct alg_ops *a, size_t n, bool regression
 	s->schema.bounds.feature_linf = NAN;
 	s->schema.bounds.label = regression ? 3.0 : NAN;
 	s->schema.bounds.label_lo = s->schema.bounds.label_hi = NAN;
-	ck_assert_int_eq(run_spec_set_objective(
-				 s, objective_find(regression ? "least_squares" : "logistic"), NULL,
-				 NULL),
-			 ERR_OK);
+	ck_assert_int_eq(
+		run_spec_set_objective(s, objective_find(regression ? "least_squares" : "logistic"),
+				       NULL, NULL),
+		ERR_OK);
 }
 
 static void
@@ -203,11 +204,14 @@ START_TEST(test_not_worse_than_median_candidate)
 			struct dataset part = tr.ds;
 
 			part.n = n_train;
-			bs.params[3] = lo * pow(hi / lo, (double)j / (double)(g - 1)); /* step_size */
-			ck_assert_int_eq(subsampled_plan_at(&bs, run_plan_value(&p, "noise_multiplier"),
+			bs.params[3] =
+				lo * pow(hi / lo, (double)j / (double)(g - 1)); /* step_size */
+			ck_assert_int_eq(subsampled_plan_at(&bs,
+							    run_plan_value(&p, "noise_multiplier"),
 							    &bp, &e),
 					 ERR_OK);
-			ck_assert_msg(alg_run(base, &bs, &bp, &part, &r, NULL, NULL, w, &e) == ERR_OK,
+			ck_assert_msg(alg_run(base, &bs, &bp, &part, &r, NULL, NULL, w, &e) ==
+					      ERR_OK,
 				      "candidate: %s", e.msg);
 			acc[j] = test_mse(&te.ds, w);
 		}
@@ -221,8 +225,9 @@ START_TEST(test_not_worse_than_median_candidate)
 					acc[b] = tmp;
 				}
 		diff[k] = (g % 2 ? acc[g / 2] : 0.5 * (acc[g / 2 - 1] + acc[g / 2])) - chosen;
-		printf("seed %d: selected MSE %.4f, candidates %.4f .. %.4f, median - selected %+.4f\n", k,
-		       chosen, acc[0], acc[g - 1], diff[k]);
+		printf("seed %d: selected MSE %.4f, candidates %.4f .. %.4f, median - selected "
+		       "%+.4f\n",
+		       k, chosen, acc[0], acc[g - 1], diff[k]);
 		rows_clear(&tr);
 		rows_clear(&te);
 	}
@@ -231,8 +236,8 @@ START_TEST(test_not_worse_than_median_candidate)
 	for (int k = 0; k < SEEDS; k++)
 		var += (diff[k] - mean) * (diff[k] - mean) / (SEEDS - 1);
 	t = mean / sqrt(var / SEEDS);
-	printf("median candidate MSE - selected MSE: mean %+.4f, t = %.2f (need > 2.539)\n",
-	       mean, t);
+	printf("median candidate MSE - selected MSE: mean %+.4f, t = %.2f (need > 2.539)\n", mean,
+	       t);
 	ck_assert_msg(t > 2.539, "selected worse than the median candidate: mean %+.4f, t %.2f",
 		      mean, t);
 }
