@@ -528,7 +528,10 @@ block_bound(struct bound_kind *bk, double tpr, double fpr, bool want_miss)
 	lo = lo_f < 0.0 ? 0 : (uint64_t)(lo_f / (double)w) * w;
 	hi = hi_f > (double)n_neg ? n_neg : (uint64_t)hi_f;
 	while (k1 <= n_neg) {
-		uint64_t k2 = k1 < lo ? lo - 1 : k1 > hi ? n_neg : k1 + w - 1 < hi ? k1 + w - 1 : hi;
+		uint64_t k2 = k1 < lo           ? lo - 1
+			      : k1 > hi         ? n_neg
+			      : k1 + w - 1 < hi ? k1 + w - 1
+						: hi;
 		double pb = binom_from(k1, n_neg, fpr) - binom_from(k2 + 1, n_neg, fpr);
 		uint64_t km;
 
@@ -613,7 +616,8 @@ pick_term(struct split_ctx *s, double u, double v)
 static int
 cmp_worst(const void *x, const void *y)
 {
-	double u = ((const struct split_piece *)x)->worst, v = ((const struct split_piece *)y)->worst;
+	double u = ((const struct split_piece *)x)->worst,
+	       v = ((const struct split_piece *)y)->worst;
 
 	return (u > v) - (u < v);
 }
@@ -632,7 +636,8 @@ split_pick(struct split_ctx *s, const struct audit_config *c, size_t m, double t
 	size_t last = candidate_rank(c->candidates - 1, c->candidates, m);
 
 	for (size_t i = 0; i + 1 < c->candidates; i++) {
-		size_t d = candidate_rank(i + 1, c->candidates, m) - candidate_rank(i, c->candidates, m);
+		size_t d = candidate_rank(i + 1, c->candidates, m) -
+			   candidate_rank(i, c->candidates, m);
 
 		gap = d > gap ? d : gap;
 	}
@@ -642,7 +647,8 @@ split_pick(struct split_ctx *s, const struct audit_config *c, size_t m, double t
 		s->rates(s->ctx, lo, &tl, &fl);
 		s->rates(s->ctx, hi, &th, &fh);
 		cand = binom_below(gap, s->cal_a.n, tl - th) +
-		       binom_below(first + 1, s->cal_a.n, 1.0 - th) + binom_below(m - last, s->cal_a.n, tl);
+		       binom_below(first + 1, s->cal_a.n, 1.0 - th) +
+		       binom_below(m - last, s->cal_a.n, tl);
 		if (cand + sum < fail) {
 			fail = cand + sum;
 			r->p_candidate = cand;
@@ -699,9 +705,9 @@ audit_split_miss(const struct audit_config *c, size_t na, size_t nb, audit_rates
 		return -1;
 	}
 	s.at_cut = (struct bound_kind){ &s.cal_a, &s.cal, c->delta, p->cut,
-					 calloc(s.cal.n + 1, sizeof(uint64_t)) };
+					calloc(s.cal.n + 1, sizeof(uint64_t)) };
 	s.at_claim = (struct bound_kind){ &s.eval_a, &s.eval, c->delta, eps_claim,
-					   calloc(s.eval.n + 1, sizeof(uint64_t)) };
+					  calloc(s.eval.n + 1, sizeof(uint64_t)) };
 	if (s.at_cut.kmin == NULL || s.at_claim.kmin == NULL) {
 		for (int i = 0; i < 4; i++)
 			free(caches[i]->v);
@@ -712,19 +718,15 @@ audit_split_miss(const struct audit_config *c, size_t na, size_t nb, audit_rates
 	}
 	s.step = p->step;
 
-	/* (iii) and (iv) on (-inf, lo], the parts of [lo, hi], [hi, inf); and
-	 * the threshold of largest eps at the true rates, for the pick. */
+	/* (iii) and (iv) on (-inf, lo], the parts of [lo, hi], [hi, inf). */
 	u = -INFINITY;
 	rates(ctx, u, &tu, &fu);
 	for (size_t k = 0; k <= np + 1; k++) {
-		double v = k == np + 1 ? INFINITY : p->lo + (p->hi - p->lo) * (double)k / (double)np;
+		double v =
+			k == np + 1 ? INFINITY : p->lo + (p->hi - p->lo) * (double)k / (double)np;
 		double tv, fv;
 
 		rates(ctx, v, &tv, &fv);
-		if (tv > c->delta && fv > 0.0 && log((tv - c->delta) / fv) > e_best) {
-			e_best = log((tv - c->delta) / fv);
-			t_best = v;
-		}
 		top[k] = piece_eval(&s, u, v, tu, fu, tv, fv);
 		u = v;
 		tu = tv;
@@ -750,6 +752,20 @@ audit_split_miss(const struct audit_config *c, size_t na, size_t nb, audit_rates
 	r.n_pieces = s.pieces;
 	free(top);
 
+	/* The pick starts at the threshold whose calibration bound at the
+	 * expected counts is largest, on a grid 8 times finer than the parts. */
+	for (size_t k = 0; k <= 8 * np; k++) {
+		double t = p->lo + (p->hi - p->lo) * (double)k / (double)(8 * np), tt, ft, e;
+
+		rates(ctx, t, &tt, &ft);
+		e = audit_eps_from_counts((uint64_t)round(tt * (double)s.cal_a.n), s.cal_a.n,
+					  (uint64_t)round(ft * (double)s.cal.n), s.cal.n,
+					  c->alpha / 4.0, c->delta);
+		if (e > e_best) {
+			e_best = e;
+			t_best = t;
+		}
+	}
 	split_pick(&s, c, nb / 2 + na / 2, t_best, &r);
 	for (int i = 0; i < 4; i++)
 		free(caches[i]->v);

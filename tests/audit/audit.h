@@ -154,7 +154,7 @@ struct audit_split_power {
 	double p_good;           /* (iii) the largest evaluation miss over the good pieces */
 	double p_rest;           /* (iv) over the other pieces: choice there, then a miss */
 	size_t n_pieces, n_good; /* pieces evaluated; parts of [lo, hi] counted good */
-	double miss;             /* min(1, the sum of all four): P[epsilon_lb <= eps_claim] <= this */
+	double miss; /* min(1, the sum of all four): P[epsilon_lb <= eps_claim] <= this */
 };
 
 /*
@@ -189,8 +189,10 @@ struct audit_split_power {
  * smaller of b_J times the largest m of its finest parts and the sum over
  * its halves.  G is the set of parts of [lo, hi] (and tails) whose largest
  * m is below a level, the level that makes (iii) + (iv) least.  The pick
- * grows from the part of width `step` around the threshold of largest eps
- * at the true rates, one part at a time towards the smaller (ii) term, and
+ * grows from the part of width `step` around the threshold whose
+ * calibration bound at the expected counts is largest (on a grid of [lo,
+ * hi] 8 times finer than the parts), one part at a time towards the
+ * smaller (ii) term, and
  * the run with the least (i) + (ii) is kept: all of it from the law, fixed
  * before sampling.  Each probability of a bound is summed over the
  * negative count in blocks, each at its worst end, with exact binomial
@@ -201,7 +203,6 @@ struct audit_split_power {
 int audit_split_miss(const struct audit_config *c, size_t na, size_t nb, audit_rates_fn rates,
 		     void *ctx, const struct audit_split_plan *plan, double eps_claim,
 		     struct audit_split_power *ret);
-
 
 /* One sample of the statistic in world 0 (A) or 1 (B), drawing from r. */
 typedef double (*audit_sample_fn)(void *ctx, int world, struct rng *r);
