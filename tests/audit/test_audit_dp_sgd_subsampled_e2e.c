@@ -41,8 +41,8 @@
  * tests are the most powerful ones and the privacy curve of s is
  * delta(eps) = sup_t P_A(s >= t) - e^eps P_B(s >= t) (both orders agree by
  * symmetry).  test_law checks this law against the code (noise scaled to
- * nothing: s in {0, +-1/b} exactly, inclusion rate 3/4); the audits only
- * run plain runs.
+ * nothing: s in {0, +-1/b} to the lattice step, inclusion rate 3/4); the
+ * audits only run plain runs.
  *
  * Claim.  The accountant's epsilon for the run's own event (basic mode; the
  * plan targets (2, 1e-5)) at delta' = 0.03: every point of the curve is
@@ -50,8 +50,9 @@
  * percent that 10^5 runs resolve.  The claim is 0.851; the statistic's true
  * epsilon(0.03) is 0.404 (the RDP conversion and the subsampling bound are
  * loose for one step: what a sound accountant costs, not slack of the
- * audit).  At delta' = 1e-5 the same twin would need about 2 10^6 runs per
- * side.
+ * audit).  At delta' = 1e-5 (claim 1.999, twin's true epsilon 2.790) even
+ * one fixed threshold test would need about 4 10^6 runs per side for
+ * power 0.999, 60 times what it needs at 0.03.
  *
  * Bound: calibration split (AUDIT_SPLIT, 256 candidates), as the other
  * level 3, the thresholds never given; false-failure probability <= 1e-6.
@@ -64,11 +65,15 @@
  * very split audit from the law (the choice of the calibration half
  * included; see audit.h), with the cut at 0.45 of the way from the claim to
  * the largest epsilon of a threshold test: at N = 600,000 runs per side it
- * is below 1e-3 (4.9e-4; 3.8e-3 at 500,000, 0.23 at 300,000).  The test
- * computes it, prints it and refuses to run an under-powered twin.
+ * is 2.5e-4 (1.4e-3 at 500,000, 0.047 at 400,000, 0.98 at 300,000: the
+ * bound is conservative, the price of not knowing where the calibration
+ * half puts the threshold).  The test computes it, prints it and refuses to
+ * run an under-powered twin.  Breaking the code the same way -- Delta =
+ * G / b instead of 2 G / b in sgd/subsampled.c -- makes test_end_to_end
+ * fail (eps_lb 1.048 > 0.851 when it was tried).
  *
- * Cost: a run takes about 6.5 us of CPU (the plan check in init() is most
- * of it), so each audit is about 8 s of CPU; the power bound about 0.5 s.
+ * Cost: about 5.5 us of CPU per run (allocation and init() included), so
+ * each audit takes about 7 s of CPU; the power bound under 1 s.
  */
 #include <check.h>
 #include <math.h>
