@@ -679,9 +679,9 @@ audit_split_miss(const struct audit_config *c, size_t na, size_t nb, audit_rates
 	struct cp_cache *caches[4] = { &s.cal_a, &s.eval_a, &s.cal, &s.eval };
 	size_t np = p->pieces;
 	double t_best = p->lo, e_best = -INFINITY, u, tu, fu, rest;
-	struct split_piece *top;
+	struct split_piece *top = NULL;
 	struct audit_split_power r;
-	bool ok = true;
+	bool ok;
 
 	memset(&r, 0, sizeof(r));
 	if (c->method != AUDIT_SPLIT || c->candidates < 1 || na < 2 || nb < 2 || np < 1 ||
@@ -691,31 +691,20 @@ audit_split_miss(const struct audit_config *c, size_t na, size_t nb, audit_rates
 	s.eval_a = (struct cp_cache){ .n = na - na / 2, .a = c->alpha / 4.0 };
 	s.cal = (struct cp_cache){ .n = nb / 2, .a = c->alpha / 4.0, .upper = true };
 	s.eval = (struct cp_cache){ .n = nb - nb / 2, .a = c->alpha / 4.0, .upper = true };
+	s.at_cut = (struct bound_kind){ &s.cal_a, &s.cal, c->delta, p->cut,
+					calloc(s.cal.n + 1, sizeof(uint64_t)) };
+	s.at_claim = (struct bound_kind){ &s.eval_a, &s.eval, c->delta, eps_claim,
+					  calloc(s.eval.n + 1, sizeof(uint64_t)) };
+	top = malloc((np + 2) * sizeof(*top));
+	ok = top != NULL && s.at_cut.kmin != NULL && s.at_claim.kmin != NULL;
 	for (int i = 0; i < 4; i++) {
 		caches[i]->v = malloc((caches[i]->n + 2) * sizeof(double));
 		ok = ok && caches[i]->v != NULL;
 		for (uint64_t k = 0; caches[i]->v != NULL && k <= caches[i]->n + 1; k++)
 			caches[i]->v[k] = NAN;
 	}
-	top = malloc((np + 2) * sizeof(*top));
-	if (!ok || top == NULL) {
-		for (int i = 0; i < 4; i++)
-			free(caches[i]->v);
-		free(top);
-		return -1;
-	}
-	s.at_cut = (struct bound_kind){ &s.cal_a, &s.cal, c->delta, p->cut,
-					calloc(s.cal.n + 1, sizeof(uint64_t)) };
-	s.at_claim = (struct bound_kind){ &s.eval_a, &s.eval, c->delta, eps_claim,
-					  calloc(s.eval.n + 1, sizeof(uint64_t)) };
-	if (s.at_cut.kmin == NULL || s.at_claim.kmin == NULL) {
-		for (int i = 0; i < 4; i++)
-			free(caches[i]->v);
-		free(s.at_cut.kmin);
-		free(s.at_claim.kmin);
-		free(top);
-		return -1;
-	}
+	if (!ok)
+		goto out;
 	s.step = p->step;
 
 	/* (iii) and (iv) on (-inf, lo], the parts of [lo, hi], [hi, inf). */
@@ -750,7 +739,6 @@ audit_split_miss(const struct audit_config *c, size_t na, size_t nb, audit_rates
 		}
 	}
 	r.n_pieces = s.pieces;
-	free(top);
 
 	/* The pick starts at the threshold whose calibration bound at the
 	 * expected counts is largest, on a grid 8 times finer than the parts. */
@@ -767,13 +755,15 @@ audit_split_miss(const struct audit_config *c, size_t na, size_t nb, audit_rates
 		}
 	}
 	split_pick(&s, c, nb / 2 + na / 2, t_best, &r);
+	r.miss = fmin(1.0, r.p_candidate + r.p_pick + r.p_good + r.p_rest);
+	*ret = r;
+out:
 	for (int i = 0; i < 4; i++)
 		free(caches[i]->v);
 	free(s.at_cut.kmin);
 	free(s.at_claim.kmin);
-	r.miss = fmin(1.0, r.p_candidate + r.p_pick + r.p_good + r.p_rest);
-	*ret = r;
-	return 0;
+	free(top);
+	return ok ? 0 : -1;
 }
 
 void

@@ -1,8 +1,9 @@
 /*
  * test_audit_stats.c - the audit harness's own numerics, against values
  * that do not come from it: closed forms of the incomplete beta, direct
- * binomial sums, published Clopper-Pearson intervals (R's binom.test), and
- * the bound's behaviour on samples of known law.
+ * binomial sums, published Clopper-Pearson intervals (R's binom.test), the
+ * bound's behaviour on samples of known law, and the power computations
+ * against simulated audits.
  */
 #include <check.h>
 #include <math.h>
@@ -274,6 +275,15 @@ START_TEST(test_split_power)
 				  .candidates = 64 };
 
 	ck_assert(a != NULL && b != NULL);
+	{
+		struct audit_config grid = { .name = "stats/grid", .method = AUDIT_GRID };
+		struct audit_split_plan bad = { .lo = 1.0, .hi = 0.0, .pieces = 1, .step = 0.1 };
+		struct audit_split_power pw;
+
+		ck_assert_int_eq(audit_split_miss(&grid, n, n, shift_rates, &s, &bad, 1.0, &pw),
+				 -1);
+		ck_assert_int_eq(audit_split_miss(&c, n, n, shift_rates, &s, &bad, 1.0, &pw), -1);
+	}
 	for (int k = 0; k < 2; k++) {
 		struct audit_split_plan plan = {
 			.lo = -4.0, .hi = 7.0, .pieces = 22, .step = 0.01, .cut = cuts[k]
