@@ -405,6 +405,367 @@ audit_eps_lb(const struct audit_config *c, double *a, size_t na, double *b, size
 	return 0;
 }
 
+/* Rank of the i-th calibration candidate in a pool of m (as calibrate()). */
+static size_t
+candidate_rank(size_t i, size_t candidates, size_t m)
+{
+	size_t r = (size_t)(((double)i + 0.5) / (double)candidates * (double)m);
+
+	return r < m ? r : m - 1;
+}
+
+/* P(K < k) for K ~ Bin(n, p); 0 when k = 0. */
+static double
+binom_below(uint64_t k, uint64_t n, double p)
+{
+	p = fmin(1.0, fmax(0.0, p));
+	if (k == 0)
+		return 0.0;
+	if (p <= 0.0)
+		return 1.0;
+	return audit_binom_cdf(k - 1, n, p);
+}
+
+/* P(K >= k) for K ~ Bin(n, p). */
+static double
+binom_from(uint64_t k, uint64_t n, double p)
+{
+	p = fmin(1.0, fmax(0.0, p));
+	if (k > n)
+		return 0.0;
+	if (p <= 0.0)
+		return k == 0 ? 1.0 : 0.0;
+	return audit_binom_sf(k, n, p);
+}
+
+/* audit_cp_lower() or audit_cp_upper() at (k, n, a) for one n and a, each
+ * computed once (NAN: not yet; v NULL: no caching). */
+struct cp_cache {
+	uint64_t n;
+	double a;
+	double *v; /* n + 2 entries */
+	bool upper;
+};
+
+static double
+cp_cached(struct cp_cache *c, uint64_t k)
+{
+	double x;
+
+	if (c->v != NULL && !isnan(c->v[k]))
+		return c->v[k];
+	x = c->upper ? audit_cp_upper(k, c->n, c->a) : audit_cp_lower(k, c->n, c->a);
+	if (c->v != NULL)
+		c->v[k] = x;
+	return x;
+}
+
+/*
+ * The smallest count k with audit_cp_lower(k, n, a) > need, n + 1 if none.
+ * Bisection on P(Bin(n, need) >= k) < a, the definition of the Clopper-
+ * Pearson bound (one incomplete beta per step instead of a quantile),
+ * which agrees with audit_cp_lower() up to one count (the quantile is
+ * solved to 1e-12, far finer than one count); the answer is then moved
+ * until audit_cp_lower() itself, which the audit uses, agrees.
+ */
+static uint64_t
+kmin_above(struct cp_cache *pos, double need)
+{
+	uint64_t n = pos->n, lo = 1, hi = n + 1;
+
+	if (!(need < 1.0))
+		return n + 1;
+	while (lo < hi) {
+		uint64_t k = lo + (hi - lo) / 2;
+
+		if (audit_binom_sf(k, n, fmax(need, 0.0)) < pos->a)
+			hi = k;
+		else
+			lo = k + 1;
+	}
+	while (lo > 1 && cp_cached(pos, lo - 1) > need)
+		lo--;
+	while (lo <= n && !(cp_cached(pos, lo) > need))
+		lo++;
+	return lo;
+}
+
+/* One kind of bound: eps(K_A, K_B) against x, with K_A on pos's sample
+ * size and K_B on neg's, and k_min for each negative count computed once
+ * (kmin[k] = 0: not yet). */
+struct bound_kind {
+	struct cp_cache *pos, *neg;
+	double delta, x;
+	uint64_t *kmin; /* neg->n + 1 entries */
+};
+
+static uint64_t
+kmin_for(struct bound_kind *b, uint64_t k)
+{
+	if (b->kmin[k] == 0)
+		b->kmin[k] = kmin_above(b->pos, b->delta + exp(b->x) * cp_cached(b->neg, k));
+	return b->kmin[k];
+}
+
+/*
+ * Upper bounds on P[eps(K_A, K_B) <= x] (want_miss) or on P[eps(K_A, K_B) >
+ * x], K_A ~ Bin(pos->n, tpr), K_B ~ Bin(neg->n, fpr): audit_miss()'s sum
+ * over K_B, the counts taken in blocks, each at its worst end (eps falls as
+ * K_B grows: the miss at the block's top, the power at its bottom): [0,
+ * lo), blocks of a power of two near a quarter standard deviation (aligned,
+ * so that neighbouring laws share their ends and the caches work) up to
+ * hi, and (hi, n], with lo and hi 7 standard deviations out.
+ */
+static double
+block_bound(struct bound_kind *bk, double tpr, double fpr, bool want_miss)
+{
+	uint64_t n_neg = bk->neg->n, n_pos = bk->pos->n, w = 1, lo, hi, k1 = 0;
+	double mean = (double)n_neg * fpr, sd = sqrt(mean * (1.0 - fpr)), sum = 0.0;
+	double lo_f = mean - 7.0 * sd, hi_f = ceil(mean + 7.0 * sd);
+
+	while ((double)(2 * w) <= 0.25 * sd)
+		w *= 2;
+	lo = lo_f < 0.0 ? 0 : (uint64_t)(lo_f / (double)w) * w;
+	hi = hi_f > (double)n_neg ? n_neg : (uint64_t)hi_f;
+	while (k1 <= n_neg) {
+		uint64_t k2 = k1 < lo           ? lo - 1
+			      : k1 > hi         ? n_neg
+			      : k1 + w - 1 < hi ? k1 + w - 1
+						: hi;
+		double pb = binom_from(k1, n_neg, fpr) - binom_from(k2 + 1, n_neg, fpr);
+		uint64_t km;
+
+		if (pb > 0.0) {
+			km = kmin_for(bk, want_miss ? k2 : k1);
+			sum += pb * (want_miss ? binom_below(km, n_pos, tpr)
+					       : binom_from(km, n_pos, tpr));
+		}
+		k1 = k2 + 1;
+	}
+	return fmin(1.0, sum);
+}
+
+/* What audit_split_miss() needs about one audit. */
+struct split_ctx {
+	audit_rates_fn rates;
+	void *ctx;
+	struct cp_cache cal_a, eval_a; /* world A: lower bounds, both halves */
+	struct cp_cache cal, eval;     /* world B: upper bounds */
+	struct bound_kind at_cut;      /* calibration half against cut */
+	struct bound_kind at_claim;    /* evaluation half against the claim */
+	double step;
+	size_t pieces;
+};
+
+/* A piece [u, v] of thresholds, (iii) and (iv) for it: best is a bound on
+ * P[choice in it and the evaluation misses], worst the largest m over its
+ * finest parts. */
+struct split_piece {
+	double best, worst;
+};
+
+/*
+ * The piece [u, v] (rates at its ends given): b = P[eps(K_A(u), K_B(v)) >
+ * cut] on the calibration half bounds P[choice in it]; if b is negligible
+ * (below 1e-10: the bounds' own floor is about 1e-11), or its coarse m (at
+ * eps(K_A(v), K_B(u))) or b m already below 1e-10, or it is no wider
+ * than the step, it is a leaf with best = b m.  Otherwise it is halved and
+ * best = min(b max(worst of the halves), sum of the halves' best): the
+ * choice is in one half, and any threshold in the piece misses with at most
+ * the largest of the halves' m.
+ */
+static struct split_piece
+piece_eval(struct split_ctx *s, double u, double v, double tpr_u, double fpr_u, double tpr_v,
+	   double fpr_v)
+{
+	struct split_piece r, left, right;
+	double b = block_bound(&s->at_cut, tpr_u, fpr_v, false), m, w, tw, fw;
+
+	s->pieces++;
+	if (b < 1e-10) {
+		r.best = b;
+		r.worst = 1.0;
+		return r;
+	}
+	m = block_bound(&s->at_claim, tpr_v, fpr_u, true);
+	if (b * m < 1e-10 || m < 1e-10 || !isfinite(u) || !isfinite(v) || !(v - u > s->step)) {
+		r.best = b * m;
+		r.worst = m;
+		return r;
+	}
+	w = 0.5 * (u + v);
+	s->rates(s->ctx, w, &tw, &fw);
+	left = piece_eval(s, u, w, tpr_u, fpr_u, tw, fw);
+	right = piece_eval(s, w, v, tw, fw, tpr_v, fpr_v);
+	r.worst = fmax(left.worst, right.worst);
+	r.best = fmin(b * r.worst, left.best + right.best);
+	return r;
+}
+
+/* (ii) of the pick part [u, v]. */
+static double
+pick_term(struct split_ctx *s, double u, double v)
+{
+	double tu, fu, tv, fv;
+
+	s->rates(s->ctx, u, &tu, &fu);
+	s->rates(s->ctx, v, &tv, &fv);
+	return block_bound(&s->at_cut, tv, fu, true);
+}
+
+static int
+cmp_worst(const void *x, const void *y)
+{
+	double u = ((const struct split_piece *)x)->worst,
+	       v = ((const struct split_piece *)y)->worst;
+
+	return (u > v) - (u < v);
+}
+
+/* The pick: grown from [t_best - step/2, t_best + step/2] one part at a
+ * time towards the smaller (ii) term; the run with the least (i) + (ii) is
+ * kept in r. */
+static void
+split_pick(struct split_ctx *s, const struct audit_config *c, size_t m, double t_best,
+	   struct audit_split_power *r)
+{
+	double lo = t_best - 0.5 * s->step, hi = t_best + 0.5 * s->step;
+	double sum = pick_term(s, lo, hi), below = pick_term(s, lo - s->step, lo);
+	double above = pick_term(s, hi, hi + s->step), fail = INFINITY;
+	size_t gap = 0, first = candidate_rank(0, c->candidates, m);
+	size_t last = candidate_rank(c->candidates - 1, c->candidates, m);
+
+	for (size_t i = 0; i + 1 < c->candidates; i++) {
+		size_t d = candidate_rank(i + 1, c->candidates, m) -
+			   candidate_rank(i, c->candidates, m);
+
+		gap = d > gap ? d : gap;
+	}
+	for (int steps = 0; steps < 4096; steps++) {
+		double tl, fl, th, fh, cand;
+
+		s->rates(s->ctx, lo, &tl, &fl);
+		s->rates(s->ctx, hi, &th, &fh);
+		cand = binom_below(gap, s->cal_a.n, tl - th) +
+		       binom_below(first + 1, s->cal_a.n, 1.0 - th) +
+		       binom_below(m - last, s->cal_a.n, tl);
+		if (cand + sum < fail) {
+			fail = cand + sum;
+			r->p_candidate = cand;
+			r->p_pick = sum;
+			r->pick_lo = lo;
+			r->pick_hi = hi;
+		}
+		if (cand < 1e-15 || sum >= 1.0)
+			break;
+		if (below <= above) {
+			sum += below;
+			lo -= s->step;
+			below = pick_term(s, lo - s->step, lo);
+		} else {
+			sum += above;
+			hi += s->step;
+			above = pick_term(s, hi, hi + s->step);
+		}
+	}
+}
+
+int
+audit_split_miss(const struct audit_config *c, size_t na, size_t nb, audit_rates_fn rates,
+		 void *ctx, const struct audit_split_plan *p, double eps_claim,
+		 struct audit_split_power *ret)
+{
+	struct split_ctx s = { .rates = rates, .ctx = ctx };
+	struct cp_cache *caches[4] = { &s.cal_a, &s.eval_a, &s.cal, &s.eval };
+	size_t np = p->pieces;
+	double t_best = p->lo, e_best = -INFINITY, u, tu, fu, rest;
+	struct split_piece *top = NULL;
+	struct audit_split_power r;
+	bool ok;
+
+	memset(&r, 0, sizeof(r));
+	if (c->method != AUDIT_SPLIT || c->candidates < 1 || na < 2 || nb < 2 || np < 1 ||
+	    !(p->lo < p->hi) || !(p->step > 0.0))
+		return -1;
+	s.cal_a = (struct cp_cache){ .n = na / 2, .a = c->alpha / 4.0 };
+	s.eval_a = (struct cp_cache){ .n = na - na / 2, .a = c->alpha / 4.0 };
+	s.cal = (struct cp_cache){ .n = nb / 2, .a = c->alpha / 4.0, .upper = true };
+	s.eval = (struct cp_cache){ .n = nb - nb / 2, .a = c->alpha / 4.0, .upper = true };
+	s.at_cut = (struct bound_kind){ &s.cal_a, &s.cal, c->delta, p->cut,
+					calloc(s.cal.n + 1, sizeof(uint64_t)) };
+	s.at_claim = (struct bound_kind){ &s.eval_a, &s.eval, c->delta, eps_claim,
+					  calloc(s.eval.n + 1, sizeof(uint64_t)) };
+	top = malloc((np + 2) * sizeof(*top));
+	ok = top != NULL && s.at_cut.kmin != NULL && s.at_claim.kmin != NULL;
+	for (int i = 0; i < 4; i++) {
+		caches[i]->v = malloc((caches[i]->n + 2) * sizeof(double));
+		ok = ok && caches[i]->v != NULL;
+		for (uint64_t k = 0; caches[i]->v != NULL && k <= caches[i]->n + 1; k++)
+			caches[i]->v[k] = NAN;
+	}
+	if (!ok)
+		goto out;
+	s.step = p->step;
+
+	/* (iii) and (iv) on (-inf, lo], the parts of [lo, hi], [hi, inf). */
+	u = -INFINITY;
+	rates(ctx, u, &tu, &fu);
+	for (size_t k = 0; k <= np + 1; k++) {
+		double v =
+			k == np + 1 ? INFINITY : p->lo + (p->hi - p->lo) * (double)k / (double)np;
+		double tv, fv;
+
+		rates(ctx, v, &tv, &fv);
+		top[k] = piece_eval(&s, u, v, tu, fu, tv, fv);
+		u = v;
+		tu = tv;
+		fu = fv;
+	}
+	/* G = the parts of smallest worst m: (iii) = the largest worst in G,
+	 * (iv) = the sum of best outside; the G that makes their sum least. */
+	qsort(top, np + 2, sizeof(*top), cmp_worst);
+	rest = 0.0;
+	for (size_t k = 0; k < np + 2; k++)
+		rest += top[k].best;
+	r.p_rest = rest;
+	for (size_t g = 1; g <= np + 2; g++) {
+		rest = 0.0;
+		for (size_t k = g; k < np + 2; k++)
+			rest += top[k].best;
+		if (top[g - 1].worst + rest < r.p_good + r.p_rest) {
+			r.p_good = top[g - 1].worst;
+			r.p_rest = rest;
+			r.n_good = g;
+		}
+	}
+	r.n_pieces = s.pieces;
+
+	/* The pick starts at the threshold whose calibration bound at the
+	 * expected counts is largest, on a grid 8 times finer than the parts. */
+	for (size_t k = 0; k <= 8 * np; k++) {
+		double t = p->lo + (p->hi - p->lo) * (double)k / (double)(8 * np), tt, ft, e;
+
+		rates(ctx, t, &tt, &ft);
+		e = audit_eps_from_counts((uint64_t)round(tt * (double)s.cal_a.n), s.cal_a.n,
+					  (uint64_t)round(ft * (double)s.cal.n), s.cal.n,
+					  c->alpha / 4.0, c->delta);
+		if (e > e_best) {
+			e_best = e;
+			t_best = t;
+		}
+	}
+	split_pick(&s, c, nb / 2 + na / 2, t_best, &r);
+	r.miss = fmin(1.0, r.p_candidate + r.p_pick + r.p_good + r.p_rest);
+	*ret = r;
+out:
+	for (int i = 0; i < 4; i++)
+		free(caches[i]->v);
+	free(s.at_cut.kmin);
+	free(s.at_claim.kmin);
+	free(top);
+	return ok ? 0 : -1;
+}
+
 void
 audit_draw(audit_sample_fn fn, void *ctx, int world, uint64_t seed, double *out, size_t n)
 {

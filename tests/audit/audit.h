@@ -132,6 +132,78 @@ struct audit_result {
 int audit_eps_lb(const struct audit_config *c, double *a, size_t na, double *b, size_t nb,
 		 struct audit_result *ret);
 
+/* --- Power of a calibration-split audit ---------------------------------- */
+
+/* The true rates of the test {s >= t} ("up"): *tpr = P_A(s >= t) and *fpr =
+ * P_B(s >= t), both non-increasing in t; t may be -INFINITY or INFINITY. */
+typedef void (*audit_rates_fn)(void *ctx, double t, double *tpr, double *fpr);
+
+/* How audit_split_miss() cuts the threshold line; all of it fixed before
+ * sampling (from the law, not the samples). */
+struct audit_split_plan {
+	double lo, hi; /* (-inf, lo], `pieces` equal parts of [lo, hi], [hi, inf) */
+	size_t pieces;
+	double step; /* the finest part (pieces are halved down to it); the pick's parts */
+	double cut;  /* the calibration bound that separates good thresholds from bad */
+};
+
+struct audit_split_power {
+	double pick_lo, pick_hi; /* the pick, chosen from the law */
+	double p_candidate;      /* (i) no calibration candidate in the pick */
+	double p_pick;           /* (ii) every candidate there has a calibration bound <= cut */
+	double p_good;           /* (iii) the largest evaluation miss over the good pieces */
+	double p_rest;           /* (iv) over the other pieces: choice there, then a miss */
+	size_t n_pieces, n_good; /* pieces evaluated; parts of [lo, hi] counted good */
+	double miss; /* min(1, the sum of all four): P[epsilon_lb <= eps_claim] <= this */
+};
+
+/*
+ * An upper bound on the miss probability of an AUDIT_SPLIT audit (c, na
+ * and nb samples) whose statistic has the rates of `rates`, through its
+ * "up" direction alone (the audit reports the larger of both directions,
+ * so it misses at most as often).  Write K_A(t), K_B(t) for the samples
+ * >= t in each world and eps(k_A, k_B) for the bound from those counts:
+ * it increases with k_A and decreases with k_B, so on a piece [u, v] of
+ * thresholds every bound lies between eps(K_A(v), K_B(u)) and
+ * eps(K_A(u), K_B(v)).  For a piece J = [u, v] let b_J = P[eps(K_A(u),
+ * K_B(v)) > cut] on the calibration half, and m_J = P[eps(K_A(v), K_B(u))
+ * <= eps_claim] on the evaluation half: at least the evaluation's miss at
+ * any threshold in J, and independent of the calibration.  The audit
+ * misses only if
+ *
+ * (i)   no candidate lies in the pick [pick_lo, pick_hi]: fewer pooled
+ *       samples there than the largest gap between candidate ranks, or
+ *       none below it or above it (binomial tails of world A's count
+ *       alone, which the pool can only exceed); or
+ * (ii)  every candidate in the pick has a calibration bound <= cut: at
+ *       most the sum over the pick's parts [u, v] of P[eps(K_A(v), K_B(u))
+ *       <= cut]; or else the choice beats that candidate, so its
+ *       calibration bound is > cut, it lies in one piece J (probability
+ *       b_J at most), and the evaluation misses there (m_J at most): for
+ *       any set G of pieces, at most
+ * (iii) the largest m_J over J in G, plus
+ * (iv)  the sum over the other pieces of b_J m_J.
+ *
+ * A piece that matters (b_J and m_J both above 1e-10, the bounds' own
+ * floor being about 1e-11) is halved down to `step`, and counts the
+ * smaller of b_J times the largest m of its finest parts and the sum over
+ * its halves.  G is the set of parts of [lo, hi] (and tails) whose largest
+ * m is below a level, the level that makes (iii) + (iv) least.  The pick
+ * grows from the part of width `step` around the threshold whose
+ * calibration bound at the expected counts is largest (on a grid of [lo,
+ * hi] 8 times finer than the parts), one part at a time towards the
+ * smaller (ii) term, and
+ * the run with the least (i) + (ii) is kept: all of it from the law, fixed
+ * before sampling.  Each probability of a bound is summed over the
+ * negative count in blocks, each at its worst end, with exact binomial
+ * tails and the harness's own Clopper-Pearson bounds: an upper bound, not
+ * an estimate, to the accuracy of the incomplete beta (about 1e-9
+ * relative).  Returns 0, or -1 for a bad configuration.
+ */
+int audit_split_miss(const struct audit_config *c, size_t na, size_t nb, audit_rates_fn rates,
+		     void *ctx, const struct audit_split_plan *plan, double eps_claim,
+		     struct audit_split_power *ret);
+
 /* One sample of the statistic in world 0 (A) or 1 (B), drawing from r. */
 typedef double (*audit_sample_fn)(void *ctx, int world, struct rng *r);
 
