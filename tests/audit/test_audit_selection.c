@@ -44,7 +44,6 @@
 #define FIXED_K     10 /* the twin: E[K], every time */
 #define N_SEL       1000000
 #define GRID_K      2
-#define N_CAP       1000000
 
 struct sel_mech {
 	bool random_stopping; /* false: the twin */
@@ -95,11 +94,12 @@ claimed(void)
 	return rep.epsilon;
 }
 
+/* One audit of a {0, 1} statistic drawn by fn (the two worlds, N_SEL runs
+ * each, seeds seed and seed ^ 0x5bd1e995). */
 static double
-run_audit(const char *name, bool random_stopping, uint64_t seed, double eps_claim)
+run_sampled(const char *name, audit_sample_fn fn, void *ctx, uint64_t seed, double eps_claim)
 {
 	double t0 = audit_now();
-	struct sel_mech m = { .random_stopping = random_stopping };
 	struct audit_config c = { .name = name,
 				  .delta = CLAIM_DELTA,
 				  .alpha = ALPHA,
@@ -111,14 +111,22 @@ run_audit(const char *name, bool random_stopping, uint64_t seed, double eps_clai
 	double *a = malloc(N_SEL * sizeof(*a)), *b = malloc(N_SEL * sizeof(*b));
 
 	ck_assert(a != NULL && b != NULL);
-	audit_draw(sel_sample, &m, 0, seed, a, N_SEL);
-	audit_draw(sel_sample, &m, 1, seed ^ 0x5bd1e995u, b, N_SEL);
+	audit_draw(fn, ctx, 0, seed, a, N_SEL);
+	audit_draw(fn, ctx, 1, seed ^ 0x5bd1e995u, b, N_SEL);
 	ck_assert_int_eq(audit_eps_lb(&c, a, N_SEL, b, N_SEL, &r), 0);
 	audit_print(stdout, &c, &r, eps_claim);
 	printf("audit %s: N = %d per side, wall time %.2f s\n", name, N_SEL, audit_now() - t0);
 	free(a);
 	free(b);
 	return r.eps_lb;
+}
+
+static double
+run_audit(const char *name, bool random_stopping, uint64_t seed, double eps_claim)
+{
+	struct sel_mech m = { .random_stopping = random_stopping };
+
+	return run_sampled(name, sel_sample, &m, seed, eps_claim);
 }
 
 START_TEST(test_selection)
@@ -211,24 +219,7 @@ cap_claim(struct dp_event *sel, double **ret_cdf)
 static double
 run_cap_audit(const char *name, const struct cap_mech *m, uint64_t seed, double eps_claim)
 {
-	struct audit_config c = { .name = name,
-				  .delta = CLAIM_DELTA,
-				  .alpha = ALPHA,
-				  .method = AUDIT_GRID,
-				  .lo = 0.25,
-				  .hi = 0.75,
-				  .k = GRID_K };
-	struct audit_result r;
-	double *a = malloc(N_CAP * sizeof(*a)), *b = malloc(N_CAP * sizeof(*b));
-
-	ck_assert(a != NULL && b != NULL);
-	audit_draw(cap_sample, (void *)m, 0, seed, a, N_CAP);
-	audit_draw(cap_sample, (void *)m, 1, seed ^ 0x5bd1e995u, b, N_CAP);
-	ck_assert_int_eq(audit_eps_lb(&c, a, N_CAP, b, N_CAP, &r), 0);
-	audit_print(stdout, &c, &r, eps_claim);
-	free(a);
-	free(b);
-	return r.eps_lb;
+	return run_sampled(name, cap_sample, (void *)m, seed, eps_claim);
 }
 
 START_TEST(test_selection_capped)
@@ -251,7 +242,7 @@ START_TEST(test_selection_capped_ignores_stopping)
 	double tpr = pow(b, MU), fpr = pow(a, MU);
 	struct cap_mech m = { .cdf = cdf, .k_max = sel.k_max, .random_stopping = false };
 
-	miss = audit_miss(N_CAP, tpr, N_CAP, fpr, ALPHA / (4.0 * GRID_K), CLAIM_DELTA, eps);
+	miss = audit_miss(N_SEL, tpr, N_SEL, fpr, ALPHA / (4.0 * GRID_K), CLAIM_DELTA, eps);
 	printf("level1/selection_poisson-capped, K = mu always: true eps on {s = 0} = "
 	       "%.4f; P[mutation missed] <= %.2g\n",
 	       log(tpr / fpr), miss);
