@@ -548,6 +548,37 @@ rs_score(struct rs_state *s, double *ret, struct err *e)
 	return ERR_OK;
 }
 
+/*
+ * Keep the repetition's model when it is the best of the first K so far
+ * (ties broken uniformly, by reservoir).  The same work whether the
+ * repetition counts (rep < K) or not -- the tie draw whenever the scores
+ * tie, one copy of dim doubles (to best, or onto itself) -- so K does not
+ * show in the time a repetition takes.  Draws made past K change nothing
+ * released: best is final by then.
+ */
+static void
+rs_keep(struct rs_state *s, double score)
+{
+	bool counts = s->rep < s->k, tie = s->have_best && score == s->best_score;
+	bool take = !s->have_best || score > s->best_score;
+
+	if (tie) {
+		uint64_t draw = rng_below(s->rng, s->ties + 2);
+
+		take = draw == 0;
+		if (counts)
+			s->ties++;
+	} else if (take && counts) {
+		s->ties = 0;
+	}
+	take = take && counts;
+	memmove(take ? s->best : s->cur, s->cur, s->dim * sizeof(*s->cur));
+	if (take) {
+		s->best_score = score;
+		s->have_best = true;
+	}
+}
+
 static enum err_code
 rs_step(void *state, struct err *e)
 {
@@ -583,19 +614,7 @@ rs_step(void *state, struct err *e)
 		s->base_live = false;
 		if ((rc = rs_score(s, &score, e)) != ERR_OK)
 			return rc;
-		if (s->rep < s->k) {
-			bool take = !s->have_best || score > s->best_score;
-
-			if (s->have_best && score == s->best_score)
-				take = rng_below(s->rng, ++s->ties + 1) == 0;
-			else if (take)
-				s->ties = 0;
-			if (take) {
-				memcpy(s->best, s->cur, s->dim * sizeof(*s->best));
-				s->best_score = score;
-				s->have_best = true;
-			}
-		}
+		rs_keep(s, score);
 	}
 	s->t = 0;
 	s->rep++;
