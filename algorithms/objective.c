@@ -240,6 +240,7 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 	if (cols > SIZE_MAX / sizeof(double) / o.n_out)
 		return err_set(e, ERR_INVALID, "the model has too many coordinates");
 	o.dim = cols * o.n_out;
+	o.icpt_scale = 1.0;
 
 	if (p->n_class_prior > 0) {
 		size_t k;
@@ -352,6 +353,46 @@ label_bound(const struct objective *o, const struct bounds *b, double *ret, stru
 	return ERR_OK;
 }
 
+/* The intercept's feature c (struct objective), 0 without an intercept. */
+static inline double
+icpt_c(const struct objective *o)
+{
+	if (!o->p.intercept)
+		return 0.0;
+	return o->icpt_scale > 0.0 ? o->icpt_scale : 1.0;
+}
+
+/* The unweighted bound on a record's gradient norm at w = 0 (struct
+ * objective_constants): one-margin losses at the extreme labels (|phi'(0, y)|
+ * is largest there for every loss in the registry: monotone in |y| for
+ * least squares and huber, constant for the +-1 labels), multi-output
+ * losses at class 0 (softmax(0) is uniform, so every class gives the same
+ * norm). */
+static double
+grad_origin(const struct objective *o, const struct objective_geometry *g)
+{
+	double r[DATA_MAX_CLASSES], m = 0.0;
+
+	if (o->ops->dphi != NULL) {
+		double y = o->task == TASK_BINARY ? 1.0 : g->label;
+
+		if (isnan(y))
+			return INFINITY;
+		m = fmax(fabs(o->ops->dphi(0.0, y, o->delta)),
+			 fabs(o->ops->dphi(0.0, -y, o->delta)));
+		return g->x_l2 * m;
+	}
+	if (o->ops->multi != NULL && o->n_out >= 1 && o->n_out <= DATA_MAX_CLASSES) {
+		double s0[DATA_MAX_CLASSES] = { 0 };
+
+		(void)o->ops->multi(s0, o->n_out, 0, r);
+		for (size_t k = 0; k < o->n_out; k++)
+			m += r[k] * r[k];
+		return g->x_l2 * sqrt(m);
+	}
+	return INFINITY;
+}
+
 /* A radius of the set, INFINITY when unbounded or undefined. */
 static double
 radius_or_inf(double r)
@@ -374,10 +415,10 @@ objective_constants(const struct objective *o, const struct data_schema *s,
 		rc = label_bound(o, &s->bounds, &g.label, e);
 	if (rc != ERR_OK)
 		return rc;
-	g.x_l2 = o->p.intercept ? sqrt(x * x + 1.0) : x;
+	g.x_l2 = o->p.intercept ? sqrt(x * x + icpt_c(o) * icpt_c(o)) : x;
 	g.x_linf = fmin(row_linf(&s->bounds), x);
 	if (o->p.intercept)
-		g.x_linf = fmax(g.x_linf, 1.0);
+		g.x_linf = fmax(g.x_linf, icpt_c(o));
 	g.r_l2 = radius_or_inf(constraint_l2_radius(c, o->dim));
 	g.r_l1 = radius_or_inf(constraint_l1_radius(c, o->dim));
 	g.margin = fmin(g.r_l2 * g.x_l2, g.r_l1 * g.x_linf);
@@ -418,6 +459,37 @@ objective_constants(const struct objective *o, const struct data_schema *s,
 	return ERR_OK;
 }
 
+enum err_code
+objective_grad_origin_l2(const struct objective *o, const struct data_schema *s, double *ret,
+			 struct err *e)
+{
+	struct objective_geometry g;
+	double x, w = 1.0, wmin;
+	enum err_code rc;
+
+	memset(&g, 0, sizeof(g));
+	rc = bounds_row_l2(&s->bounds, s->d, &x, e);
+	if (rc == ERR_OK)
+		rc = label_bound(o, &s->bounds, &g.label, e);
+	if (rc != ERR_OK)
+		return rc;
+	g.x_l2 = o->p.intercept ? sqrt(x * x + icpt_c(o) * icpt_c(o)) : x;
+	if (o->class_weighted) {
+		wmin = INFINITY;
+		for (size_t i = 0; i < o->p.n_class_prior; i++)
+			wmin = fmin(wmin, o->p.class_prior[i]);
+		w *= 1.0 / ((double)o->p.n_class_prior * wmin);
+	}
+	if (o->group_weighted) {
+		wmin = INFINITY;
+		for (size_t i = 0; i < o->p.n_group_proportions; i++)
+			wmin = fmin(wmin, o->p.group_proportions[i]);
+		w *= 1.0 / ((double)o->p.n_group_proportions * wmin);
+	}
+	*ret = o->ops->kind == OBJECTIVE_MINIMIZE ? grad_origin(o, &g) * w : INFINITY;
+	return ERR_OK;
+}
+
 /* ---- per record ---- */
 
 static inline double
@@ -440,7 +512,7 @@ margins(const struct objective *o, const struct dataset *ds, size_t i, const dou
 	const size_t K = o->n_out;
 
 	for (size_t k = 0; k < K; k++)
-		s[k] = o->p.intercept ? w[o->d * K + k] : 0.0;
+		s[k] = o->p.intercept ? icpt_c(o) * w[o->d * K + k] : 0.0;
 	data_row_matvec(ds, i, w, K, s);
 }
 
@@ -453,7 +525,7 @@ objective_value(const struct objective *o, const struct dataset *ds, size_t i, c
 		margins(o, ds, i, w, s);
 		return record_weight(o, ds, i) * o->ops->multi(s, o->n_out, (size_t)ds->y[i], NULL);
 	}
-	z = data_row_dot(ds, i, w) + (o->p.intercept ? w[o->d] : 0.0);
+	z = data_row_dot(ds, i, w) + (o->p.intercept ? icpt_c(o) * w[o->d] : 0.0);
 	return record_weight(o, ds, i) * o->ops->phi(z, ds->y[i], o->delta);
 }
 
@@ -475,14 +547,14 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
 		data_row_rank1(ds, i, r, K, g);
 		if (o->p.intercept)
 			for (size_t k = 0; k < K; k++)
-				g[o->d * K + k] += r[k];
+				g[o->d * K + k] += icpt_c(o) * r[k];
 		return om * loss;
 	}
-	z = data_row_dot(ds, i, w) + (o->p.intercept ? w[o->d] : 0.0);
+	z = data_row_dot(ds, i, w) + (o->p.intercept ? icpt_c(o) * w[o->d] : 0.0);
 	c = scale * om * o->ops->dphi(z, ds->y[i], o->delta);
 	data_row_axpy(ds, i, c, g);
 	if (o->p.intercept)
-		g[o->d] += c;
+		g[o->d] += icpt_c(o) * c;
 	return om * o->ops->phi(z, ds->y[i], o->delta);
 }
 
@@ -526,7 +598,7 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 	const bool icpt = o->p.intercept, clipped = isfinite(clip);
 	const bool weighted = o->class_weighted || o->group_weighted;
 	const bool seq_prefetch = idx == NULL && ds->layout == DATA_DENSE;
-	const double b = icpt ? w[d] : 0.0, delta = o->delta;
+	const double ic = icpt_c(o), b = icpt ? ic * w[d] : 0.0, delta = o->delta;
 	double (*const dphi)(double, double, double) = o->ops->dphi;
 	const double *restrict y = ds->y;
 
@@ -558,8 +630,8 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 			if (weighted)
 				v *= record_weight(o, ds, row[t]);
 			if (clipped) {
-				/* ||c x~|| = |c| sqrt(||x||^2 + 1[intercept]) */
-				double mag = fabs(v) * sqrt(nn[t] + (icpt ? 1.0 : 0.0));
+				/* ||c x~|| = |c| sqrt(||x||^2 + ic^2) */
+				double mag = fabs(v) * sqrt(nn[t] + ic * ic);
 
 				if (mag > clip)
 					v *= clip / mag;
@@ -570,7 +642,7 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 		data_rows_axpy(ds, row, c, nb, g);
 		if (icpt)
 			for (size_t t = 0; t < nb; t++)
-				g[d] += c[t];
+				g[d] += ic * c[t];
 	}
 }
 
@@ -581,6 +653,7 @@ batch_grad_multi(const struct objective *o, const struct dataset *ds, const size
 {
 	const size_t K = o->n_out, d = o->d;
 	const bool icpt = o->p.intercept, clipped = isfinite(clip);
+	const double ic = icpt_c(o);
 	double s[DATA_MAX_CLASSES], r[DATA_MAX_CLASSES];
 
 	for (size_t k = 0; k < m; k++) {
@@ -597,7 +670,7 @@ batch_grad_multi(const struct objective *o, const struct dataset *ds, const size
 
 			for (size_t c = 0; c < K; c++)
 				rr += r[c] * r[c];
-			mag = fabs(om) * sqrt((data_row_sqnorm(ds, i) + (icpt ? 1.0 : 0.0)) * rr);
+			mag = fabs(om) * sqrt((data_row_sqnorm(ds, i) + ic * ic) * rr);
 			if (mag > clip)
 				om *= clip / mag;
 		}
@@ -606,7 +679,7 @@ batch_grad_multi(const struct objective *o, const struct dataset *ds, const size
 		data_row_rank1(ds, i, r, K, g);
 		if (icpt)
 			for (size_t c = 0; c < K; c++)
-				g[d * K + c] += r[c];
+				g[d * K + c] += ic * r[c];
 	}
 }
 
@@ -686,7 +759,8 @@ objective_accuracy(const struct objective *o, const struct dataset *ds, const do
 					best = k;
 			right += best == (size_t)ds->y[i];
 		} else {
-			double z = data_row_dot(ds, i, w) + (o->p.intercept ? w[o->d] : 0.0);
+			double z = data_row_dot(ds, i, w) +
+				   (o->p.intercept ? icpt_c(o) * w[o->d] : 0.0);
 
 			right += (z > 0.0 ? 1.0 : -1.0) == ds->y[i];
 		}

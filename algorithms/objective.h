@@ -174,7 +174,14 @@ struct objective {
 	 * objectives. */
 	size_t dim_x, dim_y;
 	size_t block_x, block_y;
-	size_t offset_x, offset_y;
+	size_t offset_x,
+		offset_y; /*
+			   * The intercept's constant feature c in x~ = (x, c) (objective_init:
+			   * 1).  Only a method's private working copy changes it, to train in
+			   * the coordinates u_b = b / c (sgd/subsampled.c); a model's intercept
+			   * is c w_b.  0 reads as 1.
+			   */
+	double icpt_scale;
 };
 
 /* Registry of objectives. */
@@ -210,6 +217,19 @@ enum err_code objective_check_dataset(const struct objective *o, const struct da
 enum err_code objective_constants(const struct objective *o, const struct data_schema *s,
 				  const struct constraint *c, struct objective_constants *ret,
 				  struct err *e);
+
+/*
+ * A bound on ||grad(omega_i loss)(0)||_2 (every margin 0) over every row and
+ * label the declared bounds of s allow: X~ max_y |phi'(0, y)| for a
+ * one-margin loss, X~ ||softmax(0) - e_y||_2 = X~ sqrt((K - 1)/K) for
+ * multiclass, times the largest weight; X~ the row bound with the
+ * intercept's feature.  At most lipschitz_l2 wherever 0 is in the set: a
+ * clip norm for methods that start at 0 (algorithms/sgd/README.md).  It
+ * calls the loss's derivative, at 0 only.  ERR_INVALID naming the missing
+ * bound; INFINITY for saddle and operator objectives.
+ */
+enum err_code objective_grad_origin_l2(const struct objective *o, const struct data_schema *s,
+				       double *ret, struct err *e);
 
 /* omega_i loss(w; x_i, y_i): function-value-only access.  Multi-output
  * losses use up to DATA_MAX_CLASSES doubles of stack. */

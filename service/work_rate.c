@@ -65,6 +65,8 @@ time_shape(const struct alg_ops *alg, const struct dataset *ds, double batch, do
 		spec.params[k] = 0.1;
 	if ((k = param_index(alg, "grid_size")) >= 0)
 		spec.params[k] = 1.0;
+	if ((k = param_index(alg, "clip_grid_size")) >= 0)
+		spec.params[k] = 1.0;
 	if ((k = param_index(alg, "mean_repetitions")) >= 0) {
 		spec.params[k] = 1.0;
 		if ((k = param_index(alg, "distribution")) >= 0)

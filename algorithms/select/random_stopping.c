@@ -7,15 +7,20 @@
  * The run.  The rows are split once, by a secret uniform permutation, into
  * a training part (n_t rows) and a validation part (n_v = round(f n),
  * params.validation_fraction f).  One repetition Q is:
- *	pick a candidate j uniformly from the public grid of step sizes
- *	    eta_1 < ... < eta_G (log-spaced over [step_size_min, step_size_max]),
- *	train dp_sgd.subsampled on the training part with step size eta_j and
+ *	pick a candidate j uniformly from the public grid of pairs (C, eta):
+ *	    clip norms C0 f^(k / (G_c - 1)), k = 0 .. G_c - 1 (C0 the base's
+ *	    default clip, f = params.clip_min_fraction), times step sizes
+ *	    eta_1 < ... < eta_G (log-spaced over [step_size_min,
+ *	    step_size_max]) or, with one step size and no range given, the
+ *	    base's own default step at each clip,
+ *	train dp_sgd.subsampled on the training part with (C_j, eta_j) and
  *	    the run's noise multiplier z (its batch size, epochs, momentum and
  *	    averaging from this run's params, or its own defaults),
  *	score the model on the validation part: s = the number of rows
  *	    classified right (classification; replace-one sensitivity 1) or
- *	    -sum_i min(loss_i, B) (regression; sensitivity B, the loss bound
- *	    the objective declares on the feasible set), plus discrete Gaussian
+ *	    -sum_i min(loss_i, B) (regression; sensitivity B, the smaller of
+ *	    the loss bound the objective declares on the feasible set and the
+ *	    loss of a prediction 2Y off, phi(0, 2Y)), plus discrete Gaussian
  *	    noise of multiplier z_s on a lattice (noise.h).
  * K is drawn secretly: Poisson(mu) conditioned on K >= 1, or geometric
  * with mean m (the truncated negative binomial with eta = 1, gamma = 1/m).
@@ -29,15 +34,18 @@
  * not depend on the data), so Q is parallel(training, score):
  *	Q = parallel(self_composed(sampled_without_replacement(n_t, b,
  *	             gaussian(z)), T), gaussian(z_s)),
- * its cost the worse of the two at every order.  The choice of j is public
- * randomness inside Q and every candidate has the same event (step sizes do
- * not change it).  The run is
+ * its cost the worse of the two at every order (the training part without
+ * the sampling node when b = n_t: whole-data steps).  The choice of j is
+ * public randomness inside Q and every candidate has the same event
+ * (neither C nor eta changes it: the noise is z times the candidate's
+ * sensitivity 2C/b).  The run is
  *	selection_poisson{mu, k_max}(Q)   or   selection_tnb{1, 1/m, k_max}(Q),
  * bounded by Papernot & Steinke's Theorem 6 / Theorem 2 and the cap's term
  * (privacy/selection.h, docs/privacy-model.md §3).  z is calibrated on that
- * event to the run's target; z_s = z / (2 q sqrt(T)), q = b / n_t, puts the
- * score's Renyi cost near the training's (the subsampled Gaussian costs
- * about 2 q^2 T alpha / z^2 at small q, the score alpha / (2 z_s^2)).
+ * event to the run's target; z_s = z / (min(2 q, 1) sqrt(T)), q = b / n_t,
+ * puts the score's Renyi cost near the training's (the subsampled Gaussian
+ * costs about 2 q^2 T alpha / z^2 at small q, T alpha / (2 z^2) unsampled
+ * at q = 1, the score alpha / (2 z_s^2)).
  * The distribution, when params.distribution is 0, is the one that
  * calibrates to the smaller z (public inputs only).
  *
@@ -68,14 +76,17 @@ enum {
 	P_EPOCHS,
 	P_MOMENTUM,
 	P_AVERAGE,
+	P_CLIP_GRID,
+	P_CLIP_MIN,
 	P__COUNT
 };
 
 /* dp_sgd.subsampled's parameter order (sgd/subsampled.c). */
-enum { B_BATCH_SIZE, B_EPOCHS, B_STEPS, B_STEP_SIZE, B_MOMENTUM, B_AVERAGE, B_SHUFFLE };
+enum { B_BATCH_SIZE, B_EPOCHS, B_STEPS, B_STEP_SIZE, B_MOMENTUM, B_AVERAGE, B_SHUFFLE, B_CLIP };
 
 #define RS_DEFAULT_MEAN   5.0
-#define RS_DEFAULT_GRID   5.0
+#define RS_DEFAULT_GRID   1.0
+#define RS_MAX_CLIP_GRID  16
 #define RS_DEFAULT_SPREAD 8.0  /* auto grid: [eta0 / 8, 8 eta0] */
 #define RS_CAP_TARGET     1e-6 /* the cap's ratios r1, r2 */
 #define RS_MAX_GRID       64
@@ -95,13 +106,20 @@ static const struct alg_param rs_params[P__COUNT + 1] = {
 			   "share of the rows held out (secretly, at random) to score "
 			   "candidates" },
 	[P_STEP_MIN] = { "step_size_min", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
-			 "smallest candidate step size; 0 = auto: eta0 / 8, eta0 "
-			 "dp_sgd.subsampled's default step size at this run's noise" },
+			 "smallest candidate step size; 0 = auto: with grid_size 1, "
+			 "dp_sgd.subsampled's own default at each candidate's clip; else eta0 / "
+			 "8, eta0 its default step size at this run's noise and default clip" },
 	[P_STEP_MAX] = { "step_size_max", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
-			 "largest candidate step size; 0 = auto: 8 eta0" },
+			 "largest candidate step size; 0 = auto: 8 eta0 (grid_size > 1)" },
 	[P_GRID] = { "grid_size", ALG_PARAM_INT, 1.0, RS_MAX_GRID, RS_DEFAULT_GRID,
 		     "number of candidate step sizes, log-spaced from step_size_min to "
 		     "step_size_max" },
+	[P_CLIP_GRID] = { "clip_grid_size", ALG_PARAM_INT, 1.0, RS_MAX_CLIP_GRID, 4.0,
+			  "number of candidate clip norms, log-spaced from dp_sgd.subsampled's "
+			  "default clip C0 down to clip_min_fraction C0; the candidates are "
+			  "every (step size, clip) pair" },
+	[P_CLIP_MIN] = { "clip_min_fraction", ALG_PARAM_REAL, 1e-3, 1.0, 0.125,
+			 "smallest candidate clip as a fraction of the default clip C0" },
 	[P_BATCH_SIZE] = { "batch_size", ALG_PARAM_INT, 0.0, 1e7, 0.0,
 			   "dp_sgd.subsampled's batch_size for every candidate; 0 = its "
 			   "default on the training part" },
@@ -133,8 +151,11 @@ struct rs_setup {
 	double score_sens_lattice;
 	int score_k;
 	bool classify;
-	unsigned grid;
+	unsigned grid;      /* step sizes */
+	unsigned clip_grid; /* clip norms */
+	bool step_auto;     /* one step size: the base's own default at each clip */
 	double step_min, step_max;
+	double clip0, clip_min_fraction;
 };
 
 struct rs_state {
@@ -198,22 +219,41 @@ rs_bounds(const struct run_spec *spec, struct rs_setup *s, struct err *e)
 		return rc;
 	s->batch = (size_t)run_plan_value(&p, "batch_size");
 	s->base_steps = p.steps;
+	s->clip0 = run_plan_value(&p, "clip");
+	if (!is_finite_pos(s->clip0))
+		return err_set(e, ERR_NUMERIC, "the default clip is not finite and positive");
 	s->classify = spec->schema.task != TASK_REGRESSION;
 	if (s->classify) {
 		s->score_sens = 1.0;
 	} else {
 		struct objective_constants oc;
+		const struct objective *o = &spec->objective;
 
-		if ((rc = objective_constants(&spec->objective, &spec->schema, &spec->x, &oc, e)) !=
-		    ERR_OK)
+		if ((rc = objective_constants(o, &spec->schema, &spec->x, &oc, e)) != ERR_OK)
 			return rc;
+		/* Each row's loss is capped at the loss of a prediction 2Y off
+		 * (phi(0, 2Y)): a candidate that bad on a row is bad enough, and
+		 * the cap, not the loss bound over the whole set ((R X~ + Y)^2 / 2
+		 * for least squares: 60 on the default ball with X = Y = 1, against
+		 * 2), is the score's sensitivity. */
 		s->score_sens = oc.value_bound;
+		if (o->ops->phi != NULL && isfinite(spec->schema.bounds.label) &&
+		    spec->schema.bounds.label > 0.0)
+			s->score_sens =
+				fmin(s->score_sens,
+				     o->ops->phi(0.0, 2.0 * spec->schema.bounds.label, o->delta) *
+					     oc.max_weight);
 		if (!is_finite_pos(s->score_sens))
 			return err_set_field(e, ERR_INVALID, "objective",
 					     "the objective declares no finite loss bound on "
 					     "'constraints.x' to score candidates with");
 	}
 	s->grid = (unsigned)spec->params[P_GRID];
+	s->clip_grid = (unsigned)spec->params[P_CLIP_GRID];
+	s->clip_min_fraction = spec->params[P_CLIP_MIN];
+	if (s->clip_grid < 1)
+		s->clip_grid = 1;
+	s->step_auto = s->grid == 1 && spec->params[P_STEP_MIN] == 0.0;
 	if ((spec->params[P_STEP_MIN] == 0.0) != (spec->params[P_STEP_MAX] == 0.0) ||
 	    spec->params[P_STEP_MIN] > spec->params[P_STEP_MAX])
 		return err_set_field(e, ERR_INVALID, "params.step_size_min",
@@ -259,7 +299,7 @@ score_multiplier(const struct rs_setup *s, double z)
 {
 	double q = (double)s->batch / (double)s->n_train;
 
-	return z / (2.0 * q * sqrt((double)s->base_steps));
+	return z / (fmin(2.0 * q, 1.0) * sqrt((double)s->base_steps));
 }
 
 /* selection(parallel(training(z), gaussian(z_s(z)))). */
@@ -277,7 +317,8 @@ rs_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
 
 	dp_event_gaussian(&train, DP_REPLACE_ONE, z);
 	dp_event_gaussian(&score, DP_REPLACE_ONE, score_multiplier(f->s, z));
-	if ((rc = dp_event_wrap(&train, &sample, e)) != ERR_OK ||
+	/* As dp_sgd.subsampled's event: whole-data steps sample nothing. */
+	if ((f->s->batch != f->s->n_train && (rc = dp_event_wrap(&train, &sample, e)) != ERR_OK) ||
 	    (rc = dp_event_wrap(&train, &self, e)) != ERR_OK ||
 	    (rc = dp_event_join(ret, DP_EVENT_PARALLEL, parts, 2, e)) != ERR_OK)
 		return rc;
@@ -343,12 +384,29 @@ rs_schedule(const struct run_spec *spec, double z, struct rs_setup *s, struct er
 	return ERR_OK;
 }
 
-static double
-rs_candidate(const struct rs_setup *s, unsigned j)
+static unsigned
+rs_candidates(const struct rs_setup *s)
 {
-	if (s->grid == 1)
-		return sqrt(s->step_min * s->step_max);
-	return s->step_min * pow(s->step_max / s->step_min, (double)j / (double)(s->grid - 1));
+	return s->grid * s->clip_grid;
+}
+
+/* Candidate j's step size and clip into the base spec: j = (step index)
+ * + grid (clip index); clip index 0 is the default clip C0. */
+static void
+rs_candidate(struct rs_setup *s, unsigned j)
+{
+	unsigned js = j % s->grid, jc = j / s->grid;
+	double step = 0.0, clip = s->clip0;
+
+	if (!s->step_auto)
+		step = s->grid == 1 ? sqrt(s->step_min * s->step_max)
+				    : s->step_min * pow(s->step_max / s->step_min,
+							(double)js / (double)(s->grid - 1));
+	if (s->clip_grid > 1)
+		clip = s->clip0 *
+		       pow(s->clip_min_fraction, (double)jc / (double)(s->clip_grid - 1));
+	s->base.params[B_STEP_SIZE] = step;
+	s->base.params[B_CLIP] = clip;
 }
 
 static enum err_code
@@ -370,9 +428,16 @@ rs_fill_plan(const struct run_spec *spec, const struct rs_setup *s, const struct
 	run_plan_use(ret, "noise_multiplier", s->z);
 	run_plan_use(ret, "score_noise_multiplier", s->z_score);
 	run_plan_use(ret, "score_sensitivity", s->score_sens_lattice);
-	run_plan_use(ret, "step_size_min", s->step_min);
-	run_plan_use(ret, "step_size_max", s->step_max);
+	if (!s->step_auto) {
+		run_plan_use(ret, "step_size_min", s->step_min);
+		run_plan_use(ret, "step_size_max", s->step_max);
+	}
 	run_plan_use(ret, "grid_size", (double)s->grid);
+	run_plan_use(ret, "clip_grid_size", (double)s->clip_grid);
+	run_plan_use(ret, "clip_max", s->clip0);
+	run_plan_use(ret, "clip_min",
+		     s->clip_grid > 1 ? s->clip0 * s->clip_min_fraction : s->clip0);
+	run_plan_use(ret, "candidates", (double)rs_candidates(s));
 	return ERR_OK;
 }
 
@@ -500,7 +565,7 @@ rs_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	free(idx);
 	if (rc != ERR_OK)
 		return rc;
-	s->plans = calloc(s->su.grid, sizeof(*s->plans));
+	s->plans = calloc(rs_candidates(&s->su), sizeof(*s->plans));
 	s->cdf = calloc(s->su.k_max, sizeof(*s->cdf));
 	s->cur = calloc(s->dim, sizeof(*s->cur));
 	s->best = calloc(s->dim, sizeof(*s->best));
@@ -508,8 +573,8 @@ rs_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	if (s->plans == NULL || s->cdf == NULL || s->cur == NULL || s->best == NULL ||
 	    s->base_state == NULL)
 		return err_set(e, ERR_NOMEM, "cannot allocate the select.random_stopping state");
-	for (unsigned j = 0; j < s->su.grid; j++) {
-		s->su.base.params[B_STEP_SIZE] = rs_candidate(&s->su, j);
+	for (unsigned j = 0; j < rs_candidates(&s->su); j++) {
+		rs_candidate(&s->su, j);
 		if ((rc = subsampled_plan_at(&s->su.base, s->su.z, &s->plans[j], e)) != ERR_OK)
 			return rc;
 	}
@@ -589,9 +654,9 @@ rs_step(void *state, struct err *e)
 	if (s->rep >= s->su.k_max)
 		return err_set(e, ERR_INTERNAL, "step past the end of the plan");
 	if (s->t == 0) {
-		unsigned j = (unsigned)rng_below(s->rng, s->su.grid);
+		unsigned j = (unsigned)rng_below(s->rng, rs_candidates(&s->su));
 
-		s->su.base.params[B_STEP_SIZE] = rs_candidate(&s->su, j);
+		rs_candidate(&s->su, j);
 		memset(s->base_state, 0, b->state_size);
 		s->base_live = true;
 		rc = b->init(s->base_state, &s->su.base, &s->plans[j], &s->train.ds, s->rng, e);
@@ -651,10 +716,10 @@ rs_fini(void *state)
 
 const struct alg_ops alg_select_random_stopping = {
 	.name = "select.random_stopping",
-	.version = 1,
-	.doc = "Private step-size selection for dp_sgd.subsampled: a secret random split into "
-	       "training and validation rows; each repetition trains dp_sgd.subsampled with a "
-	       "step size drawn from a public log-spaced grid and scores the model on the "
+	.version = 2, /* 2: the clip grid, the regression score's cap, z_s at q = 1 */
+	.doc = "Private clip and step-size selection for dp_sgd.subsampled: a secret random split "
+	       "into training and validation rows; each repetition trains dp_sgd.subsampled with "
+	       "a clip norm and step size drawn from a public grid and scores the model on the "
 	       "validation rows with Gaussian noise; the number of repetitions K is secret "
 	       "(Poisson or geometric), k_max repetitions are always performed, and only the "
 	       "best model of the first min(K, k_max) is released.  Charged as one event, "

@@ -44,14 +44,24 @@
  * self_composed(gaussian(z), E), with no amplification claimed.
  *
  * Defaults (params at 0) are derived from public inputs only: n, p, the
- * declared bounds through G, epsilon and delta (see algorithms/sgd/README.md
- * for the rule and its reasoning):
+ * declared bounds, epsilon and delta (see algorithms/sgd/README.md for the
+ * rule, its reasoning and its measurements):
  *	rho    = (sqrt(eps + log(1/delta)) - sqrt(log(1/delta)))^2,
- *	E      = 5 epochs,
- *	b      = clamp(max(ceil(sqrt(n)), ceil(n rho / E)), 1, n)  (sampling),
- *	         ceil(2 z sqrt(p)) clamped to [1, n]          (shuffle, as one_pass),
- *	eta    = (1 - beta) R / (M sqrt(T)), M^2 = (G + G_r)^2 + p sigma^2,
- *	         and at most (1 - beta) / L for an L-smooth objective.
+ *	C      = the bound on a record's gradient at 0 (the clip),
+ *	c      = X max(1 / sqrt(d), 0.1) (the intercept's feature),
+ *	T      = clamp(ceil(rho n^2 / (8 p)), 3, 300),
+ *	b      = n while n T p <= 1e9, else max(ceil(1e9 / (T p)), ceil(sqrt n)),
+ *	         (epochs given: max(ceil(sqrt(n)), ceil(n rho / E)); shuffle:
+ *	         ceil(2 z sqrt(p)) as one_pass),
+ *	eta    = (1 - beta) min(R / (M sqrt(T)), 1 / L), M^2 = (C + G_r)^2 + p sigma^2.
+ *
+ * The clip and the intercept's feature.  Each record's gradient is clipped
+ * to C <= G (the sensitivity is 2C/b; G is reported as grad_bound).  With
+ * an intercept the run trains in coordinates u where the intercept's
+ * entries are b / c on a constant feature c (struct objective icpt_scale):
+ * the gradient is taken, clipped and noised there; each step maps u to the
+ * model's coordinates, projects onto the set, averages, and maps back, all
+ * post-processing.  The released x is in the model's coordinates.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -66,7 +76,18 @@
 #include "testing_hook.h"
 #endif
 
-enum { P_BATCH_SIZE, P_EPOCHS, P_STEPS, P_STEP_SIZE, P_MOMENTUM, P_AVERAGE, P_SHUFFLE, P__COUNT };
+enum {
+	P_BATCH_SIZE,
+	P_EPOCHS,
+	P_STEPS,
+	P_STEP_SIZE,
+	P_MOMENTUM,
+	P_AVERAGE,
+	P_SHUFFLE,
+	P_CLIP,
+	P_ICPT_SCALE,
+	P__COUNT
+};
 
 #define SUB_DEFAULT_EPOCHS 5.0
 #define SUB_MAX_STEPS      1e8
@@ -74,15 +95,18 @@ enum { P_BATCH_SIZE, P_EPOCHS, P_STEPS, P_STEP_SIZE, P_MOMENTUM, P_AVERAGE, P_SH
 
 static const struct alg_param sub_params[P__COUNT + 1] = {
 	[P_BATCH_SIZE] = { "batch_size", ALG_PARAM_INT, 0.0, 1e7, 0.0,
-			   "records per step b, at most n; 0 = auto: max(ceil(sqrt(n)), "
-			   "ceil(n rho / epochs)) (shuffle: ceil(2 z sqrt(p)))" },
+			   "records per step b, at most n; 0 = auto: n while n T p <= 1e9, else "
+			   "max(ceil(1e9 / (T p)), ceil(sqrt(n))); with epochs given "
+			   "max(ceil(sqrt(n)), ceil(n rho / epochs)) (shuffle: ceil(2 z "
+			   "sqrt(p)))" },
 	[P_EPOCHS] = { "epochs", ALG_PARAM_REAL, 0.0, 1e4, 0.0,
 		       "passes E: steps = ceil(E n / b) (shuffle: an integer number of "
-		       "permutations); 0 = auto: 5 unless steps is given" },
+		       "permutations); 0 = auto: from steps (5 when only batch_size is given)" },
 	[P_STEPS] = { "steps", ALG_PARAM_INT, 0.0, SUB_MAX_STEPS, 0.0,
-		      "number of steps T (not with shuffle or epochs); 0 = from epochs" },
+		      "number of steps T (not with shuffle or epochs); 0 = auto: clamp(ceil(rho "
+		      "n^2 / (8 p)), 3, 300), or from epochs" },
 	[P_STEP_SIZE] = { "step_size", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
-			  "step size eta; 0 = auto: (1 - momentum) min(R / (sqrt((G + G_r)^2 + p "
+			  "step size eta; 0 = auto: (1 - momentum) min(R / (sqrt((C + G_r)^2 + p "
 			  "sigma^2) sqrt(T)), 1 / L)" },
 	[P_MOMENTUM] = { "momentum", ALG_PARAM_REAL, 0.0, 0.99, 0.0,
 			 "heavy-ball momentum beta in [0, 0.99]; 0 = plain SGD" },
@@ -93,6 +117,14 @@ static const struct alg_param sub_params[P__COUNT + 1] = {
 			"1: shuffled epochs (disjoint batches of a fresh secret permutation per "
 			"epoch, no amplification claimed); 0: independent uniform batches "
 			"without replacement" },
+	[P_CLIP] = { "clip", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
+		     "per-record gradient clip norm C (at most the objective's bound G; the "
+		     "sensitivity is 2C/b); 0 = auto: the bound on a record's gradient at w = 0 "
+		     "when the set contains 0, else G" },
+	[P_ICPT_SCALE] = { "intercept_scale", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
+			   "with an intercept: train it as c w_b on a constant feature c "
+			   "(the sensitivity uses sqrt(X^2 + c^2)); 0 = auto: X max(1 / sqrt(d), "
+			   "0.1), X the declared row bound" },
 	[P__COUNT] = { 0 },
 };
 
@@ -103,6 +135,8 @@ static const char *const sub_objectives[] = { "logistic", "least_squares",      
 struct sub_setup {
 	bool shuffle;
 	double grad_bound;       /* G */
+	double clip;             /* C <= G_c: the clip norm, the sensitivity's input */
+	double icpt_scale;       /* c: the intercept's feature while training (1: none) */
 	double reg_bound;        /* G_r */
 	double smooth;           /* L (objective plus ridge), +inf when not smooth */
 	double radius;           /* R */
@@ -119,14 +153,16 @@ struct sub_setup {
 };
 
 struct sub_state {
-	const struct objective *obj; /* borrowed: the spec's instance */
+	struct objective work;       /* the spec's instance with icpt_scale c */
+	const struct objective *obj; /* &work */
 	const struct dataset *ds;    /* borrowed */
 	struct rng *rng;             /* borrowed: the run's secret generator */
 	struct constraint set;
 	size_t dim, n, b;
 	bool shuffle, average;
 	unsigned long steps, per_epoch, t, avg_from;
-	double grad_bound, sigma, step_size, momentum;
+	double clip, sigma, step_size, momentum, icpt_scale;
+	size_t icpt_from; /* the intercept's coordinates: [icpt_from, dim) */
 	int lattice_k;
 	struct dgauss_params noise;
 	size_t *idx;     /* owned: n entries, a permutation of 0..n-1 */
@@ -156,11 +192,42 @@ target_rho(double eps, double delta)
 	return r * r;
 }
 
+/* Whether 0 is in the feasible set (every kind is centred at 0 but the
+ * simplex and an off-centre box), i.e. whether x_0 = Pi(0) = 0. */
+static bool
+sub_contains_origin(const struct constraint *c)
+{
+	if (c->kind == CONSTRAINT_SIMPLEX)
+		return false;
+	return c->kind != CONSTRAINT_BOX || (c->lo <= 0.0 && c->hi >= 0.0);
+}
+
+/*
+ * The intercept's training feature c (params.intercept_scale): with
+ * x~ = (x, 1) the bias moves as fast as a row at norm 1 would, and on
+ * rows well inside their declared bound X it takes over the early steps
+ * and most of the noise's effect on the margins (algorithms/sgd/README.md).
+ * Training u_b = b / c on the feature c instead is a change of
+ * coordinates: the same model class, a sensitivity from sqrt(X^2 + c^2).
+ */
+static double
+sub_icpt_scale(const struct run_spec *spec)
+{
+	double x = NAN, c = spec->params[P_ICPT_SCALE];
+
+	if (!spec->objective.p.intercept)
+		return 1.0;
+	if (c == 0.0 && bounds_row_l2(&spec->schema.bounds, spec->schema.d, &x, NULL) == ERR_OK)
+		c = x * fmax(1.0 / sqrt((double)spec->schema.d), 0.1);
+	return is_finite_pos(c) ? c : 1.0;
+}
+
 static enum err_code
 sub_bounds(const struct run_spec *spec, struct sub_setup *ret, struct err *e)
 {
-	struct objective_constants oc;
-	double b_param = spec->params[P_BATCH_SIZE];
+	struct objective_constants oc, ow;
+	struct objective work = spec->objective;
+	double b_param = spec->params[P_BATCH_SIZE], x = NAN, g_c, g0 = INFINITY;
 	enum err_code rc;
 
 	memset(ret, 0, sizeof(*ret));
@@ -182,22 +249,75 @@ sub_bounds(const struct run_spec *spec, struct sub_setup *ret, struct err *e)
 		return err_set_field(
 			e, ERR_INVALID, "constraints.x",
 			"'constraints.x' must be a bounded set with a point other than 0");
-	if (spec->x.kind == CONSTRAINT_SIMPLEX ||
-	    (spec->x.kind == CONSTRAINT_BOX && !(spec->x.lo <= 0.0 && spec->x.hi >= 0.0)))
+	if (!sub_contains_origin(&spec->x))
 		ret->radius *= 2.0;
 	rc = objective_constants(&spec->objective, &spec->schema, &spec->x, &oc, e);
 	if (rc != ERR_OK)
 		return rc;
+	ret->icpt_scale = sub_icpt_scale(spec);
+	work.icpt_scale = ret->icpt_scale;
+	rc = objective_constants(&work, &spec->schema, &spec->x, &ow, e);
+	if (rc == ERR_OK)
+		rc = bounds_row_l2(&spec->schema.bounds, spec->schema.d, &x, e);
+	if (rc == ERR_OK && spec->params[P_CLIP] == 0.0 && sub_contains_origin(&spec->x))
+		rc = objective_grad_origin_l2(&work, &spec->schema, &g0, e);
+	if (rc != ERR_OK)
+		return rc;
 	ret->grad_bound = oc.lipschitz_l2;
-	ret->reg_bound = oc.reg_lipschitz_l2;
-	ret->smooth = (spec->objective.ops->smooth && isfinite(oc.smooth_l2) && oc.smooth_l2 > 0.0)
-			      ? oc.smooth_l2 + spec->objective.p.ridge
+	ret->reg_bound = ow.reg_lipschitz_l2;
+	ret->smooth = (spec->objective.ops->smooth && isfinite(ow.smooth_l2) && ow.smooth_l2 > 0.0)
+			      ? ow.smooth_l2 + spec->objective.p.ridge
 			      : INFINITY;
 	if (!is_finite_pos(ret->grad_bound) || !(isfinite(ret->reg_bound) && ret->reg_bound >= 0.0))
 		return err_set(e, ERR_NUMERIC,
 			       "the gradient bound is not a finite positive number");
+	/* G_c, the bound G in the training coordinates: every loss here has
+	 * ||grad|| = |phi'| ||x~|| (|r| ||x~|| multiclass) with the same
+	 * margins in both coordinates, so the ratio of the row bounds. */
+	g_c = ret->grad_bound;
+	if (spec->objective.p.intercept)
+		g_c *= sqrt((x * x + ret->icpt_scale * ret->icpt_scale) / (x * x + 1.0));
+	ret->clip = fmin(spec->params[P_CLIP] != 0.0 ? spec->params[P_CLIP] : g0, g_c);
+	if (!is_finite_pos(ret->clip))
+		return err_set(e, ERR_NUMERIC, "the clip norm is not a finite positive number");
 	ret->epochs = spec->params[P_EPOCHS] != 0.0 ? spec->params[P_EPOCHS] : SUB_DEFAULT_EPOCHS;
 	return ERR_OK;
+}
+
+/*
+ * The default schedule (params.batch_size, epochs and steps all 0, or only
+ * steps given), from public inputs (algorithms/sgd/README.md):
+ *	T = clamp(ceil(rho n^2 / (8 p)), SUB_MIN_STEPS, SUB_MAX_AUTO_STEPS),
+ *	b = n when n T p <= SUB_WORK, else max(ceil(SUB_WORK / (T p)), ceil(sqrt n)).
+ * Full-batch steps T at zCDP rho have a noise of norm
+ * sqrt(T / (2 rho)) (2C / n) sqrt(p) each; the T of the rule makes it C/2,
+ * so the steps stay about as informative as a clean gradient's scale C at
+ * the start.  Whole batches because, at equal T and rho, the sampled
+ * event's bound costs about twice the noise of the full batch's
+ * (sampling only pays for the cheaper steps), so the sampling starts
+ * where n T p would exceed the work bound.
+ */
+#define SUB_MIN_STEPS      3.0
+#define SUB_MAX_AUTO_STEPS 300.0
+#define SUB_WORK           1e9
+
+static void
+sub_default_schedule(const struct run_spec *spec, double steps, double *ret_b, double *ret_t)
+{
+	double n = (double)spec->n, p = (double)spec->dim, rho, t = steps, b;
+
+	if (t == 0.0) {
+		rho = target_rho(spec->epsilon, spec->delta);
+		t = ceil(rho * n * n / (8.0 * p));
+		t = fmin(fmax(t, SUB_MIN_STEPS), SUB_MAX_AUTO_STEPS);
+		if (!isfinite(t))
+			t = SUB_MIN_STEPS;
+	}
+	b = n;
+	if (n * t * p > SUB_WORK)
+		b = fmin(n, fmax(ceil(SUB_WORK / (t * p)), ceil(sqrt(n))));
+	*ret_b = fmax(1.0, b);
+	*ret_t = t;
 }
 
 /* Sampling mode: b and T from public inputs, before the calibration. */
@@ -206,19 +326,22 @@ sub_sampled_schedule(const struct run_spec *spec, struct sub_setup *s, struct er
 {
 	double b_param = spec->params[P_BATCH_SIZE], n = (double)spec->n, bf = b_param, tf;
 
-	if (b_param == 0.0) {
-		double e_rule = spec->params[P_STEPS] != 0.0 ? SUB_DEFAULT_EPOCHS : s->epochs;
-
-		bf = fmax(ceil(sqrt(n)), ceil(n * target_rho(spec->epsilon, spec->delta) / e_rule));
-		bf = fmax(1.0, fmin(bf, n));
+	if (b_param == 0.0 && spec->params[P_EPOCHS] == 0.0) {
+		sub_default_schedule(spec, spec->params[P_STEPS], &bf, &tf);
+	} else {
+		if (b_param == 0.0) {
+			bf = fmax(ceil(sqrt(n)),
+				  ceil(n * target_rho(spec->epsilon, spec->delta) / s->epochs));
+			bf = fmax(1.0, fmin(bf, n));
+		}
+		if (spec->params[P_STEPS] != 0.0)
+			tf = spec->params[P_STEPS];
+		else
+			tf = ceil(s->epochs * n / bf);
 	}
 	if (!(bf >= 1.0 && bf <= n))
 		return err_set(e, ERR_INTERNAL, "batch size out of range");
 	s->batch = (size_t)bf;
-	if (spec->params[P_STEPS] != 0.0)
-		tf = spec->params[P_STEPS];
-	else
-		tf = ceil(s->epochs * n / bf);
 	if (!(tf >= 1.0 && tf <= SUB_MAX_STEPS))
 		return err_set_field(e, ERR_INVALID, "params.epochs",
 				     "the run would take %.0f steps; at most %.0f are allowed", tf,
@@ -241,7 +364,10 @@ wor_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
 	enum err_code rc;
 
 	dp_event_gaussian(ret, DP_REPLACE_ONE, z);
-	rc = dp_event_wrap(ret, &sample, e);
+	/* b = n samples nothing: every step is a Gaussian on the whole data,
+	 * and the event says so (the basic accountant then has the exact
+	 * curve of the composition instead of the sampled bound). */
+	rc = c->b == c->n ? ERR_OK : dp_event_wrap(ret, &sample, e);
 	if (rc == ERR_OK)
 		rc = dp_event_wrap(ret, &self, e);
 	return rc;
@@ -341,13 +467,13 @@ sub_schedule(const struct run_spec *spec, double z, struct sub_setup *s, struct 
 					     "'params.epochs' gives too many steps");
 		s->steps = (unsigned long)s->epochs * s->per_epoch;
 	}
-	s->sensitivity = 2.0 * s->grad_bound / (double)s->batch;
+	s->sensitivity = 2.0 * s->clip / (double)s->batch;
 	rc = onepass_lattice(s->sensitivity, spec->dim, &s->lattice_k, &s->sensitivity_lattice, e);
 	if (rc != ERR_OK)
 		return rc;
 	s->sigma = s->z * s->sensitivity_lattice;
 	if (eta_param == 0.0) {
-		gg = s->grad_bound + s->reg_bound;
+		gg = s->clip + s->reg_bound;
 		s->step_size = s->radius /
 			       (sqrt(gg * gg + p * s->sigma * s->sigma) * sqrt((double)s->steps));
 		if (isfinite(s->smooth))
@@ -376,6 +502,9 @@ sub_fill_plan(const struct run_spec *spec, const struct sub_setup *s, struct run
 	run_plan_use(ret, "epochs", s->epochs);
 	run_plan_use(ret, "sampling_rate", (double)s->batch / (double)spec->n);
 	run_plan_use(ret, "grad_bound", s->grad_bound);
+	run_plan_use(ret, "clip", s->clip);
+	if (spec->objective.p.intercept)
+		run_plan_use(ret, "intercept_scale", s->icpt_scale);
 	onepass_plan_use_noise(ret, s->sensitivity, s->sensitivity_lattice, s->lattice_k, s->z,
 			       s->sigma, s->step_size);
 	run_plan_use(ret, "momentum", spec->params[P_MOMENTUM]);
@@ -436,6 +565,22 @@ sub_work(const struct run_spec *spec, const struct run_plan *plan)
 	return (double)plan->steps * (b + 1.0) * (double)spec->dim;
 }
 
+/* x (the model's coordinates, where the set is) <-> u (training: the
+ * intercept's entries divided by c). */
+static void
+sub_to_model(struct sub_state *s)
+{
+	for (size_t j = s->icpt_from; j < s->dim; j++)
+		s->x[j] *= s->icpt_scale;
+}
+
+static void
+sub_to_training(struct sub_state *s)
+{
+	for (size_t j = s->icpt_from; j < s->dim; j++)
+		s->x[j] /= s->icpt_scale;
+}
+
 static enum err_code
 sub_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	 const struct dataset *ds, struct rng *rng, struct err *e)
@@ -460,7 +605,12 @@ sub_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	if (rc != ERR_OK)
 		return rc;
 
-	s->obj = &spec->objective;
+	s->work = spec->objective;
+	s->work.icpt_scale = su.icpt_scale;
+	s->obj = &s->work;
+	s->icpt_scale = su.icpt_scale;
+	s->icpt_from =
+		spec->objective.p.intercept ? spec->objective.d * spec->objective.n_out : s->dim;
 	s->ds = ds;
 	s->rng = rng;
 	s->set = spec->x;
@@ -472,7 +622,7 @@ sub_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	s->steps = su.steps;
 	s->per_epoch = su.per_epoch;
 	s->avg_from = s->average ? su.steps / 2 : su.steps - 1;
-	s->grad_bound = su.grad_bound;
+	s->clip = su.clip;
 	s->sigma = su.sigma;
 	s->step_size = su.step_size;
 	s->momentum = spec->params[P_MOMENTUM];
@@ -490,6 +640,7 @@ sub_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	for (size_t i = 0; i < n; i++)
 		s->idx[i] = i;
 	constraint_project(&s->set, s->x, s->dim, s->scratch);
+	sub_to_training(s);
 #ifdef DPOPT_TESTING
 	s->hook = spec->testing_hook;
 	rc = onepass_testing_sigma(s->hook, n, &s->sigma, e);
@@ -555,7 +706,7 @@ sub_step(void *state, struct err *e)
 	testing_place(s, (size_t *)batch);
 #endif
 	memset(s->g, 0, d * sizeof(*s->g));
-	objective_batch_grad(s->obj, s->ds, batch, s->b, s->x, s->grad_bound, s->g);
+	objective_batch_grad(s->obj, s->ds, batch, s->b, s->x, s->clip, s->g);
 	if (onepass_noisy_mean(s->rng, &s->noise, s->lattice_k, s->g, d, s->b, e) != ERR_OK)
 		return err_failed(e);
 #ifdef DPOPT_TESTING
@@ -568,6 +719,7 @@ sub_step(void *state, struct err *e)
 		s->v[j] = s->momentum * s->v[j] + s->g[j];
 		s->x[j] -= s->step_size * s->v[j];
 	}
+	sub_to_model(s);
 	constraint_project(&s->set, s->x, d, s->scratch);
 
 	s->t++;
@@ -577,6 +729,7 @@ sub_step(void *state, struct err *e)
 		for (size_t j = 0; j < d; j++)
 			s->avg[j] += (s->x[j] - s->avg[j]) / k;
 	}
+	sub_to_training(s);
 	for (size_t j = 0; j < d; j++)
 		finite = finite && isfinite(s->x[j]) && isfinite(s->avg[j]);
 	if (!finite)
@@ -633,17 +786,19 @@ subsampled_default_set(const struct objective *o, const struct data_schema *s,
 
 const struct alg_ops alg_sgd_subsampled = {
 	.name = "dp_sgd.subsampled",
-	.version = 1,
+	.version = 2, /* 2: the clip C, the intercept's feature c, whole-data default steps */
 	.doc = "Projected noisy minibatch SGD over a convex set, many passes: each of T steps "
 	       "draws a fresh secret uniform batch without replacement (or, with shuffle, the "
 	       "next disjoint batch of a fresh secret permutation per epoch), clips each "
-	       "record's gradient to the objective's declared bound, adds exact discrete "
+	       "record's gradient (by default to the declared bound at the starting point 0), adds "
+	       "exact discrete "
 	       "Gaussian noise on a fine lattice to the batch mean, optionally uses momentum, "
 	       "and releases the mean of the last half of the iterates (or the last one).  "
 	       "Charged self_composed(sampled_without_replacement(n, b, gaussian(z)), T) on the "
 	       "Renyi accountant (amplification by sampling), or self_composed(gaussian(z), E) "
-	       "with shuffle.  Batch size, epochs and step size default to a rule on public "
-	       "inputs (algorithms/sgd/README.md).",
+	       "with shuffle; whole-data steps (the default up to 1e9 coordinate operations) are "
+	       "self_composed(gaussian(z), T).  Batch size, steps, clip, the intercept's feature "
+	       "and step size default to a rule on public inputs (algorithms/sgd/README.md).",
 	.paper = "R. Bassily, A. Smith, A. Thakurta, Private empirical risk minimization: "
 		 "efficient algorithms and tight error bounds, FOCS 2014; M. Abadi et al., Deep "
 		 "learning with differential privacy, CCS 2016; accounting: Y.-X. Wang, B. Balle, "

@@ -300,34 +300,35 @@ START_TEST(test_plan)
 	struct run_plan p;
 	struct accountant_report rep;
 	struct err e = { 0 };
-	double rho = pow(sqrt(1.0 + log(1e5)) - sqrt(log(1e5)), 2.0), b;
+	double rho = pow(sqrt(1.0 + log(1e5)) - sqrt(log(1e5)), 2.0), b, t, pdim;
 
 	for (int mode = 0; mode < 2; mode++) {
 		spec_init(&spec, "logistic", TASK_BINARY);
 		spec.mode = mode == 0 ? ACCOUNTING_BASIC : ACCOUNTING_RENYI;
 		ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "%s", e.msg);
-		/* b = max(ceil(sqrt(n)), ceil(n rho / 5)), T = ceil(5 n / b). */
-		b = fmax(ceil(sqrt((double)N_TRAIN)), ceil(N_TRAIN * rho / 5.0));
+		/* T = clamp(ceil(rho n^2 / (8 p)), 3, 300), b = n while n T p <= 1e9:
+		 * whole-data steps, no sampling in the event. */
+		pdim = (double)spec.dim;
+		t = fmin(fmax(ceil(rho * N_TRAIN * N_TRAIN / (8.0 * pdim)), 3.0), 300.0);
+		b = N_TRAIN;
 		ck_assert_double_eq(run_plan_value(&p, "batch_size"), b);
-		ck_assert_uint_eq(p.steps, (unsigned long)ceil(5.0 * N_TRAIN / b));
+		ck_assert_uint_eq(p.steps, (unsigned long)t);
 		ck_assert_int_eq(p.event.node[0].type, DP_EVENT_SELF_COMPOSED);
 		ck_assert_uint_eq(p.event.node[0].count, p.steps);
-		ck_assert_int_eq(p.event.node[1].type, DP_EVENT_SAMPLED_WOR);
-		ck_assert_uint_eq(p.event.node[1].n, N_TRAIN);
-		ck_assert_uint_eq(p.event.node[1].batch, (uint64_t)b);
-		ck_assert_int_eq(p.event.node[2].type, DP_EVENT_GAUSSIAN);
-		/* z = sigma b / (2 G), the replace-one multiplier. */
-		ck_assert_double_eq_tol(p.event.node[2].noise_multiplier,
+		ck_assert_int_eq(p.event.node[1].type, DP_EVENT_GAUSSIAN);
+		/* z = sigma b / (2 C), the replace-one multiplier, C the clip:
+		 * for logistic |phi'(0)| = 1/2, so C = X/2 (no intercept here). */
+		ck_assert_double_eq_tol(run_plan_value(&p, "clip"), 0.5, 1e-12);
+		ck_assert_double_eq_tol(p.event.node[1].noise_multiplier,
 					run_plan_value(&p, "noise_sigma") * b /
-						(2.0 * run_plan_value(&p, "grad_bound")),
-					1e-5 * p.event.node[2].noise_multiplier);
+						(2.0 * run_plan_value(&p, "clip")),
+					1e-5 * p.event.node[1].noise_multiplier);
 		ck_assert(accountant_epsilon(&p.event, spec.mode, 1e-5, NULL, true, &rep, &e) ==
 			  ERR_OK);
 		ck_assert(rep.epsilon <= 1.0 && rep.epsilon > 0.99);
-		/* The sampled event has no exact curve: in both modes the RDP
-		 * conversion bounds it, and the plan says so. */
-		ck_assert_str_eq(p.accountant, "rdp");
-		ck_assert_str_eq(rep.accountant, "rdp");
+		/* A composition of Gaussians: the basic accountant's exact curve,
+		 * the RDP conversion on renyi datasets; the plan says which. */
+		ck_assert_str_eq(p.accountant, mode == 0 ? "analytic_gaussian" : "rdp");
 		printf("subsampled plan (%s): b = %.0f, T = %lu, z = %.4f, step = %.4g, eps = "
 		       "%.5f\n",
 		       mode == 0 ? "basic" : "renyi", b, p.steps,
@@ -335,10 +336,77 @@ START_TEST(test_plan)
 		       rep.epsilon);
 	}
 
+	/* Past the work bound (n T p > 1e9) the steps sample: b =
+	 * max(ceil(1e9 / (T p)), ceil(sqrt n)), the event
+	 * self_composed(sampled_without_replacement(n, b, gaussian(z)), T). */
+	spec_init(&spec, "logistic", TASK_BINARY);
+	spec.n = 1000000;
+	ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "%s", e.msg);
+	pdim = (double)spec.dim;
+	b = ceil(1e9 / (300.0 * pdim));
+	ck_assert_uint_eq(p.steps, 300);
+	ck_assert_double_eq(run_plan_value(&p, "batch_size"), b);
+	ck_assert_int_eq(p.event.node[0].type, DP_EVENT_SELF_COMPOSED);
+	ck_assert_int_eq(p.event.node[1].type, DP_EVENT_SAMPLED_WOR);
+	ck_assert_uint_eq(p.event.node[1].n, 1000000);
+	ck_assert_uint_eq(p.event.node[1].batch, (uint64_t)b);
+	ck_assert_int_eq(p.event.node[2].type, DP_EVENT_GAUSSIAN);
+	ck_assert_str_eq(p.accountant, "rdp");
+	printf("subsampled plan (n = 10^6): b = %.0f, T = %lu, z = %.4f\n", b, p.steps,
+	       run_plan_value(&p, "noise_multiplier"));
+
+	/* Few records at a small epsilon: the floor of 3 steps. */
+	spec_init(&spec, "logistic", TASK_BINARY);
+	spec.n = 200;
+	spec.epsilon = 0.5;
+	ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_uint_eq(p.steps, 3);
+	ck_assert_double_eq(run_plan_value(&p, "batch_size"), 200.0);
+
+	/* params.clip is the sensitivity's input (at most G); the old rule
+	 * still holds when epochs are given. */
+	spec_init(&spec, "logistic", TASK_BINARY);
+	spec.params[param_index("clip")] = 0.25;
+	spec.params[param_index("epochs")] = 5.0;
+	ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_double_eq(run_plan_value(&p, "clip"), 0.25);
+	ck_assert_double_eq_tol(run_plan_value(&p, "sensitivity"),
+				2.0 * 0.25 / run_plan_value(&p, "batch_size"), 1e-15);
+	b = fmax(ceil(sqrt((double)N_TRAIN)), ceil(N_TRAIN * rho / 5.0));
+	ck_assert_double_eq(run_plan_value(&p, "batch_size"), b);
+	ck_assert_uint_eq(p.steps, (unsigned long)ceil(5.0 * N_TRAIN / b));
+	spec.params[param_index("clip")] = 1e3;
+	ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_double_eq(run_plan_value(&p, "clip"), run_plan_value(&p, "grad_bound"));
+
+	/* With an intercept: its feature c = X max(1/sqrt(d), 0.1), the clip
+	 * C = sqrt(X^2 + c^2)/2, and a given clip above the bound in the
+	 * training coordinates, G sqrt((X^2 + c^2) / (X^2 + 1)), is cut to it. */
+	{
+		struct objective_params op;
+
+		spec_init(&spec, "logistic", TASK_BINARY);
+		objective_params_default(&op);
+		op.intercept = true;
+		ck_assert_int_eq(
+			run_spec_set_objective(&spec, objective_find("logistic"), &op, NULL),
+			ERR_OK);
+		ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "%s", e.msg);
+		ck_assert_double_eq_tol(run_plan_value(&p, "intercept_scale"),
+					1.0 / sqrt((double)D), 1e-12);
+		ck_assert_double_eq_tol(run_plan_value(&p, "clip"), 0.5 * sqrt(1.0 + 1.0 / D),
+					1e-12);
+		ck_assert_double_eq_tol(run_plan_value(&p, "grad_bound"), sqrt(2.0), 1e-12);
+		spec.params[param_index("clip")] = 1e3;
+		ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "%s", e.msg);
+		ck_assert_double_eq_tol(run_plan_value(&p, "clip"), sqrt(1.0 + 1.0 / D), 1e-12);
+	}
+
 	/* A small epsilon needs high Renyi orders: the calibration's grid
 	 * must keep them (it once stopped at 64 and refused eps = 0.05). */
 	spec_init(&spec, "logistic", TASK_BINARY);
 	spec.epsilon = 0.05;
+	spec.params[param_index("batch_size")] = 100;
 	ck_assert_msg(alg_plan(sub(), &spec, &p, &e) == ERR_OK, "eps 0.05: %s", e.msg);
 	ck_assert(accountant_epsilon(&p.event, ACCOUNTING_RENYI, 1e-5, NULL, true, &rep, &e) ==
 		  ERR_OK);
@@ -377,6 +445,48 @@ START_TEST(test_plan)
 }
 END_TEST
 
+/*
+ * The clip is applied, not only planned: one whole-data step of size 1
+ * from 0 with clip C = 1e-4 moves the model by at most C plus the noise
+ * (|x_1| <= C + 6 sigma sqrt(p)); unclipped, the mean logistic gradient of
+ * these rows is about 0.2.  Least squares the same, with its gradient
+ * clipped from |y| ||x|| (up to 3) to C.
+ */
+START_TEST(test_clip_applied)
+{
+	for (int k = 0; k < 2; k++) {
+		enum task task = k == 0 ? TASK_BINARY : TASK_REGRESSION;
+		struct run_spec spec;
+		struct run_plan plan;
+		struct split tr, te;
+		struct err e = { 0 };
+		struct rng r;
+		double w[D], nw = 0.0, sigma, bound;
+
+		spec_init(&spec, k == 0 ? "logistic" : "least_squares", task);
+		spec.params[param_index("clip")] = 1e-4;
+		spec.params[param_index("steps")] = 1;
+		spec.params[param_index("step_size")] = 1.0;
+		spec.params[param_index("average")] = 0;
+		make_data(&tr, &te, task, 77 + (uint64_t)k);
+		ck_assert_msg(alg_plan(sub(), &spec, &plan, &e) == ERR_OK, "plan: %s", e.msg);
+		ck_assert_double_eq(run_plan_value(&plan, "clip"), 1e-4);
+		rng_splitmix_init(&r, 5 + (uint64_t)k);
+		ck_assert_msg(alg_run(sub(), &spec, &plan, &tr.ds, &r, NULL, NULL, w, &e) == ERR_OK,
+			      "run: %s", e.msg);
+		for (int j = 0; j < D; j++)
+			nw += w[j] * w[j];
+		sigma = run_plan_value(&plan, "noise_sigma");
+		bound = 1e-4 + 6.0 * sigma * sqrt((double)D);
+		printf("clip 1e-4 (%s): |x_1| = %.3g, bound %.3g (sigma %.3g)\n",
+		       k == 0 ? "logistic" : "least squares", sqrt(nw), bound, sigma);
+		ck_assert_msg(sqrt(nw) <= bound, "|x_1| = %g > %g", sqrt(nw), bound);
+		split_clear(&tr);
+		split_clear(&te);
+	}
+}
+END_TEST
+
 static Suite *
 sub_suite(void)
 {
@@ -386,6 +496,7 @@ sub_suite(void)
 	tcase_set_timeout(u, 600);
 	tcase_add_test(u, test_plan);
 	tcase_add_test(u, test_plan_must_match_spec);
+	tcase_add_test(u, test_clip_applied);
 	tcase_add_test(u, test_logistic_utility);
 	tcase_add_test(u, test_least_squares_utility);
 	suite_add_tcase(s, u);

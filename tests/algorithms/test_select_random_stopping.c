@@ -187,6 +187,8 @@ START_TEST(test_not_worse_than_median_candidate)
 		spec_task(&s, sel(), N_TRAIN, true);
 		s.params[3] = 1e-4; /* a user's wide grid: step_size_min */
 		s.params[4] = 10.0; /* step_size_max */
+		s.params[5] = 5.0;  /* grid_size */
+		s.params[10] = 1.0; /* clip_grid_size: the default clip only */
 		plan_of(&s, &p);
 		rng_splitmix_init(&r, 0xabcdef12u + (uint64_t)k);
 		ck_assert_msg(alg_run(sel(), &s, &p, &tr.ds, &r, NULL, NULL, w, &e) == ERR_OK,

@@ -1,13 +1,14 @@
 #!/bin/sh
 # solve_subsampled.sh DPOPTD SRC: `dpoptd solve` runs dp_sgd.subsampled on
-# the demo CSV at its defaults (the event self_composed(sampled_without_
-# replacement(gaussian)), the picked batch size, epochs and steps in
-# params_used, x of the objective's dimension (the intercept on by default), an accuracy on the demo
+# the demo CSV at its defaults (whole-data steps: the event
+# self_composed(gaussian); with a smaller batch self_composed(sampled_without_
+# replacement(gaussian))), the picked batch size, steps, clip and intercept
+# feature in params_used, x of the objective's dimension (the intercept on by default), an accuracy on the demo
 # rows above the trivial 0.5) and with shuffled epochs (the event
 # self_composed(gaussian), no sampling); --list names it.  With --mode basic
 # the result's accountant label names the accountant of the charge: the
 # RDP conversion for the sampled event, the exact analytic-Gaussian curve
-# for shuffled epochs.
+# for shuffled epochs and whole-data steps.
 set -u
 BIN=$1
 SRC=$2
@@ -31,10 +32,13 @@ run --eval "$DATA" >"$TMP/out.json" 2>"$TMP/err"
 check "solve exits 0" test $? -eq 0
 check "x has 11 coordinates (10 features, the default intercept)" \
 	sh -c "jq -e '.x | length == 11' '$TMP/out.json' >/dev/null"
-check "event is self_composed(sampled_without_replacement(gaussian))" \
-	sh -c "jq -e '.privacy.event.type == \"self_composed\" and .privacy.event.event.type == \"sampled_without_replacement\" and .privacy.event.event.event.type == \"gaussian\" and .privacy.event.event.n == 20000' '$TMP/out.json' >/dev/null"
-check "defaults: b = max(ceil(sqrt(n)), ceil(n rho / 5)) = 142, 5 epochs" \
-	sh -c "jq -e '.params_used.batch_size == 142 and .params_used.steps == 705 and .privacy.event.count == 705' '$TMP/out.json' >/dev/null"
+check "defaults: whole-data steps, self_composed(gaussian) over T = clamp(ceil(rho n^2 / (8 p)), 3, 300) = 300" \
+	sh -c "jq -e '.privacy.event.type == \"self_composed\" and .privacy.event.count == 300 and .privacy.event.event.type == \"gaussian\" and .params_used.batch_size == 20000 and .params_used.steps == 300' '$TMP/out.json' >/dev/null"
+check "defaults: clip sqrt(1 + c^2)/2 with the intercept's feature c = 1/sqrt(10)" \
+	sh -c "jq -e '(.params_used.intercept_scale - 0.31622776601683794 | fabs) < 1e-12 and (.params_used.clip - 0.5244044240850758 | fabs) < 1e-12' '$TMP/out.json' >/dev/null"
+run --params '{"batch_size": 142}' >"$TMP/sampled.json" 2>"$TMP/err"
+check "a batch below n: self_composed(sampled_without_replacement(gaussian)), 5 epochs" \
+	sh -c "jq -e '.privacy.event.type == \"self_composed\" and .privacy.event.count == 705 and .privacy.event.event.type == \"sampled_without_replacement\" and .privacy.event.event.event.type == \"gaussian\" and .privacy.event.event.n == 20000 and .privacy.event.event.batch == 142' '$TMP/sampled.json' >/dev/null"
 check "accuracy above the trivial 0.5" \
 	sh -c "jq -e '.evaluation.accuracy > 0.55' '$TMP/out.json' >/dev/null"
 
@@ -55,12 +59,15 @@ check "shuffled epochs exit 0" test $? -eq 0
 check "shuffled: self_composed(gaussian) over 2 epochs" \
 	sh -c "jq -e '.privacy.event.type == \"self_composed\" and .privacy.event.count == 2 and .privacy.event.event.type == \"gaussian\"' '$TMP/shuf.json' >/dev/null"
 
-run --mode basic >"$TMP/basic.json" 2>"$TMP/err"
+run --mode basic --params '{"batch_size": 142}' >"$TMP/basic.json" 2>"$TMP/err"
 check "basic mode, sampled: the RDP conversion's label" \
 	sh -c "jq -e '.privacy.accountant == \"rdp (improved conversion); basic composition ledger\"' '$TMP/basic.json' >/dev/null"
 run --mode basic --params '{"shuffle": true, "epochs": 2}' >"$TMP/basic_shuf.json" 2>"$TMP/err"
 check "basic mode, shuffled: the analytic Gaussian's label" \
 	sh -c "jq -e '.privacy.accountant == \"analytic_gaussian (Balle & Wang 2018); basic composition ledger\"' '$TMP/basic_shuf.json' >/dev/null"
+run --mode basic >"$TMP/basic_full.json" 2>"$TMP/err"
+check "basic mode, defaults (whole-data steps): the analytic Gaussian's label" \
+	sh -c "jq -e '.privacy.accountant == \"analytic_gaussian (Balle & Wang 2018); basic composition ledger\"' '$TMP/basic_full.json' >/dev/null"
 
 "$BIN" solve --list >"$TMP/list.json" 2>"$TMP/err"
 check "list names dp_sgd.subsampled" \

@@ -126,16 +126,25 @@ START_TEST(test_subsampled_runs)
 	h_dataset_create(&srv, owner, SCHEMA, a);
 	h_upload(&srv, owner, a, data);
 
-	/* The estimate shows what the defaults picked: b = max(ceil(sqrt(n)),
-	 * ceil(n rho / 5)) = 45 here, 5 epochs, T = ceil(5 n / b). */
+	/* The estimate shows what the defaults picked: whole-data steps (b =
+	 * n = 2000), T = clamp(ceil(rho n^2 / (8 p)), 3, 300) = 300 here, the
+	 * event self_composed(gaussian) with no sampling; a given batch below
+	 * n samples, with epochs 5: T = ceil(5 n / b). */
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
 	j = h_json(&srv, "POST", path, owner, RUN(""), 200);
 	b = num(j, "plan.params_used.batch_size");
-	ck_assert_double_eq(b, 45.0);
-	ck_assert_double_eq(num(j, "plan.steps"), ceil(5.0 * 2000.0 / b));
+	ck_assert_double_eq(b, 2000.0);
+	ck_assert_double_eq(num(j, "plan.steps"), 300.0);
 	ck_assert(num(j, "plan.params_used.step_size") > 0.0);
 	ck_assert(num(j, "plan.params_used.noise_multiplier") > 0.0);
+	ck_assert(num(j, "plan.params_used.clip") > 0.0);
 	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "self_composed");
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.event.type")), "gaussian");
+	json_decref(j);
+	j = h_json(&srv, "POST", path, owner, RUN("\"batch_size\": 45"), 200);
+	ck_assert_double_eq(num(j, "plan.steps"), ceil(5.0 * 2000.0 / 45.0));
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.event.type")),
+			 "sampled_without_replacement");
 	json_decref(j);
 
 	/* Intercept on by default for this method: 3 features and a bias. */
@@ -197,7 +206,11 @@ START_TEST(test_select_runs)
 	j = h_json(&srv, "POST", path, owner, sel, 200);
 	ck_assert_double_eq(num(j, "plan.params_used.repetitions_performed"), 20.0);
 	ck_assert_double_eq(num(j, "plan.params_used.validation_rows"), 400.0);
-	ck_assert_double_eq(num(j, "plan.params_used.grid_size"), 5.0);
+	ck_assert_double_eq(num(j, "plan.params_used.grid_size"), 1.0);
+	ck_assert_double_eq(num(j, "plan.params_used.clip_grid_size"), 4.0);
+	ck_assert_double_eq(num(j, "plan.params_used.candidates"), 4.0);
+	ck_assert_double_eq(num(j, "plan.params_used.clip_min"),
+			    num(j, "plan.params_used.clip_max") / 8.0);
 	ck_assert_double_eq(num(j, "plan.steps"),
 			    20.0 * (num(j, "plan.params_used.steps_per_repetition") + 1.0));
 	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "selection_poisson");
@@ -254,14 +267,17 @@ START_TEST(test_basic_accountant_label)
 	h_upload(&srv, owner, a, data);
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
 	/* The sampled event has no exact curve: the RDP conversion bounds it. */
-	expect_label(path, RUN(""), "rdp", "sampled_without_replacement");
+	expect_label(path, RUN("\"batch_size\": 45"), "rdp", "sampled_without_replacement");
+	/* Whole-data steps (the default here) compose plain Gaussians: the
+	 * exact curve. */
+	expect_label(path, RUN(""), "analytic_gaussian", "gaussian");
 	/* Shuffled epochs compose plain Gaussians: the exact curve. */
 	expect_label(path, RUN("\"shuffle\": true, \"epochs\": 2"), "analytic_gaussian",
 		     "gaussian");
 
 	/* The worker plans again and compares with the stored plan, label
 	 * included; the result carries the same label. */
-	json_decref(h_run_create(&srv, owner, a, RUN(""), run));
+	json_decref(h_run_create(&srv, owner, a, RUN("\"batch_size\": 45"), run));
 	j = h_run_wait(&srv, owner, run, "succeeded", 120);
 	ck_assert_str_eq(json_string_value(h_get(j, "result.privacy.accountant")),
 			 "rdp (improved conversion); basic composition ledger");

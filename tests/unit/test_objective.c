@@ -880,6 +880,137 @@ START_TEST(test_l1_subgradient_at_zero)
 }
 END_TEST
 
+/* ---- the intercept's feature c (struct objective icpt_scale) ---- */
+
+/*
+ * Training with the intercept's feature c in the coordinates u (the
+ * intercept entries divided by c) is the same model: equal values and
+ * accuracy, equal feature gradients, intercept gradients times c, and a
+ * batch clip on the norm with c^2 in place of 1.
+ */
+START_TEST(test_intercept_scale)
+{
+	const struct objective_ops *ops = objective_at((size_t)_i);
+	enum task t = task_of(ops);
+	struct data_schema s = schema_for(t, D);
+	struct data *dt = calloc(1, sizeof(*dt));
+	const double c = 0.3;
+	struct rng r;
+
+	ck_assert_ptr_nonnull(dt);
+	rng_splitmix_init(&r, 0x1c97 + (uint64_t)_i);
+	data_init(dt, t, &r);
+	for (int v = 1; v < 12; v += 2) {
+		struct objective_params p;
+		struct objective o, oc;
+		double w[MAXD], u[MAXD];
+		size_t from;
+
+		variant(&p, ops, t, v);
+		build(&o, ops, &p, &s);
+		oc = o;
+		oc.icpt_scale = c;
+		from = o.d * o.n_out;
+		random_w(&r, w, o.dim);
+		memcpy(u, w, sizeof(w));
+		for (size_t j = from; j < o.dim; j++)
+			u[j] = w[j] / c;
+		for (size_t i = 0; i < N; i++) {
+			double gx[MAXD] = { 0 }, gu[MAXD] = { 0 }, bu[MAXD] = { 0 },
+			       cl[MAXD] = { 0 };
+			double clip = 0.05, nu;
+
+			ck_assert(fabs(objective_value(&o, &dt->dense, i, w) -
+				       objective_value(&oc, &dt->dense, i, u)) <= 1e-12);
+			(void)objective_grad(&o, &dt->dense, i, w, 1.0, gx);
+			(void)objective_grad(&oc, &dt->dense, i, u, 1.0, gu);
+			for (size_t j = 0; j < o.dim; j++)
+				ck_assert_msg(fabs(gu[j] - (j < from ? 1.0 : c) * gx[j]) <= 1e-12,
+					      "%s v%d: coordinate %zu", ops->name, v, j);
+			objective_batch_grad(&oc, &dt->csr, &i, 1, u, INFINITY, bu);
+			objective_batch_grad(&oc, &dt->csr, &i, 1, u, clip, cl);
+			nu = norm2(gu, o.dim);
+			for (size_t j = 0; j < o.dim; j++) {
+				ck_assert(fabs(bu[j] - gu[j]) <= 1e-12);
+				ck_assert(fabs(cl[j] - gu[j] * fmin(1.0, clip / nu)) <= 1e-13);
+			}
+		}
+		if (t != TASK_REGRESSION)
+			ck_assert_double_eq(objective_accuracy(&o, &dt->dense, w),
+					    objective_accuracy(&oc, &dt->dense, u));
+	}
+	free(dt);
+}
+END_TEST
+
+/*
+ * objective_grad_origin_l2 bounds ||grad(omega loss)(0)|| for every row on
+ * the declared bound and every label, and a row on the bound with the
+ * extreme label attains it (unweighted): logistic X~/2, least squares X~ Y,
+ * hinge X~, huber X~ min(Y, delta), multiclass X~ sqrt((K - 1)/K).
+ */
+START_TEST(test_grad_origin)
+{
+	const struct objective_ops *ops = objective_at((size_t)_i);
+	enum task t = task_of(ops);
+	struct data_schema s = schema_for(t, D);
+	struct rng r;
+
+	rng_splitmix_init(&r, 0x0917 + (uint64_t)_i);
+	for (int v = 0; v < 12; v++) {
+		for (int ci = 0; ci < 2; ci++) {
+			struct objective_params p;
+			struct objective o;
+			struct objective_constants k;
+			struct constraint ball = { .kind = CONSTRAINT_L2_BALL, .radius = 3.0 };
+			struct err e = { 0 };
+			double b, x[D], y, zero[MAXD] = { 0 }, most = 0.0;
+			struct dataset one = { .n = 1,
+					       .d = D,
+					       .layout = DATA_DENSE,
+					       .x = x,
+					       .y = &y,
+					       .n_groups = G,
+					       .n_classes = t == TASK_MULTICLASS ? K : 0 };
+			uint32_t grp = 0;
+
+			variant(&p, ops, t, v);
+			build(&o, ops, &p, &s);
+			o.icpt_scale = ci == 0 ? 1.0 : 0.3;
+			ck_assert_int_eq(objective_grad_origin_l2(&o, &s, &b, &e), ERR_OK);
+			ck_assert_int_eq(objective_constants(&o, &s, &ball, &k, &e), ERR_OK);
+			ck_assert(b <= k.lipschitz_l2 * SLACK);
+			one.group = &grp;
+			for (int trial = 0; trial < 200; trial++) {
+				double g[MAXD] = { 0 };
+
+				for (size_t j = 0; j < D; j++)
+					x[j] = gauss(&r);
+				{
+					double nx = norm2(x, D);
+
+					for (size_t j = 0; j < D; j++)
+						x[j] /= nx; /* on the bound feature_l2 = 1 */
+				}
+				y = t == TASK_BINARY       ? (trial % 2 ? 1.0 : -1.0)
+				    : t == TASK_MULTICLASS ? (double)(trial % K)
+							   : (trial % 3 == 0   ? 2.0
+							      : trial % 3 == 1 ? -2.0
+									       : 1.3);
+				grp = (uint32_t)(trial % G);
+				(void)objective_grad(&o, &one, 0, zero, 1.0, g);
+				ck_assert_msg(norm2(g, o.dim) <= b * SLACK, "%s v%d: %g > %g",
+					      ops->name, v, norm2(g, o.dim), b);
+				most = fmax(most, norm2(g, o.dim));
+			}
+			if (v < 6) /* unweighted: attained */
+				ck_assert_msg(most >= b * (1.0 - 1e-12), "%s v%d: %g < %g",
+					      ops->name, v, most, b);
+		}
+	}
+}
+END_TEST
+
 static Suite *
 objective_suite(void)
 {
@@ -892,6 +1023,8 @@ objective_suite(void)
 	tcase_add_loop_test(tc, test_batch_grad, 0, NOBJ);
 	tcase_add_loop_test(tc, test_constants_never_exceeded, 0, NOBJ);
 	tcase_add_loop_test(tc, test_constants_attained, 0, NOBJ);
+	tcase_add_loop_test(tc, test_intercept_scale, 0, NOBJ);
+	tcase_add_loop_test(tc, test_grad_origin, 0, NOBJ);
 	tcase_add_test(tc, test_weights);
 	tcase_add_test(tc, test_params_refused);
 	tcase_add_test(tc, test_constants_refused);
