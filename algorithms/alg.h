@@ -40,7 +40,7 @@
 
 /* Upper bound on schema and report lengths, so callers use stack arrays. */
 #define ALG_MAX_PARAMS 32
-#define ALG_MAX_USED   16
+#define ALG_MAX_USED   24
 
 enum alg_param_type {
 	ALG_PARAM_REAL,

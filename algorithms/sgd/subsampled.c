@@ -652,14 +652,19 @@ sub_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 
 /* The batch of step t: the first b entries of idx after a partial
  * Fisher-Yates (sampling: a uniform b-subset, independent of every other
- * step, since idx is a permutation whatever its current order), or the
- * next slice of this epoch's permutation (shuffle). */
+ * step, since idx is a permutation whatever its current order), NULL for
+ * all n rows in order when b = n, or the next slice of this epoch's
+ * permutation (shuffle). */
 static const size_t *
 sub_batch(struct sub_state *s)
 {
 	unsigned long k;
 
 	if (!s->shuffle) {
+		/* Whole-data steps sample nothing: the rows in order (a
+		 * sequential pass), no draws. */
+		if (s->b == s->n)
+			return NULL;
 		onepass_order_partial(s->rng, s->idx, s->n, s->b);
 		return s->idx;
 	}
@@ -675,8 +680,8 @@ sub_batch(struct sub_state *s)
 static void
 testing_place(struct sub_state *s, size_t *batch)
 {
-	if (s->hook == NULL || !s->hook->place_first || s->t != 0)
-		return;
+	if (s->hook == NULL || !s->hook->place_first || s->t != 0 || batch == NULL)
+		return; /* NULL: every row is in the batch */
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->idx[i] == s->hook->first_record) {
 			size_t pos = (size_t)(batch - s->idx);
