@@ -14,11 +14,18 @@
  * curve, which is larger than the run's amplified charge.
  *
  * Data as in test_audit_dp_sgd.c: least_squares, feature_l2 = 1, label = 1,
- * ball radius R = 1e-3, so G = 1.001; n = 8, d = 2, b = 4, params.steps = 1
+ * ball radius R = 1e-3, so G = 1.001 and the default clip C = X Y = 1 (the
+ * gradient bound at the start); n = 8, d = 2, b = 4, params.steps = 1
  * (T = 1; the run's (epsilon, delta) = (1, 1e-5) on a 'basic' dataset).
  * The canary (record 5) has label -1 and features +e_1 or -e_1; the other
- * records lie on e_2, so s = <g_1, e_1> is exactly +-1/b + N(0, sigma^2): a
- * Gaussian mechanism with mu = 1 / (1.001 z).  Bound: Bonferroni grid of 73
+ * records lie on e_2, so s = <g_1, e_1> is exactly +-1/b + N(0, sigma^2),
+ * sigma = z 2C/b: a Gaussian mechanism with mu = 1 / z.
+ *
+ * The same pair with b = n = 8 (whole-data steps, the default rule's
+ * batch on small data): the event is self_composed(gaussian(z), 1), no
+ * sampling, so the unit's claim is the run's charge itself; the canary is
+ * in the batch without the hook's placement (the run reads every row in
+ * order).  Bound: Bonferroni grid of 73
  * thresholds u sigma, u = -4.5 .. 4.5 step 0.125, both directions;
  * false-failure probability <= 1e-6.
  *
@@ -53,6 +60,10 @@
 #define WB_CANARY 5
 #define WB_RADIUS 1e-3
 #define WB_RUNS   200000 /* per side; power computed in test_white_box_mutated */
+
+/* The batch size of the worlds (WB_B, or WB_N for whole-data steps); each
+ * test sets it before building anything (test-only global, forked per test). */
+static int wb_b = WB_B;
 
 static const struct alg_ops *
 sub(void)
@@ -106,7 +117,7 @@ spec_init(struct run_spec *s)
 	s->epsilon = 1.0;
 	s->delta = CLAIM_DELTA;
 	alg_default_params(sub(), s->params);
-	s->params[param_index("batch_size")] = WB_B;
+	s->params[param_index("batch_size")] = wb_b;
 	s->params[param_index("steps")] = 1;
 	s->n = WB_N;
 	s->schema.d = WB_D;
@@ -140,10 +151,15 @@ claimed_unit(const struct run_plan *p)
 	ck_assert_msg(accountant_epsilon(&t, ACCOUNTING_BASIC, CLAIM_DELTA, NULL, true, &rep, &e) ==
 			      ERR_OK,
 		      "accountant: %s", e.msg);
-	/* The run's own (amplified) charge is met and below the unit's. */
+	/* The run's own (amplified) charge is met and below the unit's; the
+	 * unit is the run itself with whole-data steps (T = 1). */
 	ck_assert(accountant_epsilon(&p->event, ACCOUNTING_BASIC, CLAIM_DELTA, NULL, true, &run,
 				     &e) == ERR_OK);
-	ck_assert(run.epsilon <= 1.0 && run.epsilon < rep.epsilon);
+	ck_assert(run.epsilon <= 1.0);
+	if (wb_b < WB_N)
+		ck_assert(run.epsilon < rep.epsilon);
+	else
+		ck_assert(run.epsilon == rep.epsilon && p->event.node[1].type == DP_EVENT_GAUSSIAN);
 	return rep.epsilon;
 }
 
@@ -203,7 +219,7 @@ white_box_audit(const char *name, double scale, uint64_t seed, double *ret_claim
 	double *xa = malloc(WB_RUNS * sizeof(double)), *xb = malloc(WB_RUNS * sizeof(double));
 	struct audit_config c;
 	struct audit_result r;
-	double sigma, z, g, t0 = audit_now();
+	double sigma, z, g, c_clip, t0 = audit_now();
 
 	ck_assert(a != NULL && xa != NULL && xb != NULL);
 	worlds_init(a);
@@ -211,11 +227,14 @@ white_box_audit(const char *name, double scale, uint64_t seed, double *ret_claim
 	sigma = used_value(&a->w[0].plan, "noise_sigma");
 	z = used_value(&a->w[0].plan, "noise_multiplier");
 	g = used_value(&a->w[0].plan, "grad_bound");
+	c_clip = used_value(&a->w[0].plan, "clip");
 	ck_assert_uint_eq(a->w[0].plan.steps, 1);
 	ck_assert_double_eq_tol(g, 1.0 + WB_RADIUS, 1e-15);
+	ck_assert_double_eq_tol(c_clip, 1.0, 1e-15);
+	ck_assert_double_eq(used_value(&a->w[0].plan, "batch_size"), (double)wb_b);
 	ck_assert_double_eq_tol(sigma, z * used_value(&a->w[0].plan, "sensitivity_lattice"), 1e-15);
 	ck_assert(used_value(&a->w[0].plan, "sensitivity_lattice") <=
-		  2.0 * g / WB_B * (1.0 + 1e-6));
+		  2.0 * c_clip / wb_b * (1.0 + 1e-6));
 	*ret_claim = claimed_unit(&a->w[0].plan);
 	c = (struct audit_config){ .name = name,
 				   .delta = CLAIM_DELTA,
@@ -224,7 +243,7 @@ white_box_audit(const char *name, double scale, uint64_t seed, double *ret_claim
 				   .lo = -GRID_U * sigma,
 				   .hi = GRID_U * sigma,
 				   .k = GRID_K };
-	printf("%s: n = %d, b = %d, T = 1, z = %.6f, sigma = %.6f (x %.2f)\n", name, WB_N, WB_B, z,
+	printf("%s: n = %d, b = %d, T = 1, z = %.6f, sigma = %.6f (x %.2f)\n", name, WB_N, wb_b, z,
 	       sigma, scale);
 	audit_draw(sub_sample, a, 0, seed, xa, WB_RUNS);
 	audit_draw(sub_sample, a, 1, seed ^ 0x9e3779b97f4a7c15u, xb, WB_RUNS);
@@ -238,28 +257,28 @@ white_box_audit(const char *name, double scale, uint64_t seed, double *ret_claim
 	return r.eps_lb;
 }
 
-START_TEST(test_white_box)
+static void
+white_box(const char *name, uint64_t seed)
 {
-	double eps, lb = white_box_audit("level2/dp_sgd_subsampled-batch", 1.0, 0x510e527fade682d1u,
-					 &eps);
+	double eps, lb = white_box_audit(name, 1.0, seed, &eps);
 
 	ck_assert_msg(lb <= eps, "eps_lb %.4f > claimed %.4f", lb, eps);
 }
-END_TEST
 
-START_TEST(test_white_box_mutated)
+static void
+white_box_mutated(const char *name, uint64_t seed)
 {
 	struct run_spec s;
 	struct run_plan p;
-	double z, g, mu, eps, eps_true, miss = 1.0, best_u = NAN, lb;
+	double z, c, mu, eps, eps_true, miss = 1.0, best_u = NAN, lb;
 
 	spec_init(&s);
 	ck_assert(alg_plan(sub(), &s, &p, NULL) == ERR_OK);
 	eps = claimed_unit(&p);
 	z = used_value(&p, "noise_multiplier");
-	g = used_value(&p, "grad_bound");
-	/* The mutated sigma is z G / b (the add/remove multiplier). */
-	mu = (2.0 / WB_B) / (z * g / WB_B);
+	c = used_value(&p, "clip");
+	/* The mutated sigma is z C / b (the add/remove multiplier). */
+	mu = (2.0 / wb_b) / (z * c / wb_b);
 	ck_assert_int_eq(ag_epsilon_mu(mu, CLAIM_DELTA, &eps_true, NULL), ERR_OK);
 	for (int k = 0; k < GRID_K; k++) {
 		double u = -GRID_U + 2.0 * GRID_U * k / (GRID_K - 1), sm = 0.5, h = 0.5 * mu * sm;
@@ -272,16 +291,41 @@ START_TEST(test_white_box_mutated)
 			best_u = u;
 		}
 	}
-	printf("level2/dp_sgd_subsampled-batch-mutated: sigma x 0.5 (add/remove multiplier), mu = "
-	       "%.4f, true eps(%.0e) = %.4f vs claimed %.4f; best planned test u = %.3f, N = %d: "
-	       "P[mutation missed] <= %.2g\n",
-	       mu, CLAIM_DELTA, eps_true, eps, best_u, WB_RUNS, miss);
+	printf("%s: sigma x 0.5 (add/remove multiplier), mu = %.4f, true eps(%.0e) = %.4f vs "
+	       "claimed %.4f; best planned test u = %.3f, N = %d: P[mutation missed] <= %.2g\n",
+	       name, mu, CLAIM_DELTA, eps_true, eps, best_u, WB_RUNS, miss);
 	ck_assert(eps_true > eps);
 	ck_assert_msg(miss <= 1e-3, "the mutation audit is under-powered: miss %.6f", miss);
 
-	lb = white_box_audit("level2/dp_sgd_subsampled-batch-mutated", 0.5, 0x9b05688c2b3e6c1fu,
-			     &eps);
+	lb = white_box_audit(name, 0.5, seed, &eps);
 	ck_assert_msg(lb > eps, "sigma x 0.5 not detected: eps_lb %.4f <= claimed %.4f", lb, eps);
+}
+
+START_TEST(test_white_box)
+{
+	wb_b = WB_B;
+	white_box("level2/dp_sgd_subsampled-batch", 0x510e527fade682d1u);
+}
+END_TEST
+
+START_TEST(test_white_box_mutated)
+{
+	wb_b = WB_B;
+	white_box_mutated("level2/dp_sgd_subsampled-batch-mutated", 0x9b05688c2b3e6c1fu);
+}
+END_TEST
+
+START_TEST(test_white_box_whole)
+{
+	wb_b = WB_N;
+	white_box("level2/dp_sgd_subsampled-whole", 0x1f83d9abfb41bd6bu);
+}
+END_TEST
+
+START_TEST(test_white_box_whole_mutated)
+{
+	wb_b = WB_N;
+	white_box_mutated("level2/dp_sgd_subsampled-whole-mutated", 0x5be0cd19137e2179u);
 }
 END_TEST
 
@@ -299,6 +343,7 @@ START_TEST(test_hook)
 	struct err e = { 0 };
 
 	ck_assert_ptr_nonnull(a);
+	wb_b = WB_B;
 	worlds_init(a);
 	w = &a->w[0];
 	for (uint64_t seed = 1; seed <= 20; seed++) {
@@ -337,6 +382,8 @@ audit_suite(void)
 	tcase_set_timeout(wb, 300);
 	tcase_add_test(wb, test_white_box);
 	tcase_add_test(wb, test_white_box_mutated);
+	tcase_add_test(wb, test_white_box_whole);
+	tcase_add_test(wb, test_white_box_whole_mutated);
 	suite_add_tcase(s, wb);
 	return s;
 }
