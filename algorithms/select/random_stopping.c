@@ -124,7 +124,8 @@ static const struct alg_param rs_params[P__COUNT + 1] = {
 			   "dp_sgd.subsampled's batch_size for every candidate; 0 = its "
 			   "default on the training part" },
 	[P_EPOCHS] = { "epochs", ALG_PARAM_REAL, 0.0, 1e4, 0.0,
-		       "dp_sgd.subsampled's epochs for every candidate; 0 = its default (5)" },
+		       "dp_sgd.subsampled's epochs for every candidate; 0 = its default rule "
+		       "(whole-data steps on small data)" },
 	[P_MOMENTUM] = { "momentum", ALG_PARAM_REAL, 0.0, 0.99, 0.0,
 			 "dp_sgd.subsampled's momentum for every candidate" },
 	[P_AVERAGE] = { "average", ALG_PARAM_BOOL, 0.0, 1.0, 1.0,
