@@ -59,6 +59,7 @@ node_json(const struct dp_event_tree *t, unsigned i)
 			json_object_set_new(j, "k_max", json_integer((json_int_t)n->k_max));
 		break;
 	case DP_EVENT_COMPOSED:
+	case DP_EVENT_MIXTURE:
 	case DP_EVENT__COUNT:
 		break;
 	}
@@ -193,6 +194,7 @@ parse_node(const json_t *j, const char *path, enum dp_relation inherited, struct
 		break;
 	case DP_EVENT_PARALLEL:
 	case DP_EVENT_COMPOSED:
+	case DP_EVENT_MIXTURE:
 	case DP_EVENT__COUNT:
 		break;
 	}

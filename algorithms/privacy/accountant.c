@@ -90,6 +90,7 @@ basic_node(const struct dp_event_tree *t, unsigned i, double *ret_eps, double *r
 		break;
 	case DP_EVENT_COMPOSED:
 	case DP_EVENT_PARALLEL:
+	case DP_EVENT_MIXTURE: /* the worst child (event.h) */
 		for (unsigned k = 0; k < n->n_children; k++) {
 			if ((rc = basic_node(t, n->first_child + k, &ce, &cd, e)) != ERR_OK)
 				return rc;

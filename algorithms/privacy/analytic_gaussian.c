@@ -182,6 +182,7 @@ tree_inv_sq(const struct dp_event_tree *t, unsigned i, double *ret)
 		break;
 	case DP_EVENT_COMPOSED:
 	case DP_EVENT_PARALLEL:
+	case DP_EVENT_MIXTURE: /* the worst child dominates (event.h) */
 		for (unsigned k = 0; k < n->n_children; k++) {
 			if (!tree_inv_sq(t, n->first_child + k, &c))
 				return false;

@@ -24,6 +24,7 @@ static const char *const type_names[DP_EVENT__COUNT] = {
 	[DP_EVENT_PARALLEL] = "parallel",
 	[DP_EVENT_SELECTION_TNB] = "selection_tnb",
 	[DP_EVENT_SELECTION_POISSON] = "selection_poisson",
+	[DP_EVENT_MIXTURE] = "mixture",
 };
 
 static const char *const relation_names[DP_RELATION__COUNT] = {
@@ -80,6 +81,7 @@ dp_event_arity(enum dp_event_type t)
 		return 1;
 	case DP_EVENT_COMPOSED:
 	case DP_EVENT_PARALLEL:
+	case DP_EVENT_MIXTURE:
 	case DP_EVENT__COUNT:
 		break;
 	}
@@ -168,7 +170,8 @@ dp_event_wrap(struct dp_event_tree *t, const struct dp_event *parent, struct err
 {
 	struct dp_event_tree old = *t;
 
-	if (dp_event_arity(parent->type) == 0 || parent->type == DP_EVENT_COMPOSED)
+	if (dp_event_arity(parent->type) == 0 || parent->type == DP_EVENT_COMPOSED ||
+	    parent->type == DP_EVENT_MIXTURE)
 		return err_set(e, ERR_INTERNAL, "a %s event cannot wrap one child",
 			       dp_event_type_name(parent->type));
 	if (old.n_nodes + 1u > DP_EVENT_MAX_NODES)
@@ -191,8 +194,10 @@ dp_event_join(struct dp_event_tree *ret, enum dp_event_type type,
 	struct dp_event_tree t;
 	unsigned total = 1 + k, at;
 
-	if ((type != DP_EVENT_COMPOSED && type != DP_EVENT_PARALLEL) || k == 0)
-		return err_set(e, ERR_INTERNAL, "dp_event_join needs composed or parallel parts");
+	if ((type != DP_EVENT_COMPOSED && type != DP_EVENT_PARALLEL && type != DP_EVENT_MIXTURE) ||
+	    k == 0)
+		return err_set(e, ERR_INTERNAL,
+			       "dp_event_join needs composed, parallel or mixture parts");
 	for (unsigned i = 0; i < k; i++) {
 		total += parts[i]->n_nodes - 1u; /* each root is one of the k slots */
 		if (parts[i]->node[0].relation != parts[0]->node[0].relation)
@@ -310,6 +315,7 @@ check_node(const struct dp_event_tree *t, unsigned i, unsigned depth, struct err
 			return err_set(e, ERR_INVALID, "selection_poisson needs mu in (0, 1e9]");
 		break;
 	case DP_EVENT_COMPOSED:
+	case DP_EVENT_MIXTURE:
 	case DP_EVENT__COUNT:
 		break;
 	}

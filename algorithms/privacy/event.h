@@ -27,6 +27,8 @@
  *	parallel                     parts                   1..k, on disjoint records
  *	selection_tnb                eta, gamma [, k_max]    1 (the base mechanism Q)
  *	selection_poisson            mu [, k_max]            1 (the base mechanism Q)
+ *	mixture                      -                       1..k, one of them chosen
+ *	                                                     by public randomness
  *
  * selection_tnb / selection_poisson: private selection with a random
  * number of repetitions (Papernot & Steinke, "Hyperparameter tuning with
@@ -42,6 +44,15 @@
  *
  * parallel with one child and parts = T means T disjoint parts that each
  * run that child; its cost is the child's (the worst part's in general).
+ *
+ * mixture: the run draws one of its children with randomness independent
+ * of the data (e.g. a candidate of a public grid, in a selection's base
+ * mechanism) and runs that one.  Its cost is bounded by the worst child's
+ * at every Renyi order (the Renyi divergence of two mixtures with the same
+ * public weights is at most the largest of the pairs', by joint convexity
+ * of exp((alpha - 1) D_alpha)), and likewise for (epsilon, delta) and for
+ * a dominating Gaussian pair (the hockey-stick divergence is jointly
+ * convex): the accountants treat it as parallel's maximum.
  */
 #ifndef ALGORITHMS_PRIVACY_EVENT_H
 #define ALGORITHMS_PRIVACY_EVENT_H
@@ -71,6 +82,7 @@ enum dp_event_type {
 	DP_EVENT_PARALLEL,
 	DP_EVENT_SELECTION_TNB,
 	DP_EVENT_SELECTION_POISSON,
+	DP_EVENT_MIXTURE,
 	DP_EVENT__COUNT
 };
 

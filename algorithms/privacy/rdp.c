@@ -201,6 +201,7 @@ eps_inf(const struct dp_event_tree *t, unsigned i, double *ret)
 		break;
 	case DP_EVENT_COMPOSED:
 	case DP_EVENT_PARALLEL:
+	case DP_EVENT_MIXTURE: /* the worst child (event.h) */
 		v = 0.0;
 		for (unsigned k = 0; k < n->n_children; k++) {
 			if (!eps_inf(t, n->first_child + k, &c))
@@ -954,6 +955,7 @@ node_curve(const struct dp_event_tree *t, unsigned i, const double *a, unsigned 
 		break;
 	case DP_EVENT_COMPOSED:
 	case DP_EVENT_PARALLEL:
+	case DP_EVENT_MIXTURE: /* the worst child at every order (event.h) */
 		rc = node_curve(t, node->first_child, a, n, out, e);
 		if (rc != ERR_OK || node->n_children == 1)
 			break;

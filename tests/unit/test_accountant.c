@@ -92,6 +92,10 @@ START_TEST(test_mu_functions)
 	t = join(DP_EVENT_PARALLEL, parts, 3);
 	ck_assert_int_eq(ag_tree_mu(&t, &mu, &e), ERR_OK);
 	ck_assert(close_rel(mu, 2.0, 1e-15));
+	/* mixture: the worst child's Gaussian dominates */
+	t = join(DP_EVENT_MIXTURE, parts, 3);
+	ck_assert_int_eq(ag_tree_mu(&t, &mu, &e), ERR_OK);
+	ck_assert(close_rel(mu, 2.0, 1e-15));
 	/* eps(delta) round trip */
 	for (double m = 0.1; m < 5.0; m *= 1.7)
 		for (double d = 1e-9; d < 1e-2; d *= 31) {
@@ -136,6 +140,9 @@ START_TEST(test_basic_composition)
 	ck_assert(close_rel(eps, 3.0, 1e-15) && close_rel(delta, 0.3, 1e-15));
 
 	t = join(DP_EVENT_PARALLEL, parts, 2);
+	ck_assert_int_eq(accountant_basic(&t, &eps, &delta, &e), ERR_OK);
+	ck_assert(eps == 2.0 && delta == 0.2);
+	t = join(DP_EVENT_MIXTURE, parts, 2);
 	ck_assert_int_eq(accountant_basic(&t, &eps, &delta, &e), ERR_OK);
 	ck_assert(eps == 2.0 && delta == 0.2);
 

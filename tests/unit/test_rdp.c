@@ -342,6 +342,10 @@ every_event(unsigned i, bool *more)
 		return selection_tnb(gaussian(DP_REPLACE_ONE, 3.0), 1.0, 0.1);
 	case 12:
 		return selection_poisson(laplace(3.0), 5.0);
+	case 13:
+		two[0] = wor(gaussian(DP_REPLACE_ONE, 1.2), 1000, 30);
+		two[1] = gaussian(DP_REPLACE_ONE, 2.5);
+		return join(DP_EVENT_MIXTURE, two, 2);
 	default:
 		*more = false;
 		return self_composed(bounded_range(0.9), 3);
@@ -375,6 +379,35 @@ START_TEST(test_self_composed_every_type)
 					    epsilon_of(&c, &g, 1e-6, NULL), 1e-13));
 		}
 	}
+}
+END_TEST
+
+/* A mixture costs its worst child at every order: the pointwise maximum,
+ * which is neither child's curve alone (50 sampled steps at q = 0.01,
+ * z = 1 are cheaper than one Gaussian of z = 5 at orders near 3 and far
+ * dearer above 9). */
+START_TEST(test_mixture_is_worst_child)
+{
+	struct rdp_grid g;
+	struct dp_event_tree two[2], m;
+	double r0[RDP_MAX_ORDERS], r1[RDP_MAX_ORDERS], rm[RDP_MAX_ORDERS];
+	bool first = false, second = false;
+
+	rdp_grid_default(&g);
+	two[0] = self_composed(wor(gaussian(DP_REPLACE_ONE, 1.0), 10000, 100), 50);
+	two[1] = gaussian(DP_REPLACE_ONE, 5.0);
+	m = join(DP_EVENT_MIXTURE, two, 2);
+	curve(&two[0], &g, r0);
+	curve(&two[1], &g, r1);
+	curve(&m, &g, rm);
+	for (unsigned j = 0; j < g.n; j++) {
+		ck_assert_msg(rm[j] == fmax(r0[j], r1[j]), "order %g", g.order[j]);
+		first = first || r0[j] > r1[j];
+		second = second || r1[j] > r0[j];
+	}
+	ck_assert(first && second);
+	ck_assert(epsilon_of(&m, &g, 1e-6, NULL) >=
+		  fmax(epsilon_of(&two[0], &g, 1e-6, NULL), epsilon_of(&two[1], &g, 1e-6, NULL)));
 }
 END_TEST
 
@@ -1018,6 +1051,7 @@ rdp_suite(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_published_values);
+	tcase_add_test(tc, test_mixture_is_worst_child);
 	tcase_add_test(tc, test_published_poisson_curve);
 	tcase_add_test(tc, test_default_grid_no_worse);
 	tcase_add_test(tc, test_grids);

@@ -427,15 +427,20 @@ START_TEST(test_event_json_roundtrip)
 		" {\"type\": \"parallel\", \"parts\": 7, \"events\": ["
 		"  {\"type\": \"laplace\", \"noise_multiplier\": 0.2385},"
 		"  {\"type\": \"bounded_range\", \"epsilon\": 0.5212}]},"
-		" {\"type\": \"zcdp\", \"rho\": 0.01}, {\"type\": \"pure\", \"epsilon\": 0.1}]}";
+		" {\"type\": \"zcdp\", \"rho\": 0.01}, {\"type\": \"pure\", \"epsilon\": 0.1},"
+		" {\"type\": \"mixture\", \"events\": ["
+		"  {\"type\": \"gaussian\", \"noise_multiplier\": 2},"
+		"  {\"type\": \"self_composed\", \"count\": 4, \"event\":"
+		"   {\"type\": \"gaussian\", \"noise_multiplier\": 4}}]}]}";
 	struct dp_event_tree t, u;
 	struct err e = { 0 };
 	json_t *doc = parse(text), *back;
 
 	ck_assert_msg(dp_event_from_json(doc, "event", &t, &e) == ERR_OK, "%s (%s)", e.msg,
 		      e.field);
-	ck_assert_uint_eq(t.n_nodes, 9);
-	ck_assert(t.node[0].type == DP_EVENT_COMPOSED && t.node[0].n_children == 4);
+	ck_assert_uint_eq(t.n_nodes, 13);
+	ck_assert(t.node[0].type == DP_EVENT_COMPOSED && t.node[0].n_children == 5);
+	ck_assert(t.node[5].type == DP_EVENT_MIXTURE && t.node[5].n_children == 2);
 	ck_assert(t.node[0].relation == DP_REPLACE_ONE);
 	back = dp_event_to_json(&t);
 	ck_assert_int_eq(dp_event_from_json(back, "event", &u, &e), ERR_OK);
