@@ -59,6 +59,29 @@ struct alg_param {
 	const char *doc; /* one line for API users */
 };
 
+/*
+ * A selection method's public candidate grid ("params.grid", for methods
+ * with alg_ops.grid_base): up to ALG_GRID_MAX_DIMS of the base method's
+ * parameters (indices into grid_base->params), each with 1 ..
+ * ALG_GRID_MAX_VALUES values within that parameter's schema; the candidates
+ * are every combination, at most ALG_GRID_MAX_CANDIDATES.  n_dims = 0: no
+ * grid (the method's own default candidates).
+ */
+#define ALG_GRID_MAX_DIMS       3
+#define ALG_GRID_MAX_VALUES     8
+#define ALG_GRID_MAX_CANDIDATES 64
+
+struct alg_grid_dim {
+	unsigned param; /* index into the base method's params */
+	unsigned n;     /* values */
+	double value[ALG_GRID_MAX_VALUES];
+};
+
+struct alg_grid {
+	unsigned n_dims;
+	struct alg_grid_dim dim[ALG_GRID_MAX_DIMS];
+};
+
 /* The validated, public description of one run.  Everything here is
  * public: the request and the sealed dataset's public metadata. */
 struct run_spec {
@@ -67,6 +90,7 @@ struct run_spec {
 	double epsilon;                /* target, > 0 */
 	double delta;                  /* target, in (0, 1) */
 	double params[ALG_MAX_PARAMS]; /* dense, in the schema's order */
+	struct alg_grid grid;          /* params.grid (selection methods); n_dims 0 if none */
 	size_t n;                      /* sealed row count */
 	size_t dim;                    /* length of the variable and of result(): objective.dim */
 	struct data_schema schema;     /* the dataset's public schema: d, task, bounds, ... */
@@ -159,6 +183,10 @@ struct alg_ops {
 	 * get an intercept unless the request says otherwise
 	 * (algorithms/sgd/README.md). */
 	bool defaults_from_bounds;
+	/* A selection method over another method's runs: "params.grid" may
+	 * name any of grid_base's parameters (struct alg_grid).  NULL: the
+	 * request has no "params.grid". */
+	const struct alg_ops *grid_base;
 };
 
 /* registry.c */

@@ -60,7 +60,9 @@ kinds_json(unsigned mask)
 }
 
 /* One algorithm: ... "saddle" (solves min_x max_y of saddle objectives),
- * "constraints": {"x": kinds[, "y": kinds for saddle methods]}. */
+ * "constraints": {"x": kinds[, "y": kinds for saddle methods]}, and for a
+ * selection method "grid_base", the method whose parameters its
+ * "params.grid" names. */
 static json_t *
 alg_json(const struct alg_ops *a)
 {
@@ -80,6 +82,12 @@ alg_json(const struct alg_ops *a)
 	if (r != NULL && a->saddle &&
 	    json_object_set_new(json_object_get(r, "constraints"), "y",
 				kinds_json(a->constraints_y)) != 0) {
+		json_decref(r);
+		r = NULL;
+	}
+	/* A selection method: "params.grid" names this method's parameters. */
+	if (r != NULL && a->grid_base != NULL &&
+	    json_object_set_new(r, "grid_base", json_string(a->grid_base->name)) != 0) {
 		json_decref(r);
 		r = NULL;
 	}

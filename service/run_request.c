@@ -127,9 +127,125 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 	return ERR_OK;
 }
 
+/* One value of a grid dimension, checked against the base parameter's
+ * schema entry p; field names the value ("params.grid.clip[2]"). */
 static enum err_code
-parse_params(const json_t *params, const struct alg_ops *alg, double *v, json_t *norm,
-	     struct err *e)
+grid_value(const json_t *v, const struct alg_param *p, const char *field, double *ret,
+	   struct err *e)
+{
+	double x;
+
+	if (p->type == ALG_PARAM_BOOL) {
+		if (!json_is_boolean(v))
+			return err_set_field(e, ERR_INVALID, field, "'%s' must be a boolean",
+					     field);
+		*ret = json_is_true(v) ? 1.0 : 0.0;
+		return ERR_OK;
+	}
+	if (!json_is_number(v))
+		return err_set_field(e, ERR_INVALID, field, "'%s' must be a number", field);
+	x = json_number_value(v);
+	if (!(x >= p->min && x <= p->max) || (p->type == ALG_PARAM_INT && x != floor(x)))
+		return err_set_field(e, ERR_INVALID, field, "'%s' must be %s in [%g, %g]", field,
+				     p->type == ALG_PARAM_INT ? "an integer" : "a number", p->min,
+				     p->max);
+	*ret = x;
+	return ERR_OK;
+}
+
+/*
+ * "params.grid" of a selection method: an object mapping names of the
+ * base method's parameters to non-empty arrays of values (struct
+ * alg_grid's limits), normalised into norm as the same object with each
+ * value in its schema type.
+ */
+static enum err_code
+parse_grid(const json_t *g, const struct alg_ops *base, struct alg_grid *ret, json_t *norm,
+	   struct err *e)
+{
+	const char *key;
+	json_t *vals, *out = json_object();
+	char path[96], item[128];
+	size_t total = 1;
+	enum err_code rc = ERR_OK;
+
+	memset(ret, 0, sizeof(*ret));
+	if (out == NULL)
+		return err_set(e, ERR_NOMEM, "cannot normalise params.grid");
+	if (!json_is_object(g) || json_object_size(g) == 0) {
+		json_decref(out);
+		return err_set_field(e, ERR_INVALID, "params.grid",
+				     "'params.grid' must be an object naming 1 to %d of %s's "
+				     "parameters, each with an array of values",
+				     ALG_GRID_MAX_DIMS, base->name);
+	}
+	json_object_foreach ((json_t *)g, key, vals) {
+		struct alg_grid_dim *d;
+		const struct alg_param *p = NULL;
+		json_t *arr;
+		unsigned k;
+
+		jv_path(path, sizeof(path), "params.grid", key);
+		for (k = 0; base->params[k].name != NULL; k++)
+			if (strcmp(base->params[k].name, key) == 0) {
+				p = &base->params[k];
+				break;
+			}
+		if (p == NULL) {
+			rc = err_set_field(e, ERR_INVALID, path, "'%s' is not a parameter of %s",
+					   path, base->name);
+			break;
+		}
+		if (ret->n_dims == ALG_GRID_MAX_DIMS) {
+			rc = err_set_field(e, ERR_INVALID, "params.grid",
+					   "'params.grid' names more than %d parameters",
+					   ALG_GRID_MAX_DIMS);
+			break;
+		}
+		if (!json_is_array(vals) || json_array_size(vals) == 0 ||
+		    json_array_size(vals) > ALG_GRID_MAX_VALUES) {
+			rc = err_set_field(e, ERR_INVALID, path,
+					   "'%s' must be an array of 1 to %d values", path,
+					   ALG_GRID_MAX_VALUES);
+			break;
+		}
+		d = &ret->dim[ret->n_dims++];
+		d->param = k;
+		d->n = (unsigned)json_array_size(vals);
+		arr = json_array();
+		for (unsigned i = 0; i < d->n && rc == ERR_OK; i++) {
+			snprintf(item, sizeof(item), "%.90s[%u]", path, i);
+			rc = grid_value(json_array_get(vals, i), p, item, &d->value[i], e);
+			if (rc == ERR_OK && arr != NULL)
+				json_array_append_new(
+					arr, p->type == ALG_PARAM_BOOL
+						     ? json_boolean(d->value[i] != 0.0)
+					     : p->type == ALG_PARAM_INT
+						     ? json_integer((json_int_t)d->value[i])
+						     : json_real(d->value[i]));
+		}
+		if (arr != NULL)
+			json_object_set_new(out, key, arr);
+		if (rc != ERR_OK)
+			break;
+		total *= d->n;
+	}
+	if (rc == ERR_OK && total > ALG_GRID_MAX_CANDIDATES)
+		rc = err_set_field(e, ERR_INVALID, "params.grid",
+				   "'params.grid' has %zu candidates; at most %d are allowed",
+				   total, ALG_GRID_MAX_CANDIDATES);
+	if (rc != ERR_OK) {
+		json_decref(out);
+		memset(ret, 0, sizeof(*ret));
+		return rc;
+	}
+	json_object_set_new(norm, "grid", out);
+	return ERR_OK;
+}
+
+static enum err_code
+parse_params(const json_t *params, const struct alg_ops *alg, double *v, struct alg_grid *grid,
+	     json_t *norm, struct err *e)
 {
 	const struct alg_param *p;
 	const char *key;
@@ -138,9 +254,16 @@ parse_params(const json_t *params, const struct alg_ops *alg, double *v, json_t 
 	enum err_code rc;
 
 	alg_default_params(alg, v);
+	memset(grid, 0, sizeof(*grid));
 	json_object_foreach ((json_t *)params, key, val) {
 		bool known = false;
 
+		if (alg->grid_base != NULL && strcmp(key, "grid") == 0) {
+			rc = parse_grid(val, alg->grid_base, grid, norm, e);
+			if (rc != ERR_OK)
+				return rc;
+			continue;
+		}
 		for (p = alg->params; p->name != NULL && !known; p++)
 			known = strcmp(p->name, key) == 0;
 		if (!known) {
@@ -301,7 +424,7 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 		rc = err_set(e, ERR_NOMEM, "cannot normalise the request");
 		goto out_free;
 	}
-	rc = parse_params(params, r.alg, r.spec.params, norm_params, e);
+	rc = parse_params(params, r.alg, r.spec.params, &r.spec.grid, norm_params, e);
 	if (rc != ERR_OK)
 		goto out_free;
 	r.spec.n = (size_t)meta->n_rows;

@@ -157,6 +157,13 @@ struct rs_setup {
 	bool step_auto;     /* one step size: the base's own default at each clip */
 	double step_min, step_max;
 	double clip0, clip_min_fraction;
+	/* params.grid: the candidates are its combinations instead. */
+	bool use_grid;
+	double base_params[ALG_MAX_PARAMS]; /* the base's params under every candidate */
+	unsigned n_cand;
+	unsigned long cand_steps[ALG_GRID_MAX_CANDIDATES]; /* T of each candidate */
+	unsigned n_rep; /* candidates with distinct events: rep[0 .. n_rep) */
+	unsigned rep[ALG_GRID_MAX_CANDIDATES];
 };
 
 struct rs_state {
@@ -171,16 +178,80 @@ struct rs_state {
 	bool base_live;
 	struct dgauss_params score_noise;
 	uint64_t k, rep, ties;
-	unsigned long t; /* step within the repetition: 0 .. T (T scores) */
+	unsigned long t;         /* step within the repetition: 0 .. T (T scores) */
+	unsigned long cur_steps; /* the drawn candidate's T (<= T, the longest) */
 	double best_score;
 	bool have_best;
 	size_t dim;
 };
 
+static void rs_grid_candidate(struct rs_setup *s, unsigned j);
+
 static bool
 is_finite_pos(double v)
 {
 	return isfinite(v) && v > 0.0;
+}
+
+/*
+ * params.grid: every candidate's plan at z = 1 (a candidate the base
+ * method refuses is refused naming params.grid), its T, the largest T and
+ * its batch (the repetition's length and the score's noise rule), and one
+ * representative per distinct event (events equal at one z are equal at
+ * every z: z is only a leaf's parameter).
+ */
+static enum err_code
+rs_grid_bounds(const struct run_spec *spec, struct rs_setup *s, struct err *e)
+{
+	struct dp_event_tree *ev = NULL;
+	struct run_plan p;
+	struct err be = { 0 };
+	enum err_code rc = ERR_OK;
+	size_t total = 1;
+
+	if (spec->params[P_STEP_MIN] != 0.0 || s->grid != 1)
+		return err_set_field(
+			e, ERR_INVALID, "params.grid",
+			"with 'params.grid', give step sizes in it (as step_size), not "
+			"in 'params.step_size_min' or 'params.grid_size'");
+	for (unsigned k = 0; k < spec->grid.n_dims; k++)
+		total *= spec->grid.dim[k].n;
+	if (total < 1 || total > ALG_GRID_MAX_CANDIDATES)
+		return err_set_field(e, ERR_INVALID, "params.grid",
+				     "'params.grid' has %zu candidates", total);
+	s->use_grid = true;
+	s->n_cand = (unsigned)total;
+	s->n_rep = 0;
+	s->base_steps = 0;
+	memcpy(s->base_params, s->base.params, sizeof(s->base_params));
+	ev = malloc(s->n_cand * sizeof(*ev));
+	if (ev == NULL)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	for (unsigned j = 0; j < s->n_cand && rc == ERR_OK; j++) {
+		bool seen = false;
+
+		rs_grid_candidate(s, j);
+		if (subsampled_plan_at(&s->base, 1.0, &p, &be) != ERR_OK) {
+			rc = err_set_field(e, ERR_INVALID, "params.grid",
+					   "candidate %u of 'params.grid' is refused: %s (%s)", j,
+					   be.msg, be.field[0] != '\0' ? be.field : "-");
+			break;
+		}
+		s->cand_steps[j] = p.steps;
+		if (p.steps > s->base_steps) {
+			s->base_steps = p.steps;
+			s->batch = (size_t)run_plan_value(&p, "batch_size");
+		}
+		for (unsigned r = 0; r < s->n_rep && !seen; r++)
+			seen = dp_event_equal(&ev[r], &p.event);
+		if (!seen) {
+			ev[s->n_rep] = p.event;
+			s->rep[s->n_rep++] = j;
+		}
+	}
+	free(ev);
+	memcpy(s->base.params, s->base_params, sizeof(s->base.params));
+	return rc;
 }
 
 /* The split, the base spec, b and T: public, before any noise. */
@@ -260,6 +331,8 @@ rs_bounds(const struct run_spec *spec, struct rs_setup *s, struct err *e)
 		return err_set_field(e, ERR_INVALID, "params.step_size_min",
 				     "give both 'params.step_size_min' and 'params.step_size_max' "
 				     "(min <= max), or neither");
+	if (spec->grid.n_dims > 0)
+		return rs_grid_bounds(spec, s, e);
 	return ERR_OK;
 }
 
@@ -303,6 +376,47 @@ score_multiplier(const struct rs_setup *s, double z)
 	return z / (fmin(2.0 * q, 1.0) * sqrt((double)s->base_steps));
 }
 
+/* The training part of Q under params.grid at z: the representatives'
+ * events (each the base method's own, from its plan at z), their mixture
+ * when they differ (the candidate is drawn by public randomness:
+ * docs/privacy-model.md §2). */
+static enum err_code
+rs_grid_training(const struct rs_setup *s, double z, struct dp_event_tree *ret, struct err *e)
+{
+	struct dp_event_tree *ev = malloc(s->n_rep * sizeof(*ev));
+	const struct dp_event_tree **parts = malloc(s->n_rep * sizeof(*parts));
+	struct rs_setup *tmp = malloc(sizeof(*tmp));
+	struct run_plan p;
+	enum err_code rc = ERR_OK;
+
+	if (ev == NULL || parts == NULL || tmp == NULL) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	*tmp = *s;
+	for (unsigned r = 0; r < s->n_rep && rc == ERR_OK; r++) {
+		rs_grid_candidate(tmp, s->rep[r]);
+		rc = subsampled_plan_at(&tmp->base, z, &p, e);
+		ev[r] = p.event;
+		parts[r] = &ev[r];
+	}
+	if (rc == ERR_OK && s->n_rep == 1)
+		*ret = ev[0];
+	else if (rc == ERR_OK &&
+		 dp_event_join(ret, DP_EVENT_MIXTURE, parts, s->n_rep, NULL) != ERR_OK)
+		rc = err_set_field(
+			e, ERR_INVALID, "params.grid",
+			"the %u distinct privacy events of the grid's candidates do not fit "
+			"one event (at most %d nodes); use fewer distinct batch sizes or "
+			"step counts",
+			s->n_rep, DP_EVENT_MAX_NODES);
+out:
+	free(ev);
+	free(parts);
+	free(tmp);
+	return rc;
+}
+
 /* selection(parallel(training(z), gaussian(z_s(z)))). */
 static enum err_code
 rs_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
@@ -316,8 +430,14 @@ rs_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
 	const struct dp_event_tree *parts[2] = { &train, &score };
 	enum err_code rc;
 
-	dp_event_gaussian(&train, DP_REPLACE_ONE, z);
 	dp_event_gaussian(&score, DP_REPLACE_ONE, score_multiplier(f->s, z));
+	if (f->s->use_grid) {
+		if ((rc = rs_grid_training(f->s, z, &train, e)) != ERR_OK ||
+		    (rc = dp_event_join(ret, DP_EVENT_PARALLEL, parts, 2, e)) != ERR_OK)
+			return rc;
+		return dp_event_wrap(ret, &f->sel, e);
+	}
+	dp_event_gaussian(&train, DP_REPLACE_ONE, z);
 	/* As dp_sgd.subsampled's event: whole-data steps sample nothing. */
 	if ((f->s->batch != f->s->n_train && (rc = dp_event_wrap(&train, &sample, e)) != ERR_OK) ||
 	    (rc = dp_event_wrap(&train, &self, e)) != ERR_OK ||
@@ -388,7 +508,21 @@ rs_schedule(const struct run_spec *spec, double z, struct rs_setup *s, struct er
 static unsigned
 rs_candidates(const struct rs_setup *s)
 {
-	return s->grid * s->clip_grid;
+	return s->use_grid ? s->n_cand : s->grid * s->clip_grid;
+}
+
+/* Candidate j of params.grid into the base spec: j in mixed radix over
+ * the grid's dimensions, the first fastest. */
+static void
+rs_grid_candidate(struct rs_setup *s, unsigned j)
+{
+	const struct alg_grid *g = &s->base.grid;
+
+	memcpy(s->base.params, s->base_params, sizeof(s->base.params));
+	for (unsigned k = 0; k < g->n_dims; k++) {
+		s->base.params[g->dim[k].param] = g->dim[k].value[j % g->dim[k].n];
+		j /= g->dim[k].n;
+	}
 }
 
 /* Candidate j's step size and clip into the base spec: j = (step index)
@@ -399,6 +533,10 @@ rs_candidate(struct rs_setup *s, unsigned j)
 	unsigned js = j % s->grid, jc = j / s->grid;
 	double step = 0.0, clip = s->clip0;
 
+	if (s->use_grid) {
+		rs_grid_candidate(s, j);
+		return;
+	}
 	if (!s->step_auto)
 		step = s->grid == 1 ? sqrt(s->step_min * s->step_max)
 				    : s->step_min * pow(s->step_max / s->step_min,
@@ -433,12 +571,15 @@ rs_fill_plan(const struct run_spec *spec, const struct rs_setup *s, const struct
 		run_plan_use(ret, "step_size_min", s->step_min);
 		run_plan_use(ret, "step_size_max", s->step_max);
 	}
-	run_plan_use(ret, "grid_size", (double)s->grid);
-	run_plan_use(ret, "clip_grid_size", (double)s->clip_grid);
-	run_plan_use(ret, "clip_max", s->clip0);
-	run_plan_use(ret, "clip_min",
-		     s->clip_grid > 1 ? s->clip0 * s->clip_min_fraction : s->clip0);
+	if (!s->use_grid) {
+		run_plan_use(ret, "grid_size", (double)s->grid);
+		run_plan_use(ret, "clip_grid_size", (double)s->clip_grid);
+		run_plan_use(ret, "clip_max", s->clip0);
+		run_plan_use(ret, "clip_min",
+			     s->clip_grid > 1 ? s->clip0 * s->clip_min_fraction : s->clip0);
+	}
 	run_plan_use(ret, "candidates", (double)rs_candidates(s));
+	run_plan_use(ret, "candidate_events", s->use_grid ? (double)s->n_rep : 1.0);
 	return ERR_OK;
 }
 
@@ -658,14 +799,18 @@ rs_step(void *state, struct err *e)
 		unsigned j = (unsigned)rng_below(s->rng, rs_candidates(&s->su));
 
 		rs_candidate(&s->su, j);
+		s->cur_steps = s->su.use_grid ? s->su.cand_steps[j] : s->su.base_steps;
 		memset(s->base_state, 0, b->state_size);
 		s->base_live = true;
 		rc = b->init(s->base_state, &s->su.base, &s->plans[j], &s->train.ds, s->rng, e);
 		if (rc != ERR_OK)
 			return rc;
 	}
+	/* Every repetition takes T_max + 1 steps (the public step count); a
+	 * candidate with fewer steps idles through the rest (its T, like
+	 * its draw, is independent of the data). */
 	if (s->t < s->su.base_steps) {
-		if ((rc = b->step(s->base_state, e)) != ERR_OK)
+		if (s->t < s->cur_steps && (rc = b->step(s->base_state, e)) != ERR_OK)
 			return rc;
 		s->t++;
 		return ERR_OK;
@@ -720,8 +865,10 @@ const struct alg_ops alg_select_random_stopping = {
 	.version = 2, /* 2: the clip grid, the regression score's cap, z_s at q = 1 */
 	.doc = "Private clip and step-size selection for dp_sgd.subsampled: a secret random split "
 	       "into training and validation rows; each repetition trains dp_sgd.subsampled with "
-	       "a clip norm and step size drawn from a public grid and scores the model on the "
-	       "validation rows with Gaussian noise; the number of repetitions K is secret "
+	       "a candidate drawn from a public grid (by default clip norms; params.grid: any of "
+	       "its parameters, candidates with different events charged as their mixture) and "
+	       "scores the model on the validation rows with Gaussian noise; the number of "
+	       "repetitions K is secret "
 	       "(Poisson or geometric), k_max repetitions are always performed, and only the "
 	       "best model of the first min(K, k_max) is released.  Charged as one event, "
 	       "selection(parallel(training, score)), bounded by Papernot & Steinke's Renyi "
@@ -742,4 +889,5 @@ const struct alg_ops alg_select_random_stopping = {
 	.result = rs_result,
 	.fini = rs_fini,
 	.defaults_from_bounds = true,
+	.grid_base = &alg_sgd_subsampled,
 };

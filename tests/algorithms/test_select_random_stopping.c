@@ -245,6 +245,72 @@ START_TEST(test_not_worse_than_median_candidate)
 }
 END_TEST
 
+/*
+ * params.grid over dp_sgd.subsampled's steps and clip: 4 candidates, two
+ * step counts (5 and 20), so two distinct events under one mixture; every
+ * repetition takes T_max + 1 = 21 driver steps whatever candidate it
+ * draws (the shorter one idles), the progress counter reaches the plan's
+ * step count, and the released model is one of the candidates' and beats
+ * the trivial accuracy.
+ */
+static unsigned long grid_progress;
+
+static bool
+grid_progress_cb(void *ctx, unsigned long done, unsigned long total)
+{
+	(void)ctx;
+	(void)total;
+	grid_progress = done;
+	return true;
+}
+
+START_TEST(test_grid_candidates)
+{
+	const struct alg_ops *base = alg_find("dp_sgd.subsampled");
+	struct rows tr, te;
+	struct run_spec s;
+	struct run_plan p;
+	struct rng r;
+	struct err e = { 0 };
+	double w[D], acc = 0.0;
+	unsigned steps_k = 0, clip_k = 0;
+
+	for (unsigned k = 0; base->params[k].name != NULL; k++) {
+		if (strcmp(base->params[k].name, "steps") == 0)
+			steps_k = k;
+		if (strcmp(base->params[k].name, "clip") == 0)
+			clip_k = k;
+	}
+	make_rows(&tr, &te, 0x6121du, false);
+	spec_init(&s, sel(), N_TRAIN);
+	s.grid.n_dims = 2;
+	s.grid.dim[0] = (struct alg_grid_dim){ .param = steps_k, .n = 2, .value = { 5, 20 } };
+	s.grid.dim[1] = (struct alg_grid_dim){ .param = clip_k, .n = 2, .value = { 0.5, 0.125 } };
+	plan_of(&s, &p);
+	ck_assert(run_plan_value(&p, "candidates") == 4.0);
+	ck_assert(run_plan_value(&p, "candidate_events") == 2.0);
+	ck_assert(run_plan_value(&p, "steps_per_repetition") == 20.0);
+	ck_assert_uint_eq(p.steps, (unsigned long)run_plan_value(&p, "repetitions_performed") * 21);
+	ck_assert_int_eq(p.event.node[2].type, DP_EVENT_MIXTURE);
+	rng_splitmix_init(&r, 0x77u);
+	grid_progress = 0;
+	ck_assert_msg(alg_run(sel(), &s, &p, &tr.ds, &r, grid_progress_cb, NULL, w, &e) == ERR_OK,
+		      "run: %s", e.msg);
+	ck_assert_uint_eq(grid_progress, p.steps);
+	for (size_t i = 0; i < te.ds.n; i++) {
+		double z = 0.0;
+
+		for (int j = 0; j < D; j++)
+			z += te.ds.x[i * D + j] * w[j];
+		acc += ((z > 0.0) == (te.ds.y[i] > 0.0)) / (double)te.ds.n;
+	}
+	printf("grid over steps x clip: test accuracy %.4f\n", acc);
+	ck_assert(acc > 0.6);
+	rows_clear(&tr);
+	rows_clear(&te);
+}
+END_TEST
+
 START_TEST(test_plan_event_and_steps)
 {
 	struct run_spec s;
@@ -346,6 +412,7 @@ select_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_not_worse_than_median_candidate);
 	tcase_add_test(tc, test_plan_event_and_steps);
+	tcase_add_test(tc, test_grid_candidates);
 	tcase_add_test(tc, test_stored_plan_checked);
 	tcase_add_test(tc, test_refusals);
 	suite_add_tcase(s, tc);

@@ -196,6 +196,13 @@ START_TEST(test_select_runs)
 	const char *bad = "{\"algorithm\": \"select.random_stopping\", \"objective\": "
 			  "{\"name\": \"logistic\"}, \"privacy\": {\"epsilon\": 1, \"delta\": "
 			  "1e-6}, \"params\": {\"step_size_min\": 0.1}}";
+	const char *grid = "{\"algorithm\": \"select.random_stopping\", \"objective\": "
+			   "{\"name\": \"logistic\"}, \"privacy\": {\"epsilon\": 1, \"delta\": "
+			   "1e-6}, \"params\": {\"grid\": {\"steps\": [5, 20], \"clip\": [0.5, "
+			   "0.1]}}}";
+	const char *bad_grid = "{\"algorithm\": \"select.random_stopping\", \"objective\": "
+			       "{\"name\": \"logistic\"}, \"privacy\": {\"epsilon\": 1, "
+			       "\"delta\": 1e-6}, \"params\": {\"grid\": {\"clip\": [-1]}}}";
 	char *data = rows(2001, 0x9e3779b97f4a7c15ULL); /* not the other tests' rows (laundering) */
 	json_t *j, *k;
 	const char *key;
@@ -237,6 +244,24 @@ START_TEST(test_select_runs)
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
 	h_expect_error(&srv, "POST", path, owner, "application/json", bad, strlen(bad), NULL, 400,
 		       "invalid_request", "params.step_size_min", NULL);
+
+	/* params.grid: any of dp_sgd.subsampled's parameters; two step counts
+	 * give a mixture of two training events; the stored request keeps the
+	 * grid; a bad value is refused naming it. */
+	j = h_json(&srv, "POST", path, owner, grid, 200);
+	ck_assert_double_eq(num(j, "plan.params_used.candidates"), 4.0);
+	ck_assert_double_eq(num(j, "plan.params_used.candidate_events"), 2.0);
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_array_get(h_get(j, "plan.event.event.events"), 0), "type")),
+			 "mixture");
+	json_decref(j);
+	json_decref(h_run_create(&srv, owner, a, grid, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 300);
+	ck_assert_int_eq(json_array_size(h_get(j, "request.params.grid.steps")), 2);
+	ck_assert_int_eq(json_array_size(h_get(j, "result.x")), 4);
+	json_decref(j);
+	h_expect_error(&srv, "POST", path, owner, "application/json", bad_grid, strlen(bad_grid),
+		       NULL, 400, "invalid_request", "params.grid.clip[0]", NULL);
 	free(data);
 }
 END_TEST

@@ -150,6 +150,120 @@ try_objective(const struct dataset_meta *m, const char *objective, struct run_re
 	return rc;
 }
 
+/* "params.grid" of select.random_stopping: parsed into the spec's grid
+ * (indices into dp_sgd.subsampled's parameters), normalised, planned with
+ * one representative per distinct event and a mixture of them; every bad
+ * grid refused naming its field, and no other method accepts one. */
+static enum err_code
+try_grid(const struct dataset_meta *m, const char *algorithm, const char *params,
+	 struct run_request *r, struct err *e)
+{
+	char body[1024];
+	json_t *doc;
+	enum err_code rc;
+
+	snprintf(body, sizeof(body),
+		 "{\"algorithm\": \"%s\", \"objective\": {\"name\": \"logistic\"},"
+		 " \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 3}},"
+		 " \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}, \"params\": %s}",
+		 algorithm, params);
+	doc = parse(body);
+	memset(e, 0, sizeof(*e));
+	memset(r, 0, sizeof(*r));
+	rc = run_request_parse(doc, m, r, e);
+	json_decref(doc);
+	return rc;
+}
+
+START_TEST(test_run_request_grid)
+{
+	struct dataset_meta bin = meta(TASK_BINARY, NAN);
+	const char *sel = "select.random_stopping";
+	const struct {
+		const char *alg;
+		const char *params;
+		const char *field;
+	} bad[] = {
+		{ "dp_sgd.subsampled", "{\"grid\": {\"clip\": [1]}}", "params.grid" },
+		{ sel, "{\"grid\": []}", "params.grid" },
+		{ sel, "{\"grid\": {}}", "params.grid" },
+		{ sel, "{\"grid\": {\"nope\": [1]}}", "params.grid.nope" },
+		{ sel, "{\"grid\": {\"clip\": 0.5}}", "params.grid.clip" },
+		{ sel, "{\"grid\": {\"clip\": []}}", "params.grid.clip" },
+		{ sel, "{\"grid\": {\"clip\": [0.5, -1]}}", "params.grid.clip[1]" },
+		{ sel, "{\"grid\": {\"steps\": [2.5]}}", "params.grid.steps[0]" },
+		{ sel, "{\"grid\": {\"average\": [1]}}", "params.grid.average[0]" },
+		{ sel, "{\"grid\": {\"clip\": [1, 2, 3, 4, 5, 6, 7, 8, 9]}}", "params.grid.clip" },
+		{ sel,
+		  "{\"grid\": {\"clip\": [1, 2, 3, 4], \"steps\": [1, 2, 3, 4],"
+		  " \"momentum\": [0, 0.1, 0.2, 0.3, 0.4]}}",
+		  "params.grid" },
+		{ sel,
+		  "{\"grid\": {\"clip\": [1], \"steps\": [1], \"momentum\": [0],"
+		  " \"average\": [true]}}",
+		  "params.grid" },
+	};
+	struct run_request r;
+	struct run_plan plan;
+	struct err e;
+	json_t *g;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(try_grid(&bin, bad[i].alg, bad[i].params, &r, &e) == ERR_INVALID,
+			      "%s accepted", bad[i].params);
+		ck_assert_msg(strcmp(e.field, bad[i].field) == 0, "%s: field %s, want %s",
+			      bad[i].params, e.field, bad[i].field);
+		run_request_clear(&r);
+	}
+	/* Plan-time refusals: a candidate the base refuses, a step grid beside it. */
+	ck_assert_int_eq(
+		try_grid(&bin, sel, "{\"grid\": {\"steps\": [10], \"epochs\": [2]}}", &r, &e),
+		ERR_OK);
+	ck_assert_int_eq(alg_plan(r.alg, &r.spec, &plan, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "params.grid");
+	run_request_clear(&r);
+	ck_assert_int_eq(try_grid(&bin, sel,
+				  "{\"grid\": {\"clip\": [1]}, \"step_size_min\": 0.1,"
+				  " \"step_size_max\": 1}",
+				  &r, &e),
+			 ERR_OK);
+	ck_assert_int_eq(alg_plan(r.alg, &r.spec, &plan, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "params.grid");
+	run_request_clear(&r);
+
+	/* A good grid: 2 x 2 candidates, two step counts, so two distinct
+	 * events under one mixture. */
+	ck_assert_msg(try_grid(&bin, sel,
+			       "{\"grid\": {\"clip\": [0.5, 0.125], \"steps\": [10, 40]}}", &r,
+			       &e) == ERR_OK,
+		      "%s (%s)", e.msg, e.field);
+	ck_assert_uint_eq(r.spec.grid.n_dims, 2);
+	ck_assert_uint_eq(r.spec.grid.dim[1].n, 2);
+	ck_assert(r.spec.grid.dim[1].value[1] == 40.0);
+	g = json_object_get(json_object_get(r.normalised, "params"), "grid");
+	ck_assert(json_is_object(g) && json_array_size(json_object_get(g, "steps")) == 2);
+	ck_assert(json_is_integer(json_array_get(json_object_get(g, "steps"), 0)));
+	{
+		/* The stored (normalised) request parses to the same grid. */
+		struct run_request r2 = { 0 };
+
+		ck_assert_int_eq(run_request_parse(r.normalised, &bin, &r2, &e), ERR_OK);
+		ck_assert(memcmp(&r2.spec.grid, &r.spec.grid, sizeof(r.spec.grid)) == 0);
+		run_request_clear(&r2);
+	}
+	ck_assert_msg(alg_plan(r.alg, &r.spec, &plan, &e) == ERR_OK, "%s", e.msg);
+	ck_assert(run_plan_value(&plan, "candidates") == 4.0);
+	ck_assert(run_plan_value(&plan, "candidate_events") == 2.0);
+	ck_assert(run_plan_value(&plan, "steps_per_repetition") == 40.0);
+	/* selection(parallel(mixture(self_composed x 10, self_composed x 40), score)) */
+	ck_assert_int_eq(plan.event.node[0].type, DP_EVENT_SELECTION_POISSON);
+	ck_assert_int_eq(plan.event.node[1].type, DP_EVENT_PARALLEL);
+	ck_assert_int_eq(plan.event.node[2].type, DP_EVENT_MIXTURE);
+	ck_assert_uint_eq(plan.event.node[2].n_children, 2);
+	run_request_clear(&r);
+}
+END_TEST
+
 START_TEST(test_run_request_objective)
 {
 	struct dataset_meta bin = meta(TASK_BINARY, NAN), reg = meta(TASK_REGRESSION, 2.0);
@@ -587,6 +701,7 @@ validation_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_jv_parse_errors);
+	tcase_add_test(tc, test_run_request_grid);
 	tcase_add_test(tc, test_jv_numbers);
 	tcase_add_test(tc, test_jv_unknown_keys);
 	tcase_add_test(tc, test_run_request_fields);
