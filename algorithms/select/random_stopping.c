@@ -162,7 +162,9 @@ struct rs_setup {
 	double base_params[ALG_MAX_PARAMS]; /* the base's params under every candidate */
 	unsigned n_cand;
 	unsigned long cand_steps[ALG_GRID_MAX_CANDIDATES]; /* T of each candidate */
-	unsigned n_rep; /* candidates with distinct events: rep[0 .. n_rep) */
+	double cand_zfac[ALG_GRID_MAX_CANDIDATES];         /* its z is z cand_zfac */
+	double cost_ref; /* the costliest candidate's rs_cost (the score's rule) */
+	unsigned n_rep;  /* candidates with distinct events: rep[0 .. n_rep) */
 	unsigned rep[ALG_GRID_MAX_CANDIDATES];
 };
 
@@ -186,6 +188,18 @@ struct rs_state {
 };
 
 static void rs_grid_candidate(struct rs_setup *s, unsigned j);
+
+/*
+ * About the Renyi cost of T steps at sampling rate q, per unit alpha / z^2:
+ * 2 q^2 T for a sampled Gaussian at small q, T / 2 for whole-data steps.
+ * Only a rule for spreading noise (the score's multiplier, the grid's
+ * per-candidate z): the event carries the exact bound whatever it gives.
+ */
+static double
+rs_cost(double q, unsigned long t)
+{
+	return fmin(2.0 * q * q, 0.5) * (double)t;
+}
 
 static bool
 is_finite_pos(double v)
@@ -238,6 +252,8 @@ rs_grid_bounds(const struct run_spec *spec, struct rs_setup *s, struct err *e)
 			break;
 		}
 		s->cand_steps[j] = p.steps;
+		s->cand_zfac[j] =
+			rs_cost(run_plan_value(&p, "batch_size") / (double)s->n_train, p.steps);
 		if (p.steps > s->base_steps) {
 			s->base_steps = p.steps;
 			s->batch = (size_t)run_plan_value(&p, "batch_size");
@@ -251,6 +267,14 @@ rs_grid_bounds(const struct run_spec *spec, struct rs_setup *s, struct err *e)
 	}
 	free(ev);
 	memcpy(s->base.params, s->base_params, sizeof(s->base.params));
+	/* Per-candidate noise: z_j = z sqrt(cost_j / cost_max), so that a
+	 * shorter (or more sampled) candidate is not charged the longest one's
+	 * noise; for whole-data candidates every curve is then the same. */
+	s->cost_ref = 0.0;
+	for (unsigned j = 0; rc == ERR_OK && j < s->n_cand; j++)
+		s->cost_ref = fmax(s->cost_ref, s->cand_zfac[j]);
+	for (unsigned j = 0; rc == ERR_OK && j < s->n_cand; j++)
+		s->cand_zfac[j] = sqrt(s->cand_zfac[j] / s->cost_ref);
 	return rc;
 }
 
@@ -291,6 +315,7 @@ rs_bounds(const struct run_spec *spec, struct rs_setup *s, struct err *e)
 		return rc;
 	s->batch = (size_t)run_plan_value(&p, "batch_size");
 	s->base_steps = p.steps;
+	s->cost_ref = rs_cost((double)s->batch / (double)s->n_train, s->base_steps);
 	s->clip0 = run_plan_value(&p, "clip");
 	if (!is_finite_pos(s->clip0))
 		return err_set(e, ERR_NUMERIC, "the default clip is not finite and positive");
@@ -371,9 +396,7 @@ struct rs_family {
 static double
 score_multiplier(const struct rs_setup *s, double z)
 {
-	double q = (double)s->batch / (double)s->n_train;
-
-	return z / (fmin(2.0 * q, 1.0) * sqrt((double)s->base_steps));
+	return z / sqrt(2.0 * s->cost_ref);
 }
 
 /* The training part of Q under params.grid at z: the representatives'
@@ -396,7 +419,7 @@ rs_grid_training(const struct rs_setup *s, double z, struct dp_event_tree *ret, 
 	*tmp = *s;
 	for (unsigned r = 0; r < s->n_rep && rc == ERR_OK; r++) {
 		rs_grid_candidate(tmp, s->rep[r]);
-		rc = subsampled_plan_at(&tmp->base, z, &p, e);
+		rc = subsampled_plan_at(&tmp->base, z * s->cand_zfac[s->rep[r]], &p, e);
 		ev[r] = p.event;
 		parts[r] = &ev[r];
 	}
@@ -716,8 +739,10 @@ rs_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	    s->base_state == NULL)
 		return err_set(e, ERR_NOMEM, "cannot allocate the select.random_stopping state");
 	for (unsigned j = 0; j < rs_candidates(&s->su); j++) {
+		double zj = s->su.use_grid ? s->su.z * s->su.cand_zfac[j] : s->su.z;
+
 		rs_candidate(&s->su, j);
-		if ((rc = subsampled_plan_at(&s->su.base, s->su.z, &s->plans[j], e)) != ERR_OK)
+		if ((rc = subsampled_plan_at(&s->su.base, zj, &s->plans[j], e)) != ERR_OK)
 			return rc;
 	}
 	if ((rc = selection_dist_from_event(&plan->event.node[0], &sd, e)) != ERR_OK ||

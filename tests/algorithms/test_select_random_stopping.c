@@ -292,6 +292,20 @@ START_TEST(test_grid_candidates)
 	ck_assert(run_plan_value(&p, "steps_per_repetition") == 20.0);
 	ck_assert_uint_eq(p.steps, (unsigned long)run_plan_value(&p, "repetitions_performed") * 21);
 	ck_assert_int_eq(p.event.node[2].type, DP_EVENT_MIXTURE);
+	{
+		/* Each candidate at its own z: whole-data steps here, so the
+		 * 5-step one has z sqrt(5/20) and both curves are the same. */
+		const struct dp_event *m = &p.event.node[2];
+		const struct dp_event *c0 = &p.event.node[m->first_child];
+		const struct dp_event *c1 = &p.event.node[m->first_child + 1];
+		double z0 = p.event.node[c0->first_child].noise_multiplier;
+		double z1 = p.event.node[c1->first_child].noise_multiplier;
+
+		ck_assert_uint_eq(c0->count, 5);
+		ck_assert_uint_eq(c1->count, 20);
+		ck_assert_double_eq_tol(z0 / z1, 0.5, 1e-12);
+		ck_assert_double_eq(z1, run_plan_value(&p, "noise_multiplier"));
+	}
 	rng_splitmix_init(&r, 0x77u);
 	grid_progress = 0;
 	ck_assert_msg(alg_run(sel(), &s, &p, &tr.ds, &r, grid_progress_cb, NULL, w, &e) == ERR_OK,
