@@ -400,34 +400,11 @@ radius_or_inf(double r)
 	return r >= 0.0 ? r : INFINITY; /* NAN compares false */
 }
 
-enum err_code
-objective_constants(const struct objective *o, const struct data_schema *s,
-		    const struct constraint *c, struct objective_constants *ret, struct err *e)
+/* The largest record weight 1/(K pi_min) * 1/(G pi_min) (1 unweighted). */
+static double
+max_weight(const struct objective *o)
 {
-	struct objective_geometry g;
-	struct objective_constants k;
-	double x, w = 1.0, wmin;
-	size_t n_pen = o->d * o->n_out;
-	enum err_code rc;
-
-	rc = bounds_row_l2(&s->bounds, s->d, &x, e);
-	if (rc == ERR_OK)
-		rc = label_bound(o, &s->bounds, &g.label, e);
-	if (rc != ERR_OK)
-		return rc;
-	g.x_l2 = o->p.intercept ? sqrt(x * x + icpt_c(o) * icpt_c(o)) : x;
-	g.x_linf = fmin(row_linf(&s->bounds), x);
-	if (o->p.intercept)
-		g.x_linf = fmax(g.x_linf, icpt_c(o));
-	g.r_l2 = radius_or_inf(constraint_l2_radius(c, o->dim));
-	g.r_l1 = radius_or_inf(constraint_l1_radius(c, o->dim));
-	g.margin = fmin(g.r_l2 * g.x_l2, g.r_l1 * g.x_linf);
-	g.n_classes = o->n_classes;
-
-	memset(&k, 0, sizeof(k));
-	rc = o->ops->constants(o, &g, &k, e);
-	if (rc != ERR_OK)
-		return rc;
+	double w = 1.0, wmin;
 
 	if (o->class_weighted) {
 		wmin = INFINITY;
@@ -441,6 +418,51 @@ objective_constants(const struct objective *o, const struct data_schema *s,
 			wmin = fmin(wmin, o->p.group_proportions[i]);
 		w *= 1.0 / ((double)o->p.n_group_proportions * wmin);
 	}
+	return w;
+}
+
+/* The row part of the geometry: the label bound and ||x~||_2's bound with
+ * the intercept's feature; *ret_x is the declared row bound itself. */
+static enum err_code
+row_geometry(const struct objective *o, const struct data_schema *s, struct objective_geometry *g,
+	     double *ret_x, struct err *e)
+{
+	enum err_code rc = bounds_row_l2(&s->bounds, s->d, ret_x, e);
+
+	if (rc == ERR_OK)
+		rc = label_bound(o, &s->bounds, &g->label, e);
+	if (rc == ERR_OK)
+		g->x_l2 = o->p.intercept ? sqrt(*ret_x * *ret_x + icpt_c(o) * icpt_c(o)) : *ret_x;
+	return rc;
+}
+
+enum err_code
+objective_constants(const struct objective *o, const struct data_schema *s,
+		    const struct constraint *c, struct objective_constants *ret, struct err *e)
+{
+	struct objective_geometry g;
+	struct objective_constants k;
+	double x, w;
+	size_t n_pen = o->d * o->n_out;
+	enum err_code rc;
+
+	rc = row_geometry(o, s, &g, &x, e);
+	if (rc != ERR_OK)
+		return rc;
+	g.x_linf = fmin(row_linf(&s->bounds), x);
+	if (o->p.intercept)
+		g.x_linf = fmax(g.x_linf, icpt_c(o));
+	g.r_l2 = radius_or_inf(constraint_l2_radius(c, o->dim));
+	g.r_l1 = radius_or_inf(constraint_l1_radius(c, o->dim));
+	g.margin = fmin(g.r_l2 * g.x_l2, g.r_l1 * g.x_linf);
+	g.n_classes = o->n_classes;
+
+	memset(&k, 0, sizeof(k));
+	rc = o->ops->constants(o, &g, &k, e);
+	if (rc != ERR_OK)
+		return rc;
+
+	w = max_weight(o);
 	k.max_weight = w;
 	k.lipschitz_l2 *= w;
 	k.lipschitz_linf *= w;
@@ -464,29 +486,14 @@ objective_grad_origin_l2(const struct objective *o, const struct data_schema *s,
 			 struct err *e)
 {
 	struct objective_geometry g;
-	double x, w = 1.0, wmin;
+	double x;
 	enum err_code rc;
 
 	memset(&g, 0, sizeof(g));
-	rc = bounds_row_l2(&s->bounds, s->d, &x, e);
-	if (rc == ERR_OK)
-		rc = label_bound(o, &s->bounds, &g.label, e);
+	rc = row_geometry(o, s, &g, &x, e);
 	if (rc != ERR_OK)
 		return rc;
-	g.x_l2 = o->p.intercept ? sqrt(x * x + icpt_c(o) * icpt_c(o)) : x;
-	if (o->class_weighted) {
-		wmin = INFINITY;
-		for (size_t i = 0; i < o->p.n_class_prior; i++)
-			wmin = fmin(wmin, o->p.class_prior[i]);
-		w *= 1.0 / ((double)o->p.n_class_prior * wmin);
-	}
-	if (o->group_weighted) {
-		wmin = INFINITY;
-		for (size_t i = 0; i < o->p.n_group_proportions; i++)
-			wmin = fmin(wmin, o->p.group_proportions[i]);
-		w *= 1.0 / ((double)o->p.n_group_proportions * wmin);
-	}
-	*ret = o->ops->kind == OBJECTIVE_MINIMIZE ? grad_origin(o, &g) * w : INFINITY;
+	*ret = o->ops->kind == OBJECTIVE_MINIMIZE ? grad_origin(o, &g) * max_weight(o) : INFINITY;
 	return ERR_OK;
 }
 

@@ -187,7 +187,19 @@ struct rs_state {
 	size_t dim;
 };
 
-static void rs_grid_candidate(struct rs_setup *s, unsigned j);
+/* Candidate j of params.grid as base's params: s's base params with j in
+ * mixed radix over the grid's dimensions, the first fastest. */
+static void
+rs_grid_params(const struct rs_setup *s, unsigned j, struct run_spec *base)
+{
+	const struct alg_grid *g = &s->base.grid;
+
+	memcpy(base->params, s->base_params, sizeof(base->params));
+	for (unsigned k = 0; k < g->n_dims; k++) {
+		base->params[g->dim[k].param] = g->dim[k].value[j % g->dim[k].n];
+		j /= g->dim[k].n;
+	}
+}
 
 /*
  * About the Renyi cost of T steps at sampling rate q, per unit alpha / z^2:
@@ -222,6 +234,7 @@ rs_grid_bounds(const struct run_spec *spec, struct rs_setup *s, struct err *e)
 	struct err be = { 0 };
 	enum err_code rc = ERR_OK;
 	size_t total = 1;
+	double cost[ALG_GRID_MAX_CANDIDATES];
 
 	if (spec->params[P_STEP_MIN] != 0.0 || s->grid != 1)
 		return err_set_field(
@@ -244,7 +257,7 @@ rs_grid_bounds(const struct run_spec *spec, struct rs_setup *s, struct err *e)
 	for (unsigned j = 0; j < s->n_cand && rc == ERR_OK; j++) {
 		bool seen = false;
 
-		rs_grid_candidate(s, j);
+		rs_grid_params(s, j, &s->base);
 		if (subsampled_plan_at(&s->base, 1.0, &p, &be) != ERR_OK) {
 			rc = err_set_field(e, ERR_INVALID, "params.grid",
 					   "candidate %u of 'params.grid' is refused: %s (%s)", j,
@@ -252,8 +265,7 @@ rs_grid_bounds(const struct run_spec *spec, struct rs_setup *s, struct err *e)
 			break;
 		}
 		s->cand_steps[j] = p.steps;
-		s->cand_zfac[j] =
-			rs_cost(run_plan_value(&p, "batch_size") / (double)s->n_train, p.steps);
+		cost[j] = rs_cost(run_plan_value(&p, "batch_size") / (double)s->n_train, p.steps);
 		if (p.steps > s->base_steps) {
 			s->base_steps = p.steps;
 			s->batch = (size_t)run_plan_value(&p, "batch_size");
@@ -270,12 +282,14 @@ rs_grid_bounds(const struct run_spec *spec, struct rs_setup *s, struct err *e)
 	/* Per-candidate noise: z_j = z sqrt(cost_j / cost_max), so that a
 	 * shorter (or more sampled) candidate is not charged the longest one's
 	 * noise; for whole-data candidates every curve is then the same. */
+	if (rc != ERR_OK)
+		return rc;
 	s->cost_ref = 0.0;
-	for (unsigned j = 0; rc == ERR_OK && j < s->n_cand; j++)
-		s->cost_ref = fmax(s->cost_ref, s->cand_zfac[j]);
-	for (unsigned j = 0; rc == ERR_OK && j < s->n_cand; j++)
-		s->cand_zfac[j] = sqrt(s->cand_zfac[j] / s->cost_ref);
-	return rc;
+	for (unsigned j = 0; j < s->n_cand; j++)
+		s->cost_ref = fmax(s->cost_ref, cost[j]);
+	for (unsigned j = 0; j < s->n_cand; j++)
+		s->cand_zfac[j] = sqrt(cost[j] / s->cost_ref);
+	return ERR_OK;
 }
 
 /* The split, the base spec, b and T: public, before any noise. */
@@ -408,18 +422,18 @@ rs_grid_training(const struct rs_setup *s, double z, struct dp_event_tree *ret, 
 {
 	struct dp_event_tree *ev = malloc(s->n_rep * sizeof(*ev));
 	const struct dp_event_tree **parts = malloc(s->n_rep * sizeof(*parts));
-	struct rs_setup *tmp = malloc(sizeof(*tmp));
+	struct run_spec *base = malloc(sizeof(*base));
 	struct run_plan p;
 	enum err_code rc = ERR_OK;
 
-	if (ev == NULL || parts == NULL || tmp == NULL) {
+	if (ev == NULL || parts == NULL || base == NULL) {
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	*tmp = *s;
+	*base = s->base;
 	for (unsigned r = 0; r < s->n_rep && rc == ERR_OK; r++) {
-		rs_grid_candidate(tmp, s->rep[r]);
-		rc = subsampled_plan_at(&tmp->base, z * s->cand_zfac[s->rep[r]], &p, e);
+		rs_grid_params(s, s->rep[r], base);
+		rc = subsampled_plan_at(base, z * s->cand_zfac[s->rep[r]], &p, e);
 		ev[r] = p.event;
 		parts[r] = &ev[r];
 	}
@@ -436,7 +450,7 @@ rs_grid_training(const struct rs_setup *s, double z, struct dp_event_tree *ret, 
 out:
 	free(ev);
 	free(parts);
-	free(tmp);
+	free(base);
 	return rc;
 }
 
@@ -534,20 +548,6 @@ rs_candidates(const struct rs_setup *s)
 	return s->use_grid ? s->n_cand : s->grid * s->clip_grid;
 }
 
-/* Candidate j of params.grid into the base spec: j in mixed radix over
- * the grid's dimensions, the first fastest. */
-static void
-rs_grid_candidate(struct rs_setup *s, unsigned j)
-{
-	const struct alg_grid *g = &s->base.grid;
-
-	memcpy(s->base.params, s->base_params, sizeof(s->base.params));
-	for (unsigned k = 0; k < g->n_dims; k++) {
-		s->base.params[g->dim[k].param] = g->dim[k].value[j % g->dim[k].n];
-		j /= g->dim[k].n;
-	}
-}
-
 /* Candidate j's step size and clip into the base spec: j = (step index)
  * + grid (clip index); clip index 0 is the default clip C0. */
 static void
@@ -557,7 +557,7 @@ rs_candidate(struct rs_setup *s, unsigned j)
 	double step = 0.0, clip = s->clip0;
 
 	if (s->use_grid) {
-		rs_grid_candidate(s, j);
+		rs_grid_params(s, j, &s->base);
 		return;
 	}
 	if (!s->step_auto)

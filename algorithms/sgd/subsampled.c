@@ -211,13 +211,13 @@ sub_contains_origin(const struct constraint *c)
  * coordinates: the same model class, a sensitivity from sqrt(X^2 + c^2).
  */
 static double
-sub_icpt_scale(const struct run_spec *spec)
+sub_icpt_scale(const struct run_spec *spec, double x)
 {
-	double x = NAN, c = spec->params[P_ICPT_SCALE];
+	double c = spec->params[P_ICPT_SCALE];
 
 	if (!spec->objective.p.intercept)
 		return 1.0;
-	if (c == 0.0 && bounds_row_l2(&spec->schema.bounds, spec->schema.d, &x, NULL) == ERR_OK)
+	if (c == 0.0)
 		c = x * fmax(1.0 / sqrt((double)spec->schema.d), 0.1);
 	return is_finite_pos(c) ? c : 1.0;
 }
@@ -251,14 +251,14 @@ sub_bounds(const struct run_spec *spec, struct sub_setup *ret, struct err *e)
 			"'constraints.x' must be a bounded set with a point other than 0");
 	if (!sub_contains_origin(&spec->x))
 		ret->radius *= 2.0;
-	rc = objective_constants(&spec->objective, &spec->schema, &spec->x, &oc, e);
+	rc = bounds_row_l2(&spec->schema.bounds, spec->schema.d, &x, e);
+	if (rc == ERR_OK)
+		rc = objective_constants(&spec->objective, &spec->schema, &spec->x, &oc, e);
 	if (rc != ERR_OK)
 		return rc;
-	ret->icpt_scale = sub_icpt_scale(spec);
+	ret->icpt_scale = sub_icpt_scale(spec, x);
 	work.icpt_scale = ret->icpt_scale;
 	rc = objective_constants(&work, &spec->schema, &spec->x, &ow, e);
-	if (rc == ERR_OK)
-		rc = bounds_row_l2(&spec->schema.bounds, spec->schema.d, &x, e);
 	if (rc == ERR_OK && spec->params[P_CLIP] == 0.0 && sub_contains_origin(&spec->x))
 		rc = objective_grad_origin_l2(&work, &spec->schema, &g0, e);
 	if (rc != ERR_OK)

@@ -28,6 +28,7 @@
 
 #include "alg.h"
 #include "objective.h"
+#include "planted_glm.h"
 #include "privacy/accountant.h"
 
 #define N_TRAIN    5000
@@ -44,73 +45,6 @@ sub(void)
 
 	ck_assert(a != NULL);
 	return a;
-}
-
-static double
-std_normal(struct rng *r)
-{
-	double u = 1.0 - rng_uniform(r), v = rng_uniform(r);
-
-	return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-
-struct split {
-	struct dataset ds;
-	double *x; /* owned: n * d */
-	double *y; /* owned: n */
-};
-
-/* Train and test rows of one planted model (seed). */
-static void
-make_data(struct split *tr, struct split *te, enum task task, uint64_t seed)
-{
-	struct rng r;
-	double w[D], nw = 0.0;
-
-	rng_splitmix_init(&r, seed);
-	for (int j = 0; j < D; j++) {
-		w[j] = std_normal(&r);
-		nw += w[j] * w[j];
-	}
-	for (int j = 0; j < D; j++)
-		w[j] *= 3.5 / sqrt(nw);
-	for (int s = 0; s < 2; s++) {
-		struct split *p = s == 0 ? tr : te;
-		size_t n = s == 0 ? N_TRAIN : N_TEST;
-
-		p->x = calloc(n * D, sizeof(double));
-		p->y = calloc(n, sizeof(double));
-		ck_assert(p->x != NULL && p->y != NULL);
-		for (size_t i = 0; i < n; i++) {
-			double *row = p->x + i * D, n2 = 0.0, z = 0.0;
-
-			for (int j = 0; j < D; j++) {
-				row[j] = std_normal(&r) / sqrt((double)D);
-				n2 += row[j] * row[j];
-			}
-			n2 = sqrt(n2);
-			for (int j = 0; j < D; j++) {
-				if (n2 > 1.0)
-					row[j] /= n2;
-				z += w[j] * row[j];
-			}
-			if (task == TASK_BINARY)
-				p->y[i] = rng_uniform(&r) < 1.0 / (1.0 + exp(-z)) ? 1.0 : -1.0;
-			else
-				p->y[i] = fmax(-3.0, fmin(3.0, z + 0.5 * std_normal(&r)));
-		}
-		p->ds.n = n;
-		p->ds.d = D;
-		p->ds.x = p->x;
-		p->ds.y = p->y;
-	}
-}
-
-static void
-split_clear(struct split *p)
-{
-	free(p->x);
-	free(p->y);
 }
 
 static void
@@ -194,7 +128,7 @@ mse(const struct dataset *ds, const double *w)
  * multiplier or step size), and writes nothing. */
 START_TEST(test_plan_must_match_spec)
 {
-	struct split tr, te;
+	struct planted_split tr, te;
 	struct run_spec spec;
 	struct run_plan plan, edited;
 	struct err e = { 0 };
@@ -202,7 +136,7 @@ START_TEST(test_plan_must_match_spec)
 	double w[D + 1] = { 0 };
 	int edits = 0;
 
-	make_data(&tr, &te, TASK_BINARY, 77);
+	planted_glm(&tr, &te, N_TRAIN, N_TEST, D, false, 3.5, 77);
 	spec_init(&spec, "logistic", TASK_BINARY);
 	spec.epsilon = 2.0;
 	ck_assert_msg(alg_plan(sub(), &spec, &plan, &e) == ERR_OK, "%s", e.msg);
@@ -226,8 +160,8 @@ START_TEST(test_plan_must_match_spec)
 		edits++;
 	}
 	ck_assert_int_eq(edits, 2);
-	split_clear(&tr);
-	split_clear(&te);
+	planted_split_clear(&tr);
+	planted_split_clear(&te);
 }
 END_TEST
 
@@ -238,10 +172,10 @@ START_TEST(test_logistic_utility)
 
 	spec_init(&spec, "logistic", TASK_BINARY);
 	for (int s = 0; s < SUB_SEEDS; s++) {
-		struct split tr, te;
+		struct planted_split tr, te;
 		double wp[D], wn[D], ap, an;
 
-		make_data(&tr, &te, TASK_BINARY, 1000 + (uint64_t)s);
+		planted_glm(&tr, &te, N_TRAIN, N_TEST, D, false, 3.5, 1000 + (uint64_t)s);
 		private_run(&spec, &tr.ds, 77 + (uint64_t)s, wp);
 		nonprivate(&spec.objective, &tr.ds, 4.0, wn);
 		ap = objective_accuracy(&spec.objective, &te.ds, wp);
@@ -249,8 +183,8 @@ START_TEST(test_logistic_utility)
 		printf("subsampled logistic seed %d: test accuracy private %.4f non-private %.4f\n",
 		       s, ap, an);
 		gap += (an - ap) / SUB_SEEDS;
-		split_clear(&tr);
-		split_clear(&te);
+		planted_split_clear(&tr);
+		planted_split_clear(&te);
 	}
 	printf("subsampled logistic: mean accuracy gap %.4f (allowed 0.03)\n", gap);
 	ck_assert_msg(gap <= 0.03, "mean accuracy gap %.4f", gap);
@@ -265,15 +199,15 @@ START_TEST(test_least_squares_utility)
 
 	spec_init(&spec, "least_squares", TASK_REGRESSION);
 	for (int s = 0; s < LS_SEEDS; s++) {
-		struct split tr, te;
+		struct planted_split tr, te;
 		double wp[D];
 
-		make_data(&tr, &te, TASK_REGRESSION, 2000 + (uint64_t)s);
+		planted_glm(&tr, &te, N_TRAIN, N_TEST, D, true, 3.5, 2000 + (uint64_t)s);
 		private_run(&spec, &tr.ds, 99 + (uint64_t)s, wp);
 		diff[s] = mse(&te.ds, zero) - mse(&te.ds, wp);
 		mean += diff[s] / LS_SEEDS;
-		split_clear(&tr);
-		split_clear(&te);
+		planted_split_clear(&tr);
+		planted_split_clear(&te);
 	}
 	for (int s = 0; s < LS_SEEDS; s++)
 		var += (diff[s] - mean) * (diff[s] - mean) / (LS_SEEDS - 1);
@@ -458,7 +392,7 @@ START_TEST(test_clip_applied)
 		enum task task = k == 0 ? TASK_BINARY : TASK_REGRESSION;
 		struct run_spec spec;
 		struct run_plan plan;
-		struct split tr, te;
+		struct planted_split tr, te;
 		struct err e = { 0 };
 		struct rng r;
 		double w[D], nw = 0.0, sigma, bound;
@@ -468,7 +402,8 @@ START_TEST(test_clip_applied)
 		spec.params[param_index("steps")] = 1;
 		spec.params[param_index("step_size")] = 1.0;
 		spec.params[param_index("average")] = 0;
-		make_data(&tr, &te, task, 77 + (uint64_t)k);
+		planted_glm(&tr, &te, N_TRAIN, N_TEST, D, task == TASK_REGRESSION, 3.5,
+			    77 + (uint64_t)k);
 		ck_assert_msg(alg_plan(sub(), &spec, &plan, &e) == ERR_OK, "plan: %s", e.msg);
 		ck_assert_double_eq(run_plan_value(&plan, "clip"), 1e-4);
 		rng_splitmix_init(&r, 5 + (uint64_t)k);
@@ -481,8 +416,8 @@ START_TEST(test_clip_applied)
 		printf("clip 1e-4 (%s): |x_1| = %.3g, bound %.3g (sigma %.3g)\n",
 		       k == 0 ? "logistic" : "least squares", sqrt(nw), bound, sigma);
 		ck_assert_msg(sqrt(nw) <= bound, "|x_1| = %g > %g", sqrt(nw), bound);
-		split_clear(&tr);
-		split_clear(&te);
+		planted_split_clear(&tr);
+		planted_split_clear(&te);
 	}
 }
 END_TEST

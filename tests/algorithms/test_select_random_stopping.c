@@ -31,6 +31,7 @@
 
 #include "alg.h"
 #include "objective.h"
+#include "planted_glm.h"
 #include "privacy/accountant.h"
 #include "sgd/subsampled.h"
 
@@ -46,71 +47,6 @@ sel(void)
 
 	ck_assert(a != NULL);
 	return a;
-}
-
-static double
-std_normal(struct rng *r)
-{
-	double u = 1.0 - rng_uniform(r), v = rng_uniform(r);
-
-	return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-
-struct rows {
-	struct dataset ds;
-	double *x, *y; /* owned */
-};
-
-static void
-make_rows(struct rows *tr, struct rows *te, uint64_t seed, bool regression)
-{
-	struct rng r;
-	double w[D], nw = 0.0;
-
-	rng_splitmix_init(&r, seed);
-	for (int j = 0; j < D; j++) {
-		w[j] = std_normal(&r);
-		nw += w[j] * w[j];
-	}
-	for (int j = 0; j < D; j++)
-		w[j] *= (regression ? 3.5 : 8.0) / sqrt(nw);
-	for (int s = 0; s < 2; s++) {
-		struct rows *p = s == 0 ? tr : te;
-		size_t n = s == 0 ? N_TRAIN : N_TEST;
-
-		p->x = calloc(n * D, sizeof(double));
-		p->y = calloc(n, sizeof(double));
-		ck_assert(p->x != NULL && p->y != NULL);
-		for (size_t i = 0; i < n; i++) {
-			double *row = p->x + i * D, n2 = 0.0, z = 0.0;
-
-			for (int j = 0; j < D; j++) {
-				row[j] = std_normal(&r) / sqrt((double)D);
-				n2 += row[j] * row[j];
-			}
-			n2 = sqrt(n2);
-			for (int j = 0; j < D; j++) {
-				if (n2 > 1.0)
-					row[j] /= n2;
-				z += w[j] * row[j];
-			}
-			p->y[i] = regression
-					  ? fmax(-3.0, fmin(3.0, z + 0.5 * std_normal(&r)))
-					  : (rng_uniform(&r) < 1.0 / (1.0 + exp(-z)) ? 1.0 : -1.0);
-		}
-		memset(&p->ds, 0, sizeof(p->ds));
-		p->ds.n = n;
-		p->ds.d = D;
-		p->ds.x = p->x;
-		p->ds.y = p->y;
-	}
-}
-
-static void
-rows_clear(struct rows *p)
-{
-	free(p->x);
-	free(p->y);
 }
 
 static void
@@ -174,7 +110,7 @@ START_TEST(test_not_worse_than_median_candidate)
 
 	ck_assert(base != NULL);
 	for (int k = 0; k < SEEDS; k++) {
-		struct rows tr, te;
+		struct planted_split tr, te;
 		struct run_spec s, bs;
 		struct run_plan p;
 		struct rng r;
@@ -183,7 +119,7 @@ START_TEST(test_not_worse_than_median_candidate)
 		unsigned g;
 		size_t n_train;
 
-		make_rows(&tr, &te, 0x5e1ec7u + (uint64_t)k, true);
+		planted_glm(&tr, &te, N_TRAIN, N_TEST, D, true, 3.5, 0x5e1ec7u + (uint64_t)k);
 		spec_task(&s, sel(), N_TRAIN, true);
 		s.params[3] = 1e-4; /* a user's wide grid: step_size_min */
 		s.params[4] = 10.0; /* step_size_max */
@@ -230,8 +166,8 @@ START_TEST(test_not_worse_than_median_candidate)
 		printf("seed %d: selected MSE %.4f, candidates %.4f .. %.4f, median - selected "
 		       "%+.4f\n",
 		       k, chosen, acc[0], acc[g - 1], diff[k]);
-		rows_clear(&tr);
-		rows_clear(&te);
+		planted_split_clear(&tr);
+		planted_split_clear(&te);
 	}
 	for (int k = 0; k < SEEDS; k++)
 		mean += diff[k] / SEEDS;
@@ -267,7 +203,7 @@ grid_progress_cb(void *ctx, unsigned long done, unsigned long total)
 START_TEST(test_grid_candidates)
 {
 	const struct alg_ops *base = alg_find("dp_sgd.subsampled");
-	struct rows tr, te;
+	struct planted_split tr, te;
 	struct run_spec s;
 	struct run_plan p;
 	struct rng r;
@@ -281,7 +217,7 @@ START_TEST(test_grid_candidates)
 		if (strcmp(base->params[k].name, "clip") == 0)
 			clip_k = k;
 	}
-	make_rows(&tr, &te, 0x6121du, false);
+	planted_glm(&tr, &te, N_TRAIN, N_TEST, D, false, 8.0, 0x6121du);
 	spec_init(&s, sel(), N_TRAIN);
 	s.grid.n_dims = 2;
 	s.grid.dim[0] = (struct alg_grid_dim){ .param = steps_k, .n = 2, .value = { 5, 20 } };
@@ -320,8 +256,8 @@ START_TEST(test_grid_candidates)
 	}
 	printf("grid over steps x clip: test accuracy %.4f\n", acc);
 	ck_assert(acc > 0.6);
-	rows_clear(&tr);
-	rows_clear(&te);
+	planted_split_clear(&tr);
+	planted_split_clear(&te);
 }
 END_TEST
 
@@ -368,14 +304,14 @@ END_TEST
 
 START_TEST(test_stored_plan_checked)
 {
-	struct rows tr, te;
+	struct planted_split tr, te;
 	struct run_spec s;
 	struct run_plan p;
 	struct rng r;
 	struct err e = { 0 };
 	double w[D];
 
-	make_rows(&tr, &te, 7, false);
+	planted_glm(&tr, &te, N_TRAIN, N_TEST, D, false, 8.0, 7);
 	spec_init(&s, sel(), N_TRAIN);
 	s.params[5] = 3; /* grid_size */
 	plan_of(&s, &p);
@@ -387,8 +323,8 @@ START_TEST(test_stored_plan_checked)
 	plan_of(&s, &p);
 	p.event.node[0].k_max -= 1;
 	ck_assert_int_eq(alg_run(sel(), &s, &p, &tr.ds, &r, NULL, NULL, w, &e), ERR_INTERNAL);
-	rows_clear(&tr);
-	rows_clear(&te);
+	planted_split_clear(&tr);
+	planted_split_clear(&te);
 }
 END_TEST
 
