@@ -141,6 +141,8 @@ err_code_name(enum err_code code)
 		return "internal_error";
 	case ERR_RATE_LIMITED:
 		return "rate_limited";
+	case ERR_TOO_SMALL:
+		return "privacy_too_small_for_n";
 	case ERR__COUNT:
 		break;
 	}

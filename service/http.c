@@ -118,6 +118,7 @@ http_status_for(enum err_code code)
 	case ERR_MEDIA_TYPE:
 		return MHD_HTTP_UNSUPPORTED_MEDIA_TYPE;
 	case ERR_NUMERIC:
+	case ERR_TOO_SMALL:
 		return 422;
 	case ERR_DB:
 		return MHD_HTTP_SERVICE_UNAVAILABLE;

@@ -132,6 +132,7 @@ log_err(const char *ctx, const struct err *e)
 	case ERR_NUMERIC:
 	case ERR_CANCELLED:
 	case ERR_RATE_LIMITED:
+	case ERR_TOO_SMALL:
 		level = LOG_INFO;
 		break;
 	case ERR_NOMEM:

@@ -518,7 +518,7 @@ START_TEST(test_status_map)
 		[ERR_TOO_LARGE] = 413,    [ERR_MEDIA_TYPE] = 415,
 		[ERR_NUMERIC] = 422,      [ERR_CANCELLED] = 500,
 		[ERR_DB] = 503,           [ERR_INTERNAL] = 500,
-		[ERR_RATE_LIMITED] = 429,
+		[ERR_RATE_LIMITED] = 429, [ERR_TOO_SMALL] = 422,
 	};
 
 	for (int c = 0; c < ERR__COUNT; c++) {
