@@ -34,7 +34,7 @@ enum err_code {
 	ERR_DB,              /* the database is unavailable or failed (503) */
 	ERR_INTERNAL,        /* a bug or an infrastructure failure (500) */
 	ERR_RATE_LIMITED,    /* too many requests: a rate or concurrency limit (429) */
-	ERR_TOO_SMALL,       /* the privacy target is too small for n: the run would be vacuous (422) */
+	ERR_TOO_SMALL,       /* the privacy target is too small for n: a vacuous run (422) */
 	ERR__COUNT
 };
 
