@@ -57,6 +57,27 @@ struct alg_param {
 	double max;      /* inclusive */
 	double def;      /* used when the key is absent; 0 may mean "auto" (see doc) */
 	const char *doc; /* one line for API users */
+	/* ALG_PARAM_INT only, may be NULL: the names of the values min, min +
+	 * 1, ..., max (max - min + 1 entries, then NULL).  A request may give
+	 * the name instead of the number ("variant": "pure"); the catalogue
+	 * lists them and the normalised request stores the name. */
+	const char *const *choices;
+};
+
+/*
+ * Which ledgers can charge a method's runs (docs/privacy-model.md §5): a
+ * run whose event only one accountant can bound (an "approx" leaf: basic
+ * composition only) cannot go on a 'renyi' dataset.  One rule per value
+ * of a parameter ("variant" = approx), the method's modes otherwise.
+ * alg_plan() refuses a spec on a mode its rule does not list with
+ * ERR_MODE naming the parameter and giving the rule's hint, before any
+ * calibration; the catalogue serves the rules as "ledger_modes".
+ */
+struct alg_mode_rule {
+	const char *param; /* a parameter of the method; NULL ends the list */
+	double value;      /* the rule holds when params[param] == value */
+	unsigned modes;    /* bit (1u << ACCOUNTING_*) per mode that can charge it */
+	const char *hint;  /* what to use instead on the other modes */
 };
 
 /*
@@ -187,7 +208,17 @@ struct alg_ops {
 	 * name any of grid_base's parameters (struct alg_grid).  NULL: the
 	 * request has no "params.grid". */
 	const struct alg_ops *grid_base;
+	/* 0: both ledger modes; else bit (1u << ACCOUNTING_*) per mode. */
+	unsigned modes;
+	/* Per-value exceptions to modes (struct alg_mode_rule); NULL: none. */
+	const struct alg_mode_rule *mode_rules;
 };
+
+/* The modes that can charge spec's run of alg (mode_rules, then modes;
+ * bits 1u << ACCOUNTING_*), and the hint of the rule that decided (NULL
+ * when none did). */
+unsigned alg_spec_modes(const struct alg_ops *alg, const struct run_spec *spec,
+			const struct alg_mode_rule **ret_rule);
 
 /* registry.c */
 size_t alg_count(void);

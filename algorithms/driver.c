@@ -162,6 +162,74 @@ alg_check_spec(const struct alg_ops *alg, const struct run_spec *spec, struct er
 	return ERR_OK;
 }
 
+unsigned
+alg_spec_modes(const struct alg_ops *alg, const struct run_spec *spec,
+	       const struct alg_mode_rule **ret_rule)
+{
+	const unsigned all = (1u << ACCOUNTING__COUNT) - 1u;
+
+	if (ret_rule != NULL)
+		*ret_rule = NULL;
+	for (const struct alg_mode_rule *r = alg->mode_rules; r != NULL && r->param != NULL; r++) {
+		for (size_t i = 0; alg->params[i].name != NULL; i++) {
+			if (strcmp(alg->params[i].name, r->param) != 0 ||
+			    spec->params[i] != r->value)
+				continue;
+			if (ret_rule != NULL)
+				*ret_rule = r;
+			return r->modes & all;
+		}
+	}
+	return alg->modes != 0 ? alg->modes & all : all;
+}
+
+/* The value's name in a parameter's choices, or NULL. */
+static const char *
+choice_name(const struct alg_param *p, double v)
+{
+	double k = v - p->min;
+
+	if (p->choices == NULL || !(k >= 0.0))
+		return NULL;
+	for (size_t i = 0; p->choices[i] != NULL; i++)
+		if ((double)i == k)
+			return p->choices[i];
+	return NULL;
+}
+
+/* ERR_MODE when spec's dataset mode cannot charge this run (alg_mode_rule),
+ * naming the parameter that decided and the rule's hint. */
+static enum err_code
+check_mode(const struct alg_ops *alg, const struct run_spec *spec, struct err *e)
+{
+	const struct alg_mode_rule *rule;
+	const char *mode = spec->mode == ACCOUNTING_RENYI ? "renyi" : "basic", *name;
+	char field[64] = "params.";
+	size_t at = strlen(field);
+
+	if (alg_spec_modes(alg, spec, &rule) & (1u << spec->mode))
+		return ERR_OK;
+	if (rule == NULL)
+		return err_set_field(e, ERR_MODE, "algorithm",
+				     "%s cannot be charged on a '%s' dataset", alg->name, mode);
+	for (const char *c = rule->param; *c != '\0' && at + 1 < sizeof(field); c++)
+		field[at++] = *c;
+	field[at] = '\0';
+	name = NULL;
+	for (size_t i = 0; alg->params[i].name != NULL; i++)
+		if (strcmp(alg->params[i].name, rule->param) == 0)
+			name = choice_name(&alg->params[i], rule->value);
+	if (name != NULL)
+		err_set_field(e, ERR_MODE, field,
+			      "'%s' = '%s' cannot be charged on a '%s' dataset; %s", field, name,
+			      mode, rule->hint != NULL ? rule->hint : "");
+	else
+		err_set_field(e, ERR_MODE, field,
+			      "'%s' = %g cannot be charged on a '%s' dataset; %s", field,
+			      rule->value, mode, rule->hint != NULL ? rule->hint : "");
+	return ERR_MODE;
+}
+
 enum err_code
 alg_plan(const struct alg_ops *alg, const struct run_spec *spec, struct run_plan *ret_plan,
 	 struct err *e)
@@ -170,6 +238,8 @@ alg_plan(const struct alg_ops *alg, const struct run_spec *spec, struct run_plan
 	enum err_code rc = alg_check_spec(alg, spec, e);
 
 	if (rc != ERR_OK)
+		return rc;
+	if ((rc = check_mode(alg, spec, e)) != ERR_OK)
 		return rc;
 	if ((rc = alg->plan(spec, &p, e)) != ERR_OK)
 		return rc;

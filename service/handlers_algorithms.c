@@ -3,6 +3,8 @@
  * the same tables (alg_ops, objective and constraint registries) that
  * validate requests.
  */
+#include <string.h>
+
 #include "alg.h"
 #include "handlers.h"
 
@@ -13,8 +15,68 @@ param_json(const struct alg_param *p)
 			   : p->type == ALG_PARAM_BOOL ? "boolean"
 						       : "number";
 
-	return json_pack("{s:s, s:s, s:f, s:f, s:f, s:s}", "name", p->name, "type", type, "min",
-			 p->min, "max", p->max, "default", p->def, "doc", p->doc);
+	json_t *r = json_pack("{s:s, s:s, s:f, s:f, s:f, s:s}", "name", p->name, "type", type,
+			      "min", p->min, "max", p->max, "default", p->def, "doc", p->doc);
+
+	/* Named values: "choices" lists them in order (min, min + 1, ...). */
+	if (r != NULL && p->type == ALG_PARAM_INT && p->choices != NULL) {
+		json_t *c = json_array();
+
+		for (size_t k = 0; c != NULL && p->choices[k] != NULL; k++)
+			json_array_append_new(c, json_string(p->choices[k]));
+		if (json_object_set_new(r, "choices", c) != 0) {
+			json_decref(r);
+			r = NULL;
+		}
+	}
+	return r;
+}
+
+static json_t *
+modes_json(unsigned modes)
+{
+	json_t *a = json_array();
+
+	if (a != NULL && (modes & (1u << ACCOUNTING_BASIC)))
+		json_array_append_new(a, json_string("basic"));
+	if (a != NULL && (modes & (1u << ACCOUNTING_RENYI)))
+		json_array_append_new(a, json_string("renyi"));
+	return a;
+}
+
+/* "ledger_modes": {"default": modes, "rules": [{"param", "value",
+ * "modes", "hint"}]}: which dataset accounting modes can charge the
+ * method's runs (alg_mode_rule). */
+static json_t *
+ledger_modes_json(const struct alg_ops *a)
+{
+	const unsigned all = (1u << ACCOUNTING__COUNT) - 1u;
+	json_t *rules = json_array();
+
+	for (const struct alg_mode_rule *r = a->mode_rules;
+	     rules != NULL && r != NULL && r->param != NULL; r++) {
+		json_t *value = NULL;
+
+		for (size_t i = 0; a->params[i].name != NULL && value == NULL; i++) {
+			const struct alg_param *p = &a->params[i];
+			double k = r->value - p->min;
+
+			if (strcmp(p->name, r->param) != 0)
+				continue;
+			if (p->choices != NULL && k >= 0.0)
+				for (size_t j = 0; p->choices[j] != NULL; j++)
+					if ((double)j == k)
+						value = json_string(p->choices[j]);
+		}
+		if (value == NULL)
+			value = json_real(r->value);
+		json_array_append_new(rules,
+				      json_pack("{s:s, s:o, s:o, s:s}", "param", r->param, "value",
+						value, "modes", modes_json(r->modes), "hint",
+						r->hint != NULL ? r->hint : ""));
+	}
+	return json_pack("{s:o, s:o}", "default", modes_json(a->modes != 0 ? a->modes : all),
+			 "rules", rules);
 }
 
 static const char *const task_names[TASK__COUNT] = {
@@ -82,6 +144,10 @@ alg_json(const struct alg_ops *a)
 	if (r != NULL && a->saddle &&
 	    json_object_set_new(json_object_get(r, "constraints"), "y",
 				kinds_json(a->constraints_y)) != 0) {
+		json_decref(r);
+		r = NULL;
+	}
+	if (r != NULL && json_object_set_new(r, "ledger_modes", ledger_modes_json(a)) != 0) {
 		json_decref(r);
 		r = NULL;
 	}

@@ -127,6 +127,27 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 	return ERR_OK;
 }
 
+/* A named value of an integer parameter with choices ("variant":
+ * "pure"): *ret = min + its index; 400 naming the parameter and listing
+ * the names otherwise. */
+static enum err_code
+param_choice(const struct alg_param *p, const json_t *s, long long *ret, struct err *e)
+{
+	char path[128], names[256] = "";
+	size_t len = 0;
+
+	for (size_t k = 0; p->choices[k] != NULL; k++) {
+		if (strcmp(p->choices[k], json_string_value(s)) == 0) {
+			*ret = (long long)p->min + (long long)k;
+			return ERR_OK;
+		}
+		len += (size_t)snprintf(names + len, len < sizeof(names) ? sizeof(names) - len : 0,
+					"%s'%s'", k > 0 ? ", " : "", p->choices[k]);
+	}
+	jv_path(path, sizeof(path), "params", p->name);
+	return err_set_field(e, ERR_INVALID, path, "'%s' must be one of %s", path, names);
+}
+
 /* One value of a grid dimension, checked against the base parameter's
  * schema entry p; field names the value ("params.grid.clip[2]"). */
 static enum err_code
@@ -141,6 +162,15 @@ grid_value(const json_t *v, const struct alg_param *p, const char *field, double
 					     field);
 		*ret = json_is_true(v) ? 1.0 : 0.0;
 		return ERR_OK;
+	}
+	if (p->type == ALG_PARAM_INT && p->choices != NULL && json_is_string(v)) {
+		for (size_t k = 0; p->choices[k] != NULL; k++)
+			if (strcmp(p->choices[k], json_string_value(v)) == 0) {
+				*ret = p->min + (double)k;
+				return ERR_OK;
+			}
+		return err_set_field(e, ERR_INVALID, field, "'%s' is not a value of '%s'", field,
+				     p->name);
 	}
 	if (!json_is_number(v))
 		return err_set_field(e, ERR_INVALID, field, "'%s' must be a number", field);
@@ -277,13 +307,22 @@ parse_params(const json_t *params, const struct alg_ops *alg, double *v, struct 
 		switch (p->type) {
 		case ALG_PARAM_INT: {
 			long long x = (long long)p->def;
+			const json_t *s = json_object_get(params, p->name);
 
-			rc = jv_integer(params, "params", p->name, false, (long long)p->min,
-					(long long)p->max, &x, NULL, e);
+			if (p->choices != NULL && json_is_string(s)) {
+				rc = param_choice(p, s, &x, e);
+			} else {
+				rc = jv_integer(params, "params", p->name, false, (long long)p->min,
+						(long long)p->max, &x, NULL, e);
+			}
 			if (rc != ERR_OK)
 				return rc;
 			v[i] = (double)x;
-			json_object_set_new(norm, p->name, json_integer(x));
+			if (p->choices != NULL)
+				json_object_set_new(norm, p->name,
+						    json_string(p->choices[x - (long long)p->min]));
+			else
+				json_object_set_new(norm, p->name, json_integer(x));
 			break;
 		}
 		case ALG_PARAM_REAL:
