@@ -5,7 +5,7 @@
  * file has the protocol and the figures.
  *
  *	l1_vs_l2 [--smoke] [--d D] [--n N[,N...]] [--seeds S] [--eval M]
- *	         [--epsilon E] [--methods a,b,...]
+ *	         [--epsilon E] [--methods a,b,...] [--params name=value,...]
  *
  * For each n and seed: a fresh model w* (10 non-zeros, ||w*||_1 = 1) and
  * n rows in {-1, +1}^d (tests/support/sparse_glm.h), one run of each
@@ -15,8 +15,9 @@
  * tuned on a separate draw (seed 0x7777) at each n over the grid below,
  * by the same excess loss; the l1 methods get no tuning.  Prints one line
  * per (n, method): mean +- standard error and median over the seeds, and
- * the mean wall time of a run; then the excess of the zero model, what
- * a method that learned nothing scores.  --smoke: d = 50, n = 500, 2 seeds (CI).
+ * the mean wall time of a run (--params: values given to every method
+ * but dp_sgd, for exploration; a method without such a parameter aborts); then the excess of the
+ *zero model, what a method that learned nothing scores.  --smoke: d = 50, n = 500, 2 seeds (CI).
  */
 #include <math.h>
 #include <stdio.h>
@@ -63,6 +64,8 @@ struct opts {
 	double epsilon, delta;
 	char *methods[MAX_METHODS];
 	size_t n_methods;
+	struct sparse_glm_param params[MAX_METHODS];
+	size_t n_params;
 };
 
 static int
@@ -103,8 +106,9 @@ run(const struct opts *o)
 				bool sgd = strcmp(o->methods[k], "dp_sgd.subsampled") == 0;
 				double t0 = now();
 
-				if (!sparse_glm_run(&m, o->methods[k], o->epsilon, o->delta, tuned,
-						    sgd ? 3 : 0, 3000 + s, w, msg, sizeof(msg))) {
+				if (!sparse_glm_run(&m, o->methods[k], o->epsilon, o->delta,
+						    sgd ? tuned : o->params, sgd ? 3 : o->n_params,
+						    3000 + s, w, msg, sizeof(msg))) {
 					fprintf(stderr, "%s\n", msg);
 					rc = 1;
 					ex[k][s] = NAN;
@@ -169,9 +173,25 @@ main(int argc, char **argv)
 			o.epsilon = strtod(argv[++i], NULL);
 		} else if (strcmp(argv[i], "--methods") == 0 && i + 1 < argc) {
 			methods = argv[++i];
+		} else if (strcmp(argv[i], "--params") == 0 && i + 1 < argc) {
+			char *parts[MAX_METHODS];
+
+			o.n_params = split_list(argv[++i], parts, MAX_METHODS);
+			for (size_t k = 0; k < o.n_params; k++) {
+				char *eq = strchr(parts[k], '=');
+
+				if (eq == NULL) {
+					fprintf(stderr, "l1_vs_l2: --params wants name=value\n");
+					return 2;
+				}
+				*eq = '\0';
+				o.params[k].name = parts[k];
+				o.params[k].value = strtod(eq + 1, NULL);
+			}
 		} else {
-			fprintf(stderr, "usage: l1_vs_l2 [--smoke] [--d D] [--n N,N] [--seeds S] "
-					"[--eval M] [--epsilon E] [--methods a,b]\n");
+			fprintf(stderr,
+				"usage: l1_vs_l2 [--smoke] [--d D] [--n N,N] [--seeds S] "
+				"[--eval M] [--epsilon E] [--methods a,b] [--params k=v,...]\n");
 			return 2;
 		}
 	}
