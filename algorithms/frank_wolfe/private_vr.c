@@ -91,6 +91,8 @@ enum { P_VARIANT, P_PHASES, P_BATCH_SIZE, P__COUNT };
  * spread of the first selection's log-weights a run may have. */
 #define FWVR_LEAF_WORK  1e8
 #define FWVR_MIN_SPREAD 1e-2
+/* The default depth rule's constant: 2^T <= b eps L / (128 max(L, B_1) ln m). */
+#define FWVR_SPREAD_RULE 128.0
 
 static const struct alg_param vr_params[P__COUNT + 1] = {
 	[P_VARIANT] = { "variant", ALG_PARAM_INT, 0.0, 1.0, 0.0,
@@ -164,6 +166,16 @@ vr_depth(const struct fwvr_consts *c, double b, unsigned t_max)
 {
 	double lm = log(fmax((double)c->m, 2.0)), r, t;
 
+	if (!c->theorem) {
+		/* The default: the last phase's selection spread temp_T ln m at
+		 * most L D / 64 (algorithms/frank_wolfe/README.md). */
+		r = b * c->epsilon * c->lip /
+		    (FWVR_SPREAD_RULE * fmax(fwvr_clamp(c, 0), fwvr_clamp(c, 1)) * lm);
+		t = floor(log2(r));
+		if (!(t >= 1.0))
+			return 1;
+		return t > (double)t_max ? t_max : (unsigned)t;
+	}
 	r = b * c->epsilon * c->beta * 2.0 * c->rc / (c->lip * lm);
 	if (c->approx) {
 		r /= log((double)c->n / c->delta);

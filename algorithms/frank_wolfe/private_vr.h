@@ -19,6 +19,11 @@ struct fwvr_consts {
 	size_t m, n;
 	double epsilon, delta;
 	bool approx;
+	/* The depth rule: false (the default) the service's, 2^T <= b eps L /
+	 * (128 max(L, B_1) ln m); true the theorem's, T = floor(1/2 log2(b eps
+	 * beta D / (L ln m))) (pure) or floor(2/3 log2(b eps beta D / (L ln(n /
+	 * delta) ln m))) (approx). */
+	bool theorem;
 };
 
 /* The right child's clamp at depth j >= 1, min(2 L, beta D 2^(1 - j)), and
@@ -30,7 +35,7 @@ size_t fwvr_records(unsigned t, size_t b);
 
 /*
  * The b / T fixed point (algorithms/frank_wolfe/README.md): T <- T(b), the
- * theorem's depth floored and clamped to [1, t_max], b <- 2^T floor(n /
+ * depth rule of c (floored, clamped to [1, t_max]), b <- 2^T floor(n /
  * (2^T (T + T (T + 1) / 4))), from b = n / ln(n)^2, until T repeats (at
  * most 32 rounds); a T whose b would be 0 is lowered.  ERR_INVALID naming
  * "privacy.epsilon" when not even T = 1 fits (n < 3).
