@@ -66,10 +66,14 @@
  * The amplification needs the order of the records to be uniform and
  * secret, which the run's generator makes it.
  *
- * Defaults (params.phases and params.batch_size 0): the b / T fixed point
- * of fwvr_fixed_point(), with the theorem's depth T(b) = floor(1/2
- * log2(b eps beta D / (L ln m))) (pure) or floor(2/3 log2(b eps beta D /
- * (L ln(n / delta) ln m))) (approx); algorithms/frank_wolfe/README.md.
+ * Defaults (params.phases and params.batch_size 0): fwvr_fixed_point(),
+ * the largest T with T <= T(b(T)), b(T) the largest root batch T phases
+ * can read, and the depth rule 2^T(b) <= b eps L / (128 max(L, B_1) ln m):
+ * the last phase's selection spread temp_T ln m = 2^T 2 D max(L, B_1)
+ * ln m / (b eps) at most L D / 64.  The theorem's depth (1/2 log2(b eps
+ * beta D / (L ln m)), pure) balances the worst-case Frank-Wolfe error
+ * beta D^2 / 2^T, which on data is far smaller, and chose trees about two
+ * phases too deep (algorithms/frank_wolfe/README.md).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -202,31 +206,28 @@ enum err_code
 fwvr_fixed_point(const struct fwvr_consts *c, unsigned t_max, unsigned *ret_t, size_t *ret_b,
 		 struct err *e)
 {
-	double n = (double)c->n, b0 = n / (log(n) * log(n));
-	unsigned t = vr_depth(c, fmax(b0, 1.0), t_max), next;
-	size_t b = 0;
+	unsigned t = 0;
 
-	for (int round = 0; round < 32; round++) {
-		while (t > 1 && vr_batch_for(t, c->n) == 0)
-			t--;
-		b = vr_batch_for(t, c->n);
+	/* The largest T the rule allows at its own batch: T <= T(b(T)).
+	 * b(T) falls with T and T(b) grows with b, so the admissible T are
+	 * 1 .. T*; iterating T <- T(b(T)) from a small b reaches T* too when
+	 * it converges, but may cycle (e.g. 1, 4, 1 on n = 20000). */
+	for (unsigned k = 1; k <= t_max; k++) {
+		size_t b = vr_batch_for(k, c->n);
+
 		if (b == 0)
 			break;
-		next = vr_depth(c, (double)b, t_max);
-		while (next > 1 && vr_batch_for(next, c->n) == 0)
-			next--;
-		if (next == t)
-			break;
-		t = next;
+		if (k == 1 || vr_depth(c, (double)b, t_max) >= k)
+			t = k;
 	}
-	if (b == 0)
+	if (t == 0)
 		return err_set_field(
 			e, ERR_INVALID, "privacy.epsilon",
 			"'privacy.epsilon' cannot be met: %zu records are too few for "
 			"one phase of private variance-reduced Frank-Wolfe (at least 3)",
 			c->n);
 	*ret_t = t;
-	*ret_b = b;
+	*ret_b = vr_batch_for(t, c->n);
 	return ERR_OK;
 }
 

@@ -34,11 +34,12 @@ double fwvr_clamp(const struct fwvr_consts *c, unsigned j);
 size_t fwvr_records(unsigned t, size_t b);
 
 /*
- * The b / T fixed point (algorithms/frank_wolfe/README.md): T <- T(b), the
- * depth rule of c (floored, clamped to [1, t_max]), b <- 2^T floor(n /
- * (2^T (T + T (T + 1) / 4))), from b = n / ln(n)^2, until T repeats (at
- * most 32 rounds); a T whose b would be 0 is lowered.  ERR_INVALID naming
- * "privacy.epsilon" when not even T = 1 fits (n < 3).
+ * The b / T rule (algorithms/frank_wolfe/README.md): the largest T in
+ * [1, t_max] with T <= T(b(T)), T(b) the depth rule of c floored,
+ * b(T) = 2^T floor(n / (2^T (T + T (T + 1) / 4))) the largest root batch
+ * T phases can read (all n records when the division is exact).  This is
+ * where the iteration T <- T(b(T)) settles when it settles (it can cycle).
+ * ERR_INVALID naming "privacy.epsilon" when not even T = 1 fits (n < 3).
  */
 enum err_code fwvr_fixed_point(const struct fwvr_consts *c, unsigned t_max, unsigned *ret_t,
 			       size_t *ret_b, struct err *e);
