@@ -352,6 +352,25 @@ START_TEST(test_pure_accountant)
 }
 END_TEST
 
+/* The approx accountant without the shuffling step: the worst (t, j) of
+ * advanced (or basic) composition over the 2^(t-j) leaves. */
+static double
+no_shuffle(const struct fwvr_consts *c, unsigned t_max, double b, double temp)
+{
+	double d0 = c->delta / (6.0 * (double)c->n * (exp(c->epsilon) + 1.0)), worst = 0.0;
+
+	for (unsigned t = 1; t <= t_max; t++)
+		for (unsigned j = 0; j <= t; j++) {
+			double e1 =
+				4.0 * fwvr_clamp(c, j) * c->rc * ldexp(1.0, (int)j) / (b * temp);
+			double kk = ldexp(1.0, (int)(t - j));
+
+			worst = fmax(worst, fmin(kk * e1, sqrt(2.0 * kk * log(1.0 / d0)) * e1 +
+								  kk * e1 * expm1(e1)));
+		}
+	return worst;
+}
+
 START_TEST(test_approx_accountant)
 {
 	struct fwvr_consts c = worked_example(true);
@@ -377,6 +396,37 @@ START_TEST(test_approx_accountant)
 		ck_assert(delta > 0.0 && delta <= c.delta);
 		prev = eps;
 	}
+	/* T = 1: p_0 = p_1 = 1, no amplification: the advanced-composition
+	 * (or basic) value of each position, delta0 = delta / (6 n (e^eps + 1)). */
+	{
+		double temp = 0.01, d0 = c.delta / (6.0 * (double)c.n * (exp(c.epsilon) + 1.0));
+		double want = 0.0;
+
+		for (unsigned j = 0; j <= 1; j++) {
+			double e1 = 4.0 * fwvr_clamp(&c, j) * c.rc * ldexp(1.0, (int)j) /
+				    (11104.0 * temp);
+			double kk = j == 0 ? 2.0 : 1.0;
+
+			want = fmax(want, fmin(kk * e1, sqrt(2.0 * kk * log(1.0 / d0)) * e1 +
+								kk * e1 * expm1(e1)));
+		}
+		fwvr_approx_epsilon(&c, 1, 11104, temp, &eps, &delta);
+		ck_assert_double_eq_tol(eps, want, 1e-12 * want);
+		ck_assert_double_eq_tol(delta, d0, 1e-12 * d0);
+	}
+	/* Shuffling needs p_j = 2^(j-1) >= 16 ln(4 / delta_s) e^eps0 vertices at
+	 * one depth (about 2^8 here): at T = 4 it never applies; at T = 14 it
+	 * applies at the deep positions, but the run's maximum is a root's
+	 * (p_0 = 1, never amplified), so the charge is the same. */
+	fwvr_approx_epsilon(&c, 4, 11104, 0.02, &eps, &delta);
+	ck_assert_double_eq_tol(eps, no_shuffle(&c, 4, 11104.0, 0.02), 1e-12 * eps);
+	c.n = 100000000;
+	fwvr_approx_epsilon(&c, 14, 1u << 20, 0.002, &eps, &delta);
+	printf("approx accountant, T = 14, b = 2^20: eps %.4f with shuffling, %.4f without\n", eps,
+	       no_shuffle(&c, 14, 1048576.0, 0.002));
+	ck_assert(eps <= no_shuffle(&c, 14, 1048576.0, 0.002));
+	ck_assert(delta <= c.delta);
+	c = worked_example(true);
 	/* FMT20's closed form: the reference code's values (closedformanalysis
 	 * of apple/ml-shuffling-amplification, evaluated by hand in Python). */
 	ck_assert_double_eq_tol(shuffle_fmt_epsilon(1.0, 10000.0, 1e-6), 0.2332656, 1e-6);
