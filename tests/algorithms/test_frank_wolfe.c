@@ -28,8 +28,8 @@
  * Utility, least_squares on planted data (d = 10, l1 ball of radius 1, the
  * population a fixed 20,000-row test split, excess over a projected
  * gradient reference on it, written here and reachable only from tests):
- * over 20 seeds of the run's generator, the excess at n = 16000 is below
- * the excess at n = 2000 by a one-sided paired t-test (t > 2.539, 19
+ * over 20 seeds of the run's generator, the excess at n = 8000 is below
+ * the excess at n = 1000 by a one-sided paired t-test (t > 2.539, 19
  * degrees of freedom, level 0.01), for both methods; with the temperature
  * scaled to 1e-9 through the testing hook (noise off), private_vr and
  * private reach the reference within 0.02 and 0.01.
@@ -52,8 +52,8 @@
 #endif
 
 #define D       10
-#define N_SMALL 2000
-#define N_LARGE 16000
+#define N_SMALL 1000
+#define N_LARGE 8000
 #define N_TEST  20000
 #define SEEDS   20
 #define RADIUS  1.0
