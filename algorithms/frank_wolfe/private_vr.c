@@ -175,6 +175,15 @@ vr_depth(const struct fwvr_consts *c, double b, unsigned t_max)
 		 * most L D / 64 (algorithms/frank_wolfe/README.md). */
 		r = b * c->epsilon * c->lip /
 		    (FWVR_SPREAD_RULE * fmax(fwvr_clamp(c, 0), fwvr_clamp(c, 1)) * lm);
+		/* approx: one temperature, about min(2^T, sqrt(2^(T+1) ln(1 /
+		 * delta0))) times the pure variant's phase-1 scale (advanced
+		 * composition over a root's 2^T leaves), so the same spread
+		 * allows 2^T up to r^2 / (2 ln(1 / delta0)) when that is more. */
+		if (c->approx) {
+			double l0 = log(6.0 * (double)c->n * (exp(c->epsilon) + 1.0) / c->delta);
+
+			r = fmax(r, r * r / (2.0 * l0));
+		}
 		t = floor(log2(r));
 		if (!(t >= 1.0))
 			return 1;

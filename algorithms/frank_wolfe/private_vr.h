@@ -19,10 +19,11 @@ struct fwvr_consts {
 	size_t m, n;
 	double epsilon, delta;
 	bool approx;
-	/* The depth rule: false (the default) the service's, 2^T <= b eps L /
-	 * (128 max(L, B_1) ln m); true the theorem's, T = floor(1/2 log2(b eps
-	 * beta D / (L ln m))) (pure) or floor(2/3 log2(b eps beta D / (L ln(n /
-	 * delta) ln m))) (approx). */
+	/* The depth rule: false (the default) the service's, 2^T <= r = b eps L
+	 * / (128 max(L, B_1) ln m) (approx: 2^T <= max(r, r^2 / (2 ln(1 /
+	 * delta0))), delta0 = delta / (6 n (e^eps + 1))); true the theorem's, T = floor(1/2 log2(b
+	 * eps beta D / (L ln m))) (pure) or floor(2/3 log2(b eps beta D / (L ln(n / delta) ln m)))
+	 * (approx). */
 	bool theorem;
 };
 

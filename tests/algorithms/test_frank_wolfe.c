@@ -262,6 +262,25 @@ START_TEST(test_fixed_point)
 	ck_assert_int_eq(fwvr_fixed_point(&c, FWVR_MAX_PHASES, &t, &b, &e), ERR_OK);
 	ck_assert_uint_eq(t, 4);
 	ck_assert_uint_eq(b, 11104);
+	/* The default rule: 2^T <= r = b eps L / (128 max(L, B_1) ln m) at
+	 * b = b(T); approx also up to r^2 / (2 ln(1 / delta0)), deeper only for
+	 * large b eps (here n = 1e8: pure T = 10, approx T = 13). */
+	{
+		struct fwvr_consts p = worked_example(false), q = worked_example(true);
+		unsigned tp, tq;
+		size_t bp, bq;
+
+		p.theorem = q.theorem = false;
+		ck_assert_int_eq(fwvr_fixed_point(&p, FWVR_MAX_PHASES, &tp, &bp, &e), ERR_OK);
+		ck_assert_uint_eq(tp, 3); /* b(3) = 16664: r = 16664 / (256 ln 2000) = 8.56 */
+		ck_assert_uint_eq(bp, 16664);
+		p.n = q.n = 100000000;
+		ck_assert_int_eq(fwvr_fixed_point(&p, FWVR_MAX_PHASES, &tp, &bp, &e), ERR_OK);
+		ck_assert_int_eq(fwvr_fixed_point(&q, FWVR_MAX_PHASES, &tq, &bq, &e), ERR_OK);
+		printf("default rule at n = 1e8: pure T = %u (b = %zu), approx T = %u (b = %zu)\n",
+		       tp, bp, tq, bq);
+		ck_assert_uint_gt(tq, tp);
+	}
 	/* Too few records for one phase: refused naming privacy.epsilon. */
 	c.n = 2;
 	ck_assert_int_eq(fwvr_fixed_point(&c, FWVR_MAX_PHASES, &t, &b, &e), ERR_INVALID);
