@@ -10,7 +10,9 @@
  * (right depth 2: 1); a root's record is read once, a right child's twice
  * (at the child's point and its parent's); every record in exactly one
  * vertex; K = 2^(T+1) - 2 steps.  T = 3, b = 8: b (1 + t/2) records in
- * phase t, b (T + T (T + 1) / 4) in all.
+ * phase t, b (T + T (T + 1) / 4) in all.  T = 4, b = 128: between every
+ * right child at depth j and its parent ||x_j - x_(j-1)||_1 <= D 2^(1-j)
+ * on the coordinates the margins of its records show.
  *
  * Schedule: the b / T fixed point reproduces the worked examples (n = 1e5,
  * m = 2000, eps = 1, L = beta = 1, D = 2: pure T = 5, b = 8000; approx at
@@ -100,13 +102,14 @@ spec_init(struct run_spec *s, const struct alg_ops *a, const struct objective_op
 
 /* ---- structure: a derivative that logs its record ---- */
 
-#define LOG_MAX  512
+#define LOG_MAX  2048
 #define LOG_STEP 64
 
 static struct objective_ops log_ops;
 static double (*log_inner)(double, double, double);
 static size_t log_n;
 static int log_ids[LOG_MAX];
+static double log_z[LOG_MAX]; /* the margin <w, x_i> of each call */
 static size_t log_len;
 static size_t log_cut[LOG_STEP]; /* log_len after each step */
 static size_t log_steps;
@@ -115,7 +118,7 @@ static double
 log_dphi(double z, double y, double delta)
 {
 	if (log_len < LOG_MAX)
-		log_ids[log_len++] = (int)lround(y * (double)log_n);
+		log_z[log_len] = z, log_ids[log_len++] = (int)lround(y * (double)log_n);
 	return log_inner(z, y, delta);
 }
 
@@ -198,6 +201,43 @@ START_TEST(test_tree_dfs_t2)
 		from = log_cut[k];
 	}
 	ck_assert_uint_eq(used, 14);
+}
+END_TEST
+
+/* ||x_j - x_(j-1)||_1 <= D 2^(1-j) between a right child at depth j and its
+ * parent: rows 0.5 e_(i mod 3) give z = 0.5 w_(i mod 3), so each record a
+ * right child reads shows one coordinate of both points (the coordinates
+ * seen: a lower bound on the l1 distance, which must obey the bound). */
+START_TEST(test_tree_right_child_distance)
+{
+	struct run_plan p;
+	size_t k = 0, from = 0, checked = 0;
+
+	logged_run(4, 128, 1152, &p);
+	ck_assert_uint_eq(p.steps, 30);
+	for (unsigned t = 1; t <= 4; t++)
+		for (unsigned long l = 0; l < (1ul << t); l++, k++) {
+			double diff[3] = { -1.0, -1.0, -1.0 }, dist = 0.0;
+			unsigned tz = 0, j;
+
+			if (l == 0) {
+				from = log_cut[k];
+				continue;
+			}
+			while (((l >> tz) & 1ul) == 0)
+				tz++;
+			j = t - tz;
+			for (size_t i = from; i + 1 < log_cut[k]; i += 2)
+				diff[log_ids[i] % 3] = 2.0 * fabs(log_z[i] - log_z[i + 1]);
+			for (int c = 0; c < 3; c++)
+				dist += fmax(diff[c], 0.0);
+			/* D = 2 (radius 1) */
+			ck_assert_msg(dist <= 2.0 * ldexp(1.0, 1 - (int)j) * (1.0 + 1e-12),
+				      "phase %u leaf %lu (depth %u): %.6f", t, l, j, dist);
+			checked++;
+			from = log_cut[k];
+		}
+	ck_assert_uint_eq(checked, 30 - 4);
 }
 END_TEST
 
@@ -640,6 +680,7 @@ fw_suite(void)
 
 	tcase_add_test(tree, test_tree_dfs_t2);
 	tcase_add_test(tree, test_tree_records_t3);
+	tcase_add_test(tree, test_tree_right_child_distance);
 	tcase_add_test(tree, test_fixed_point);
 	tcase_add_test(tree, test_refusals);
 	suite_add_tcase(s, tree);
