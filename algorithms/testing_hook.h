@@ -17,7 +17,12 @@
  *
  * The hook is per run (borrowed through the spec, not a global), so
  * concurrent runs and threads stay independent.  An algorithm that does
- * not implement a hook ignores it.  Implemented by: dp_sgd.one_pass.
+ * not implement a hook ignores it.  Implemented by: dp_sgd.one_pass (and
+ * the methods that say so in their files).  The Frank-Wolfe methods
+ * (frank_wolfe.private_vr, frank_wolfe.private) release the index of each
+ * step's chosen vertex (len = 1, index = the step), scale the exponential
+ * mechanism's temperature by noise_scale, and (private_vr) place the canary
+ * in phase 1's root batch.
  *
  * A NULL hook, or a hook with every member zero, leaves the run exactly as
  * in a normal build: the same draws from the generator in the same order,

@@ -1,0 +1,61 @@
+/*
+ * frank_wolfe/lmo.c - the noisy linear minimisation oracle (lmo.h).
+ */
+#include "frank_wolfe/lmo.h"
+#include "privacy/noise.h"
+
+size_t
+fw_vertex_count(const struct constraint *c, size_t d)
+{
+	if (c->kind == CONSTRAINT_L1_BALL)
+		return 2 * d;
+	if (c->kind == CONSTRAINT_SIMPLEX)
+		return d;
+	return 0;
+}
+
+double
+fw_vertex_norm(const struct constraint *c)
+{
+	return c->radius;
+}
+
+void
+fw_start(const struct constraint *c, double *x, size_t d)
+{
+	double v = c->kind == CONSTRAINT_SIMPLEX ? c->radius / (double)d : 0.0;
+
+	for (size_t j = 0; j < d; j++)
+		x[j] = v;
+}
+
+void
+fw_log_weights(const struct constraint *c, const double *v, size_t d, double temp, double *ret_w)
+{
+	double s = c->radius / temp;
+
+	for (size_t j = 0; j < d; j++)
+		ret_w[j] = -s * v[j];
+	if (c->kind == CONSTRAINT_L1_BALL)
+		for (size_t j = 0; j < d; j++)
+			ret_w[d + j] = s * v[j];
+}
+
+enum err_code
+fw_noisy_vertex(struct rng *r, const struct constraint *c, const double *v, size_t d, double temp,
+		double *w, size_t *ret_vertex, struct err *e)
+{
+	fw_log_weights(c, v, d, temp, w);
+	return noise_exp_mech(r, w, fw_vertex_count(c, d), ret_vertex, e);
+}
+
+void
+fw_move(const struct constraint *c, double *x, size_t d, size_t vertex, double eta)
+{
+	size_t j = vertex < d ? vertex : vertex - d;
+	double sign = vertex < d ? 1.0 : -1.0;
+
+	for (size_t i = 0; i < d; i++)
+		x[i] *= 1.0 - eta;
+	x[j] += eta * sign * c->radius;
+}

@@ -1,0 +1,52 @@
+/*
+ * frank_wolfe/lmo.h - the noisy linear minimisation oracle the Frank-Wolfe
+ * methods share (frank_wolfe.private, frank_wolfe.private_vr): the
+ * polytope's vertices, the exponential mechanism over them, and the
+ * Frank-Wolfe move towards the chosen one.
+ *
+ * Sets: the l1 ball of radius r (m = 2d vertices, index i < d is +r e_i,
+ * i >= d is -r e_(i-d)) and the simplex of scale s (m = d vertices s e_i).
+ * Both are centred at 0 in the sense of the scores' shift invariance: every
+ * vertex has ||c_i||_1 = R_c (r, or s), so R_c = D / 2 with D the set's l1
+ * diameter, and a change of the linear functional v by ||dv||_inf moves
+ * every score <c_i, v> by at most R_c ||dv||_inf.
+ *
+ * The mechanism: vertex i with probability proportional to
+ * exp(-<c_i, v> / temp) (report-noisy-min with Gumbel noise, i.e. the
+ * exponential mechanism; noise_exp_mech).  If every score moves by at most
+ * Delta between neighbours, each draw is (2 Delta / temp)-bounded-range
+ * (D. Durfee, R. Rogers, "Practical differentially private top-k
+ * selection with pay-what-you-get composition", NeurIPS 2019), hence
+ * (2 Delta / temp)-DP.  The floating-point caveat of noise_exp_mech applies.
+ */
+#ifndef ALGORITHMS_FRANK_WOLFE_LMO_H
+#define ALGORITHMS_FRANK_WOLFE_LMO_H
+
+#include <stddef.h>
+
+#include "constraint.h"
+#include "err.h"
+#include "rng.h"
+
+/* Number of vertices m of c in dimension d (2d or d); 0 for other kinds. */
+size_t fw_vertex_count(const struct constraint *c, size_t d);
+
+/* R_c = ||c_i||_1 of every vertex (the radius, or the simplex's scale). */
+double fw_vertex_norm(const struct constraint *c);
+
+/* x <- the centre of the set (0, or s / d per coordinate on the simplex). */
+void fw_start(const struct constraint *c, double *x, size_t d);
+
+/* ret_w[i] = -<c_i, v> / temp for the m vertices. */
+void fw_log_weights(const struct constraint *c, const double *v, size_t d, double temp,
+		    double *ret_w);
+
+/* A vertex drawn by the exponential mechanism at temperature temp (scratch
+ * w: m doubles); noise_exp_mech's errors. */
+enum err_code fw_noisy_vertex(struct rng *r, const struct constraint *c, const double *v, size_t d,
+			      double temp, double *w, size_t *ret_vertex, struct err *e);
+
+/* x <- (1 - eta) x + eta c_vertex. */
+void fw_move(const struct constraint *c, double *x, size_t d, size_t vertex, double eta);
+
+#endif /* ALGORITHMS_FRANK_WOLFE_LMO_H */
