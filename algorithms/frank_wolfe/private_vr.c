@@ -98,11 +98,15 @@ enum { P_VARIANT, P_PHASES, P_BATCH_SIZE, P__COUNT };
 /* The default depth rule's constant: 2^T <= b eps L / (128 max(L, B_1) ln m). */
 #define FWVR_SPREAD_RULE 128.0
 
+static const char *const vr_variants[] = { "pure", "approx", NULL };
+
 static const struct alg_param vr_params[P__COUNT + 1] = {
 	[P_VARIANT] = { "variant", ALG_PARAM_INT, 0.0, 1.0, 0.0,
-			"0 = pure: epsilon-DP, exponential-mechanism leaves charged as bounded "
-			"range (any ledger); 1 = approx: (epsilon, delta)-DP by amplification by "
-			"shuffling, charged as an approx event ('basic' ledgers only)" },
+			"\"pure\" (0): epsilon-DP, exponential-mechanism leaves charged as "
+			"bounded range (any ledger); \"approx\" (1): (epsilon, delta)-DP by "
+			"advanced composition and amplification by shuffling, charged as an "
+			"approx event ('basic' ledgers only)",
+			vr_variants },
 	[P_PHASES] = { "phases", ALG_PARAM_INT, 0.0, FWVR_MAX_PHASES, 0.0,
 		       "phases T (phase t is a tree of depth t: 2^t Frank-Wolfe steps); 0 = auto: "
 		       "the b / T fixed point (algorithms/frank_wolfe/README.md)" },
@@ -110,6 +114,14 @@ static const struct alg_param vr_params[P__COUNT + 1] = {
 			   "root batch b, a multiple of 2^T with b (T + T (T + 1) / 4) <= n; 0 = "
 			   "auto: the largest such b (the b / T fixed point)" },
 	[P__COUNT] = { 0 },
+};
+
+/* The approx variant's event is an (epsilon, delta) statement only basic
+ * composition can charge (docs/privacy-model.md §5). */
+static const struct alg_mode_rule vr_mode_rules[] = {
+	{ "variant", 1.0, 1u << ACCOUNTING_BASIC,
+	  "use 'variant': 'pure' on a 'renyi' dataset (epsilon-DP, bounded-range leaves)" },
+	{ 0 },
 };
 
 static const char *const vr_objectives[] = { "logistic", "least_squares", "huber", NULL };
@@ -231,7 +243,7 @@ fwvr_fixed_point(const struct fwvr_consts *c, unsigned t_max, unsigned *ret_t, s
 	}
 	if (t == 0)
 		return err_set_field(
-			e, ERR_INVALID, "privacy.epsilon",
+			e, ERR_TOO_SMALL, "privacy.epsilon",
 			"'privacy.epsilon' cannot be met: %zu records are too few for "
 			"one phase of private variance-reduced Frank-Wolfe (at least 3)",
 			c->n);
@@ -429,7 +441,7 @@ vr_fill_plan(const struct run_spec *spec, const struct vr_setup *s, double scale
 	if (!is_finite_pos(scale))
 		return err_set(e, ERR_INTERNAL, "the temperature is not finite and positive");
 	if (2.0 * s->c.rc * s->c.lip / temp1 < FWVR_MIN_SPREAD)
-		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+		return err_set_field(e, ERR_TOO_SMALL, "privacy.epsilon",
 				     "'privacy.epsilon' is too small for %zu records: the first "
 				     "selection would be within 1%% of uniform (a vacuous run)",
 				     spec->n);
@@ -745,4 +757,5 @@ const struct alg_ops alg_frank_wolfe_private_vr = {
 	.step = vr_step,
 	.result = vr_result,
 	.fini = vr_fini,
+	.mode_rules = vr_mode_rules,
 };

@@ -323,7 +323,7 @@ START_TEST(test_fixed_point)
 	}
 	/* Too few records for one phase: refused naming privacy.epsilon. */
 	c.n = 2;
-	ck_assert_int_eq(fwvr_fixed_point(&c, FWVR_MAX_PHASES, &t, &b, &e), ERR_INVALID);
+	ck_assert_int_eq(fwvr_fixed_point(&c, FWVR_MAX_PHASES, &t, &b, &e), ERR_TOO_SMALL);
 	ck_assert_str_eq(e.field, "privacy.epsilon");
 	c.n = 3;
 	ck_assert_int_eq(fwvr_fixed_point(&c, FWVR_MAX_PHASES, &t, &b, &e), ERR_OK);
@@ -506,8 +506,9 @@ START_TEST(test_approx_accountant)
 	spec.mode = ACCOUNTING_RENYI;
 	memset(&e, 0, sizeof(e));
 	ck_assert_int_eq(alg_plan(a, &spec, &p, &e), ERR_MODE);
-	ck_assert_str_eq(e.field, "algorithm");
+	ck_assert_str_eq(e.field, "params.variant");
 	ck_assert(strstr(e.msg, "renyi") != NULL);
+	ck_assert(strstr(e.msg, "'pure'") != NULL);
 }
 END_TEST
 
@@ -520,10 +521,11 @@ START_TEST(test_refusals)
 	struct err e = { 0 };
 
 	spec_init(&spec, a, objective_find("least_squares"), 2, D, 1.0);
-	ck_assert_int_eq(alg_plan(a, &spec, &p, &e), ERR_INVALID);
+	ck_assert_int_eq(alg_plan(a, &spec, &p, &e), ERR_TOO_SMALL);
 	ck_assert_str_eq(e.field, "privacy.epsilon");
+	ck_assert_str_eq(err_code_name(e.code), "privacy_too_small_for_n");
 	spec_init(&spec, a, objective_find("least_squares"), 1000, D, 1e-5);
-	ck_assert_int_eq(alg_plan(a, &spec, &p, &e), ERR_INVALID);
+	ck_assert_int_eq(alg_plan(a, &spec, &p, &e), ERR_TOO_SMALL);
 	ck_assert_str_eq(e.field, "privacy.epsilon");
 	spec_init(&spec, a, objective_find("least_squares"), 1000, D, 1.0);
 	spec.params[param_index(a, "phases")] = 3;

@@ -4,9 +4,9 @@
 # private_vr's pure event parallel(self_composed(bounded_range),
 # bounded_range) over its T (T + 3) / 2 positions, K = 2^(T+1) - 2 steps and
 # fewer than 2^T (T + T (T + 1) / 4) records left unused; its approx variant
-# refused on the default 'renyi' ledger (accounting_mode_unsupported, naming
-# "algorithm") and charged an approx event within the target on a 'basic'
-# one; private's self_composed(bounded_range) over its steps and an accuracy
+# refused on the default 'renyi' ledger (accounting_mode_unsupported,
+# naming params.variant, the parameter that decided) and charged an approx
+# event within the target on a 'basic' one; private's self_composed(bounded_range) over its steps and an accuracy
 # on the demo rows above 0.6 (0.655 to 0.660 over six runs); --list names
 # both.
 set -u
@@ -37,10 +37,10 @@ check "private_vr: parallel of the two dominating positions, T (T + 3) / 2 parts
 	sh -c "jq -e '.params_used.phases as \$t | .privacy.event.type == \"parallel\" and .privacy.event.parts == (\$t * (\$t + 3) / 2) and (.privacy.event.events | length) == 2 and .privacy.event.events[0].type == \"self_composed\" and .privacy.event.events[0].event.type == \"bounded_range\" and .privacy.event.events[1].type == \"bounded_range\"' '$TMP/vr.json' >/dev/null"
 check "private_vr: K = 2^(T+1) - 2 steps, fewer than 2^T (T + T (T + 1) / 4) records left" \
 	sh -c "jq -e '.params_used.phases as \$t | .params_used.steps == (pow(2; \$t + 1) - 2) and .params_used.records_used > 20000 - pow(2; \$t) * (\$t + \$t * (\$t + 1) / 4) and .params_used.records_used <= 20000' '$TMP/vr.json' >/dev/null"
-run frank_wolfe.private_vr --params '{"variant": 1}' >"$TMP/approx.json" 2>"$TMP/err"
-check "approx on the default renyi ledger: accounting_mode_unsupported naming algorithm" \
-	sh -c "jq -e '.error.code == \"accounting_mode_unsupported\" and .error.field == \"algorithm\"' '$TMP/approx.json' >/dev/null"
-run frank_wolfe.private_vr --params '{"variant": 1}' --mode basic >"$TMP/approx.json" 2>"$TMP/err"
+run frank_wolfe.private_vr --params '{"variant": "approx"}' >"$TMP/approx.json" 2>"$TMP/err"
+check "approx on the default renyi ledger: accounting_mode_unsupported naming params.variant" \
+	sh -c "jq -e '.error.code == \"accounting_mode_unsupported\" and .error.field == \"params.variant\"' '$TMP/approx.json' >/dev/null"
+run frank_wolfe.private_vr --params '{"variant": "approx"}' --mode basic >"$TMP/approx.json" 2>"$TMP/err"
 check "approx on a basic ledger: an approx event within the target" \
 	sh -c "jq -e '.privacy.event.type == \"approx\" and .privacy.event.epsilon <= 1 and .privacy.event.delta <= 1e-6' '$TMP/approx.json' >/dev/null"
 run frank_wolfe.private --eval "$DATA" >"$TMP/p.json" 2>"$TMP/err"
