@@ -141,6 +141,22 @@ md_phase_event(uint64_t n, uint64_t b, uint64_t steps, double z, struct dp_event
 	return rc;
 }
 
+void
+md_grid(double epsilon, double delta, struct rdp_grid *ret)
+{
+	double top = fmax(MD_CAL_MAX_ORDER, 4.0 * log(1.0 / delta) / epsilon);
+	unsigned k = 0;
+
+	/* A subset of the default grid can only raise the converted epsilon,
+	 * so the ledger's accounting on the full grid meets the target too
+	 * (see dp_sgd.subsampled's calibration). */
+	rdp_grid_default(ret);
+	for (unsigned i = 0; i < ret->n; i++)
+		if (ret->order[i] <= top)
+			ret->order[k++] = ret->order[i];
+	ret->n = k;
+}
+
 enum err_code
 md_calibrate(const struct run_spec *spec, double epsilon, uint64_t n, uint64_t b, uint64_t steps,
 	     double *ret_z, const char **ret_accountant, struct err *e)
@@ -149,23 +165,13 @@ md_calibrate(const struct run_spec *spec, double epsilon, uint64_t n, uint64_t b
 	struct phase_ctx c = { n, b, steps };
 	struct rdp_grid grid;
 	struct accountant_report report;
-	double top;
-	unsigned k = 0;
 	enum err_code rc;
 
 #ifdef DPOPT_TESTING
 	if (spec->testing_hook != NULL && spec->testing_hook->calibrations != NULL)
 		(*spec->testing_hook->calibrations)++;
 #endif
-	/* A subset of the default grid can only raise the converted epsilon,
-	 * so the ledger's accounting on the full grid meets the target too
-	 * (see dp_sgd.subsampled's calibration). */
-	rdp_grid_default(&grid);
-	top = fmax(MD_CAL_MAX_ORDER, 4.0 * log(1.0 / delta_cal) / eps_cal);
-	for (unsigned i = 0; i < grid.n; i++)
-		if (grid.order[i] <= top)
-			grid.order[k++] = grid.order[i];
-	grid.n = k;
+	md_grid(eps_cal, delta_cal, &grid);
 	rc = calibrate(phase_family, &c, spec->mode, eps_cal, delta_cal, 1e-2, 1e7, &grid, ret_z,
 		       &report, e);
 	if (rc == ERR_OK)

@@ -55,6 +55,11 @@ double md_radius_p(const struct constraint *c, size_t d, double p);
 enum err_code md_phase_event(uint64_t n, uint64_t b, uint64_t steps, double z,
 			     struct dp_event_tree *ret, struct err *e);
 
+/* The Renyi orders of the calibrations: the default grid without its
+ * orders above max(64, 4 log(1/delta) / epsilon). */
+struct rdp_grid;
+void md_grid(double epsilon, double delta, struct rdp_grid *ret);
+
 /* z for md_phase_event(n, b, T, z) to meet (epsilon, delta) on the mode
  * (calibrate(), one ulp below both targets), with the accountant's name.
  * Counted through the testing hook of spec.  ERR_INVALID naming
