@@ -342,6 +342,10 @@ START_TEST(test_noisy_schedule_and_noise)
 	s.params[param_index(a, "batch_size")] = 5;
 	ck_assert(alg_plan(a, &s, &p, &e) == ERR_OK);
 	ck_assert_uint_eq(p.steps, 2000);
+	/* An epsilon no noise can meet: refused naming privacy.epsilon. */
+	s.epsilon = 1e-9;
+	ck_assert_int_eq(alg_plan(a, &s, &p, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "privacy.epsilon");
 }
 END_TEST
 
