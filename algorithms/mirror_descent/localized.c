@@ -249,6 +249,10 @@ loc_calibrate(const struct run_spec *spec, struct loc_setup *s, const char **ret
 		if (rc != ERR_OK)
 			return rc;
 	}
+#ifdef DPOPT_TESTING
+	if (spec->testing_hook != NULL && spec->testing_hook->calibrations != NULL)
+		(*spec->testing_hook->calibrations)++;
+#endif
 	md_grid(nextafter(spec->epsilon, 0.0), nextafter(spec->delta, 0.0), &grid);
 	rc = calibrate(joint_family, &s->s, spec->mode, nextafter(spec->epsilon, 0.0),
 		       nextafter(spec->delta, 0.0), 1.0, 1e3, &grid, &s->joint, &report, e);
