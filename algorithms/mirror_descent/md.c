@@ -34,11 +34,12 @@ enum err_code
 md_geometry(const struct run_spec *spec, double clip_param, struct md_geom *ret, struct err *e)
 {
 	struct objective_constants oc;
+	struct md_geom gm, *g = &gm;
 	const struct constraint *c = &spec->x;
 	double d = (double)spec->dim, cmax, linf;
 	enum err_code rc;
 
-	memset(ret, 0, sizeof(*ret));
+	memset(g, 0, sizeof(*g));
 	if (c->kind != CONSTRAINT_L1_BALL && c->kind != CONSTRAINT_SIMPLEX &&
 	    c->kind != CONSTRAINT_LP_BALL && c->kind != CONSTRAINT_L2_BALL)
 		return err_set_field(e, ERR_INVALID, "constraints.x",
@@ -46,36 +47,36 @@ md_geometry(const struct run_spec *spec, double clip_param, struct md_geom *ret,
 	rc = objective_constants(&spec->objective, &spec->schema, c, &oc, e);
 	if (rc != ERR_OK)
 		return rc;
-	ret->lp = c->kind == CONSTRAINT_LP_BALL || c->kind == CONSTRAINT_L2_BALL;
-	ret->p = c->kind == CONSTRAINT_L2_BALL ? 2.0 : ret->lp ? c->p : mirror_pnorm_p(spec->dim);
-	ret->q = ret->p / (ret->p - 1.0);
-	ret->kappa = mirror_pnorm_kappa(ret->p, spec->dim);
-	ret->grad_bound = oc.lipschitz_l2;
+	g->lp = c->kind == CONSTRAINT_LP_BALL || c->kind == CONSTRAINT_L2_BALL;
+	g->p = c->kind == CONSTRAINT_L2_BALL ? 2.0 : g->lp ? c->p : mirror_pnorm_p(spec->dim);
+	g->q = g->p / (g->p - 1.0);
+	g->kappa = mirror_pnorm_kappa(g->p, spec->dim);
+	g->grad_bound = oc.lipschitz_l2;
 	linf = oc.lipschitz_linf;
 	cmax = fmin(oc.lipschitz_l2, is_finite_pos(linf) ? linf * sqrt(d) : INFINITY);
-	ret->clip = clip_param > 0.0 ? fmin(clip_param, cmax) : cmax;
-	if (!is_finite_pos(ret->clip) ||
+	g->clip = clip_param > 0.0 ? fmin(clip_param, cmax) : cmax;
+	if (!is_finite_pos(g->clip) ||
 	    !(isfinite(oc.reg_lipschitz_l2) && oc.reg_lipschitz_l2 >= 0.0))
 		return err_set(e, ERR_NUMERIC,
 			       "the gradient bound is not a finite positive number");
 	/* A clipped gradient has ||g||_2 <= C, so ||g||_inf <= min(C, L_inf)
 	 * and ||g||_q <= C (q >= 2); the regularizer's gradient adds at most
 	 * its l2 bound in either norm. */
-	if (ret->lp) {
-		ret->lip = ret->clip + oc.reg_lipschitz_l2;
-		ret->diam = 2.0 * c->radius;
+	if (g->lp) {
+		g->lip = g->clip + oc.reg_lipschitz_l2;
+		g->diam = 2.0 * c->radius;
 		/* E||zeta||_q^2 <= (E||zeta||_q^q)^(2/q) = d^(2/q) (E|N|^q)^(2/q). */
-		ret->noise_dual = exp((2.0 / ret->q) * (log(d) + gauss_abs_moment_log(ret->q)));
+		g->noise_dual = exp((2.0 / g->q) * (log(d) + gauss_abs_moment_log(g->q)));
 	} else {
-		ret->lip = (is_finite_pos(linf) ? fmin(ret->clip, linf) : ret->clip) +
-			   oc.reg_lipschitz_l2;
-		ret->diam = 2.0 * c->radius;
+		g->lip =
+			(is_finite_pos(linf) ? fmin(g->clip, linf) : g->clip) + oc.reg_lipschitz_l2;
+		g->diam = 2.0 * c->radius;
 		/* E||zeta||_inf^2 <= 2 ln(2d) + 2 (a max of 2d Gaussians). */
-		ret->noise_dual = 2.0 * log(2.0 * d) + 2.0;
+		g->noise_dual = 2.0 * log(2.0 * d) + 2.0;
 	}
-	if (!is_finite_pos(ret->lip) || !is_finite_pos(ret->diam) ||
-	    !is_finite_pos(ret->noise_dual))
+	if (!is_finite_pos(g->lip) || !is_finite_pos(g->diam) || !is_finite_pos(g->noise_dual))
 		return err_set(e, ERR_NUMERIC, "the set's geometry is not usable");
+	*ret = gm;
 	return ERR_OK;
 }
 

@@ -33,7 +33,8 @@ struct md_geom {
 /* The geometry of spec's set and objective: clip_param 0 = auto (the
  * largest of the declared bounds, min(G, L_inf sqrt(dim))), else at most
  * that.  ERR_INVALID naming "constraints.x" for a set without the p-norm
- * step, ERR_NUMERIC for unusable constants. */
+ * step, ERR_NUMERIC for unusable constants; *ret written only on
+ * success. */
 enum err_code md_geometry(const struct run_spec *spec, double clip_param, struct md_geom *ret,
 			  struct err *e);
 

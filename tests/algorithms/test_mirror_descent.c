@@ -274,6 +274,32 @@ START_TEST(test_localized_schedule_golden)
 	ck_assert_uint_eq(sch.k, 3);
 	ck_assert_uint_eq(sch.phase[0].steps, 1000);
 	ck_assert_uint_eq(sch.phase[2].steps, 1000);
+	/* Algorithm 6 on an lp ball (p' = 1.5, radius 1: D = 2, L = C = sqrt(d)
+	 * here): c = 1/(2(p - 1)), lambda_i = 2 / (eta_i n_i), R_i = L eta_i n_i
+	 * (p - 1), eta = (D/L) min(1/sqrt((p - 1) n), 2 eps / sqrt(d ln(1/delta)
+	 * (1 + ln d))). */
+	s->params[param_index(a, "max_phases")] = 10;
+	s->x.kind = CONSTRAINT_LP_BALL;
+	s->x.p = 1.5;
+	ck_assert(localized_schedule(s, &sch, &e) == ERR_OK);
+	{
+		double L = sqrt(1000.0), eta;
+
+		eta = (2.0 / L) * fmin(1.0 / sqrt(0.5 * 1e5),
+				       2.0 / sqrt(1000.0 * log(1e6) * (1.0 + log(1000.0))));
+		ck_assert_double_eq(sch.p, 1.5);
+		ck_assert_double_eq_tol(sch.c, 1.0, 1e-15);
+		ck_assert_double_eq_tol(sch.lip, L, 1e-12);
+		ck_assert_double_eq_tol(sch.eta, eta, 1e-12 * eta);
+		for (unsigned i = 0; i < sch.k; i++) {
+			const struct loc_phase *ph = &sch.phase[i];
+
+			ck_assert_double_eq_tol(ph->lambda, 2.0 / (ph->eta * (double)ph->n),
+						1e-9 * ph->lambda);
+			ck_assert_double_eq_tol(ph->radius, L * ph->eta * (double)ph->n * 0.5,
+						1e-9 * ph->radius);
+		}
+	}
 	/* Too small an epsilon for n: no phase, refused naming privacy.epsilon. */
 	spec_init(s, a, "hinge", 1000, 1000, 1.0, 0.01, 1e-6);
 	ck_assert_int_eq(localized_schedule(s, &sch, &e), ERR_INVALID);
