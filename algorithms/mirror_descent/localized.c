@@ -44,6 +44,17 @@
  * one more calibrate() scales every z_i by a common s >= 1 until the
  * joined event meets (epsilon, delta) (s = 1.03 at n = 4000, d = 20,
  * epsilon = 1: test_mirror_descent.c).
+ *
+ * params.strong_convexity lambda > 0 (a declared strong convexity w.r.t.
+ * ||.||_1, ||.||_p on an lp ball; rare: a ridge mu is only mu/d-strongly
+ * convex w.r.t. ||.||_1) runs the reduction of the paper's Section 5, a
+ * reconstruction (docs/algorithms/l1-mirror-descent.md §3): ceil(log2
+ * log2 n) stages on the next floor(2^(j-2) n / log2 n) records each, each
+ * the schedule above with D_{j-1} for D, from the previous stage's output,
+ * D_j = min(D_{j-1}, sqrt(2 Err_j / lambda)), Err_j = C L D_{j-1} (the
+ * convex rate), C = params.stage_error_scale; at most floor(max_phases /
+ * stages) phases a stage.  Disjoint chunks throughout: the same parallel
+ * event over every phase.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -61,7 +72,15 @@
 #include "testing_hook.h"
 #endif
 
-enum { P_EQUAL_BUDGET, P_MAX_PHASES, P_MAX_PHASE_STEPS, P_CLIP, P__COUNT };
+enum {
+	P_EQUAL_BUDGET,
+	P_MAX_PHASES,
+	P_MAX_PHASE_STEPS,
+	P_CLIP,
+	P_STRONG_CONVEXITY,
+	P_STAGE_ERROR,
+	P__COUNT
+};
 
 #define LOC_WORK_OPS 64.0 /* a mirror step's cost, in records */
 
@@ -76,6 +95,17 @@ static const struct alg_param loc_params[P__COUNT + 1] = {
 	[P_CLIP] = { "clip", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
 		     "per-record l2 clip C (the sensitivity is 2C/b_i); 0 = auto: min(G, L_inf "
 		     "sqrt(dim)) from the declared bounds, and never above it" },
+	[P_STRONG_CONVEXITY] = { "strong_convexity", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
+				 "lambda > 0: the population loss is declared lambda-strongly "
+				 "convex "
+				 "w.r.t. ||.||_1 (||.||_p on an lp ball) and the run uses the "
+				 "Section 5 reduction (ceil(log2 log2 n) stages of shrinking "
+				 "radius); "
+				 "a ridge mu is only mu/d-strongly convex w.r.t. ||.||_1; 0 = "
+				 "off" },
+	[P_STAGE_ERROR] = { "stage_error_scale", ALG_PARAM_REAL, 1e-3, 1e3, 1.0,
+			    "with strong_convexity: the constant C of each stage's assumed error "
+			    "C L D (rate), D_j = sqrt(2 Err / lambda)" },
 	[P__COUNT] = { 0 },
 };
 
@@ -125,32 +155,49 @@ is_finite_pos(double v)
 	return isfinite(v) && v > 0.0;
 }
 
-static enum err_code
-loc_schedule_from(const struct run_spec *spec, const struct md_geom *g, struct loc_schedule *ret,
-		  struct err *e)
+/* The base scale eta of a run (or stage) on m records at distance D. */
+static double
+loc_eta(const struct run_spec *spec, const struct md_geom *g, double m, double D)
 {
-	double n = (double)spec->n, d = (double)spec->dim, lnd = fmax(log(d), 1.0);
-	double l1d = log(1.0 / spec->delta), eps2 = 2.0 * spec->epsilon, pm1;
-	double kmax = fmin(ceil(log2(n)), spec->params[P_MAX_PHASES]);
+	double d = (double)spec->dim, lnd = fmax(log(d), 1.0), l1d = log(1.0 / spec->delta);
+	double eps2 = 2.0 * spec->epsilon, pm1 = g->p - 1.0;
+
+	if (g->lp)
+		return (D / g->lip) * fmin(1.0 / sqrt(pm1 * m),
+					   eps2 / sqrt(d * l1d * (1.0 + (g->p < 2.0 ? lnd : 0.0))));
+	return (D / g->lip) * fmin(sqrt(lnd / m), eps2 / sqrt(d * lnd * l1d));
+}
+
+/* Err(m, D) of the strongly convex reduction: the convex rate of
+ * Theorem 4 (Theorem 13 for an lp ball) times params.stage_error_scale. */
+static double
+loc_rate(const struct run_spec *spec, const struct md_geom *g, double m, double D)
+{
+	double d = (double)spec->dim, lnd = fmax(log(d), 1.0), l1d = log(1.0 / spec->delta);
+	double eps2 = 2.0 * spec->epsilon, pm1 = g->p - 1.0, r;
+
+	if (g->lp)
+		r = 1.0 / sqrt(pm1 * m) +
+		    sqrt(d * l1d * (1.0 + (g->p < 2.0 ? lnd : 0.0))) / (pm1 * m * eps2);
+	else
+		r = sqrt(lnd / m) + sqrt(d * lnd * lnd * lnd * l1d) / (m * eps2);
+	return spec->params[P_STAGE_ERROR] * g->lip * D * r;
+}
+
+/* Appends the phases of one run of Algorithm 2 / 6 on m records with base
+ * scale eta (at most kcap phases) to ret; ERR_NUMERIC for unusable
+ * constants. */
+static enum err_code
+loc_stage(const struct run_spec *spec, const struct md_geom *g, double m, double eta, unsigned kcap,
+	  struct loc_schedule *ret, struct err *e)
+{
+	double d = (double)spec->dim, lnd = fmax(log(d), 1.0), pm1 = g->p - 1.0;
+	double kmax = fmin(ceil(log2(m)), (double)kcap);
 	bool equal = spec->params[P_EQUAL_BUDGET] != 0.0;
 
-	memset(ret, 0, sizeof(*ret));
-	ret->p = g->p;
-	pm1 = g->p - 1.0;
-	ret->c = g->lp ? 1.0 / (2.0 * pm1) : 1.0 / pm1;
-	ret->lip = g->lip;
-	ret->diam = g->diam;
-	if (g->lp)
-		ret->eta = (g->diam / g->lip) *
-			   fmin(1.0 / sqrt(pm1 * n),
-				eps2 / sqrt(d * l1d * (1.0 + (g->p < 2.0 ? lnd : 0.0))));
-	else
-		ret->eta = (g->diam / g->lip) * fmin(sqrt(lnd / n), eps2 / sqrt(d * lnd * l1d));
-	if (!is_finite_pos(ret->eta))
-		return err_set(e, ERR_NUMERIC, "the localization scale is not usable");
-	for (unsigned i = 1; i <= (unsigned)kmax && i <= LOC_MAX_PHASES; i++) {
-		struct loc_phase *ph = &ret->phase[i - 1];
-		double ni = floor(ldexp(n, -(int)i)), eps_i, bi, ti;
+	for (unsigned i = 1; i <= (unsigned)kmax && ret->k < LOC_MAX_PHASES; i++) {
+		struct loc_phase *ph = &ret->phase[ret->k];
+		double ni = floor(ldexp(m, -(int)i)), eps_i, bi, ti;
 
 		eps_i = equal ? spec->epsilon : ldexp(spec->epsilon, 1 - (int)i);
 		bi = ceil(fmax(sqrt(ni / lnd), sqrt(d) / eps_i));
@@ -161,13 +208,58 @@ loc_schedule_from(const struct run_spec *spec, const struct md_geom *g, struct l
 		ph->batch = (size_t)bi;
 		ph->steps = (unsigned long)ti;
 		ph->epsilon = eps_i;
-		ph->eta = ldexp(ret->eta, -4 * (int)i);
+		ph->eta = ldexp(eta, -4 * (int)i);
 		ph->lambda = 1.0 / (ret->c * ph->eta * ni * pm1);
 		ph->radius = (g->lp ? 1.0 : g->kappa) * g->lip * ph->eta * ni * pm1;
 		if (!is_finite_pos(ph->lambda) || !is_finite_pos(ph->radius))
 			return err_set(e, ERR_NUMERIC, "phase %u's constants are not usable", i);
-		ret->k = i;
+		ret->k++;
 	}
+	return ERR_OK;
+}
+
+static enum err_code
+loc_schedule_from(const struct run_spec *spec, const struct md_geom *g, struct loc_schedule *ret,
+		  struct err *e)
+{
+	double n = (double)spec->n, lambda = spec->params[P_STRONG_CONVEXITY];
+	unsigned kcap = (unsigned)spec->params[P_MAX_PHASES];
+	enum err_code rc;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->p = g->p;
+	ret->c = g->lp ? 1.0 / (2.0 * (g->p - 1.0)) : 1.0 / (g->p - 1.0);
+	ret->lip = g->lip;
+	ret->diam = g->diam;
+	ret->stages = 1;
+	if (lambda == 0.0) {
+		ret->eta = loc_eta(spec, g, n, g->diam);
+		if (!is_finite_pos(ret->eta))
+			return err_set(e, ERR_NUMERIC, "the localization scale is not usable");
+		rc = loc_stage(spec, g, n, ret->eta, kcap, ret, e);
+	} else {
+		/* The reduction of Section 5 (a reconstruction: README there):
+		 * stage j on 2^(j-2) n / log2 n records from the previous stage's
+		 * output, at distance D_{j-1}, D_j = min(D_{j-1}, sqrt(2 Err / lambda)). */
+		double lg = log2(n), D = g->diam;
+		unsigned ks = (unsigned)fmax(1.0, ceil(log2(fmax(lg, 2.0))));
+
+		ret->stages = ks;
+		kcap = kcap / ks > 0 ? kcap / ks : 1;
+		rc = ERR_OK;
+		for (unsigned j = 1; j <= ks && rc == ERR_OK && ret->k < LOC_MAX_PHASES; j++) {
+			double m = floor(ldexp(n, (int)j - 2) / lg), eta = loc_eta(spec, g, m, D);
+
+			if (m < 2.0 || !is_finite_pos(eta))
+				continue;
+			if (j == 1)
+				ret->eta = eta;
+			rc = loc_stage(spec, g, m, eta, kcap, ret, e);
+			D = fmin(D, sqrt(2.0 * loc_rate(spec, g, m, D) / lambda));
+		}
+	}
+	if (rc != ERR_OK)
+		return rc;
 	if (ret->k == 0)
 		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
 				     "'privacy.epsilon' %.6g is too small for n = %zu records in "
@@ -297,6 +389,7 @@ loc_fill_plan(const struct run_spec *spec, const struct loc_setup *s, struct run
 	if (rc != ERR_OK)
 		return rc;
 	run_plan_use(ret, "phases", (double)s->s.k);
+	run_plan_use(ret, "stages", (double)s->s.stages);
 	run_plan_use(ret, "records_used", (double)s->n_used);
 	run_plan_use(ret, "sampling_rate", (double)p1->batch / (double)p1->n);
 	run_plan_use(ret, "grad_bound", s->g.grad_bound);

@@ -26,11 +26,12 @@ struct loc_phase {
 };
 
 struct loc_schedule {
-	unsigned k;  /* phases that run, >= 1 */
-	double p, c; /* the map h_i = c ||x - x_{i-1}||_p^2 */
-	double eta;  /* the base scale */
-	double lip;  /* L */
-	double diam; /* D */
+	unsigned k;      /* phases that run, >= 1 (all stages) */
+	unsigned stages; /* 1, or the strongly convex reduction's stages */
+	double p, c;     /* the map h_i = c ||x - x_{i-1}||_p^2 */
+	double eta;      /* the base scale (of the first stage) */
+	double lip;      /* L */
+	double diam;     /* D */
 	struct loc_phase phase[LOC_MAX_PHASES];
 };
 

@@ -310,6 +310,60 @@ START_TEST(test_localized_schedule_golden)
 }
 END_TEST
 
+/* The strongly convex reduction (Section 5, reconstructed): with
+ * strong_convexity lambda, ceil(log2 log2 n) stages on 2^(j-2) n / log2 n
+ * records each, every stage's phases after the previous stage's, the
+ * stages' base scales from D_j = min(D_{j-1}, sqrt(2 Err_j / lambda)); at
+ * most floor(max_phases / stages) phases a stage; one parallel event over
+ * every phase meets the budget; the run returns a feasible point. */
+START_TEST(test_localized_strongly_convex)
+{
+	const struct alg_ops *a = alg("mirror_descent.localized");
+	struct run_spec s;
+	struct run_plan p;
+	struct loc_schedule sch, plain;
+	struct accountant_report rep;
+	struct data dt;
+	struct rng r;
+	struct err e = { 0 };
+	double x[64], l1 = 0.0, lg = log2(4000.0);
+	size_t used_n = 0, first = 0;
+
+	spec_init(&s, a, "logistic", 4000, 20, 2.0, 1.0, 1e-5);
+	ck_assert(localized_schedule(&s, &plain, &e) == ERR_OK);
+	ck_assert_uint_eq(plain.stages, 1);
+	s.params[param_index(a, "strong_convexity")] = 0.5;
+	ck_assert_msg(localized_schedule(&s, &sch, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_uint_eq(sch.stages, 4); /* ceil(log2(log2 4000)) = ceil(3.58) */
+	ck_assert_uint_le(sch.k, 4 * 2);  /* floor(10 / 4) = 2 a stage */
+	ck_assert_uint_ge(sch.k, 5);
+	/* Stage 1's first phase: half of floor(n / (2 log2 n)) records. */
+	ck_assert_uint_eq(sch.phase[0].n, (size_t)floor(floor(0.5 * 4000.0 / lg) / 2.0));
+	for (unsigned i = 0; i < sch.k; i++) {
+		used_n += sch.phase[i].n;
+		if (sch.phase[i].epsilon == 1.0)
+			first++; /* a stage's first phase gets the full epsilon */
+	}
+	ck_assert_uint_le(used_n, 4000);
+	ck_assert_uint_ge(first, 3);
+	ck_assert_msg(alg_plan(a, &s, &p, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_double_eq(used(&p, "stages"), 4.0);
+	ck_assert_double_eq(used(&p, "phases"), (double)sch.k);
+	ck_assert_int_eq(p.event.node[0].type, DP_EVENT_PARALLEL);
+	ck_assert_uint_eq(p.event.node[0].n_children, sch.k);
+	ck_assert(accountant_epsilon(&p.event, ACCOUNTING_BASIC, 1e-5, NULL, true, &rep, &e) ==
+		  ERR_OK);
+	ck_assert(rep.epsilon <= 1.0 && rep.epsilon > 0.9);
+	data_make(&dt, 4000, 20, 2.0, 3);
+	rng_splitmix_init(&r, 1);
+	ck_assert_msg(alg_run(a, &s, &p, &dt.ds, &r, NULL, NULL, x, &e) == ERR_OK, "%s", e.msg);
+	for (size_t j = 0; j < 20; j++)
+		l1 += fabs(x[j]);
+	ck_assert(l1 <= 2.0 * (1.0 + 1e-9));
+	data_free(&dt);
+}
+END_TEST
+
 /* noisy: the default T = clamp(ceil(rho n^2 / N), 3, 1000) with whole-data
  * batches, Theorem 3's T = n^2 / b^2 (capped at 2000) for a given b, and
  * the replace-one z = sigma b / (2C) on the lattice's sensitivity. */
@@ -519,6 +573,7 @@ md_suite(void)
 	tcase_add_test(c, test_localized_schedule_golden);
 	tcase_add_test(c, test_noisy_schedule_and_noise);
 	tcase_add_test(c, test_localized_event);
+	tcase_add_test(c, test_localized_strongly_convex);
 	suite_add_tcase(s, c);
 	tcase_set_timeout(u, 300);
 	tcase_add_test(u, test_near_nonprivate);
