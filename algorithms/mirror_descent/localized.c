@@ -82,7 +82,7 @@ enum {
 	P__COUNT
 };
 
-#define LOC_WORK_OPS 64.0 /* a mirror step's cost, in records */
+#define LOC_WORK_OPS 256.0 /* a mirror step's cost in records (noisy.c's NMD_WORK_STEP_OPS) */
 
 static const struct alg_param loc_params[P__COUNT + 1] = {
 	[P_EQUAL_BUDGET] = { "equal_phase_budget", ALG_PARAM_BOOL, 0.0, 1.0, 0.0,

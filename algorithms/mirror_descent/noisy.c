@@ -65,6 +65,11 @@ enum { P_BATCH_SIZE, P_STEPS, P_STEP_SIZE, P_CLIP, P__COUNT };
 #define NMD_MAX_AUTO_SAMPLED 2000.0
 #define NMD_WORK             1e9
 #define NMD_STEP_OPS         64.0 /* a mirror step's cost, in records */
+/* A mirror step's cost in work() (records of d coordinates): the nested
+ * root finding of an lp or l2 ball's step measured 170 us at d = 50, as
+ * much as about 250 records (the start-up benchmark, service/work_rate.c);
+ * an overestimate for the l1 ball and the simplex. */
+#define NMD_WORK_STEP_OPS 256.0
 /* The automatic step size is Theorem 3's times this: its bound uses the
  * worst-case L and D (the measurements in
  * docs/algorithms/l1-mirror-descent.md: 4 cut the excess loss by 1.3x at
@@ -292,7 +297,7 @@ nmd_work(const struct run_spec *spec, const struct run_plan *plan)
 
 	if (!isfinite(b))
 		b = 1.0;
-	return (double)plan->steps * (b + NMD_STEP_OPS) * (double)spec->dim;
+	return (double)plan->steps * (b + NMD_WORK_STEP_OPS) * (double)spec->dim;
 }
 
 static enum err_code
