@@ -14,12 +14,20 @@ extern const struct alg_ops alg_sgd_one_pass;
 extern const struct alg_ops alg_sgd_subsampled;
 extern const struct alg_ops alg_saddle_sgda_one_pass;
 extern const struct alg_ops alg_select_random_stopping;
+extern const struct alg_ops alg_md_noisy;
+extern const struct alg_ops alg_md_localized;
 extern const struct alg_ops alg_frank_wolfe_private;
 extern const struct alg_ops alg_frank_wolfe_private_vr;
 
 static const struct alg_ops *const registry[] = {
-	&alg_sgd_one_pass,           &alg_sgd_subsampled,      &alg_saddle_sgda_one_pass,
-	&alg_select_random_stopping, &alg_frank_wolfe_private, &alg_frank_wolfe_private_vr,
+	&alg_sgd_one_pass,           /* sgd/one_pass.c */
+	&alg_sgd_subsampled,         /* sgd/subsampled.c */
+	&alg_saddle_sgda_one_pass,   /* saddle/sgda_one_pass.c */
+	&alg_select_random_stopping, /* select/random_stopping.c */
+	&alg_md_noisy,               /* mirror_descent/noisy.c */
+	&alg_md_localized,           /* mirror_descent/localized.c */
+	&alg_frank_wolfe_private,    /* frank_wolfe/private.c */
+	&alg_frank_wolfe_private_vr, /* frank_wolfe/private_vr.c */
 };
 
 size_t

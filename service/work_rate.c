@@ -15,6 +15,8 @@
 #define BENCH_N    20000
 #define BENCH_D    50
 #define BENCH_REPS 3
+/* The steps of a short run of a method with a step count but no epochs. */
+#define BENCH_STEPS 20.0
 
 static double
 seconds(clockid_t clock)
@@ -57,12 +59,21 @@ time_shape(const struct alg_ops *alg, const struct dataset *ds, double batch, do
 	k = param_index(alg, "batch_size");
 	if (batch > 0.0 && k >= 0)
 		spec.params[k] = batch;
-	/* Short runs: a tenth of an epoch, and for a selection method one
-	 * candidate and the fewest repetitions (select.random_stopping would
-	 * otherwise train 20 times here); the rate is work per CPU second,
-	 * which the run's length does not change. */
+	/* Short runs: a tenth of an epoch (or BENCH_STEPS steps), and for a
+	 * selection method one candidate and the fewest repetitions
+	 * (select.random_stopping would otherwise train 20 times here); the
+	 * rate is work per CPU second, which the run's length does not
+	 * change. */
 	if ((k = param_index(alg, "epochs")) >= 0)
 		spec.params[k] = 0.1;
+	else if ((k = param_index(alg, "steps")) >= 0)
+		spec.params[k] = BENCH_STEPS; /* no epochs (mirror_descent.noisy) */
+	/* mirror_descent.localized: its first two phases, a few steps each
+	 * (each phase is one more calibration in plan()). */
+	if ((k = param_index(alg, "max_phase_steps")) >= 0)
+		spec.params[k] = BENCH_STEPS;
+	if ((k = param_index(alg, "max_phases")) >= 0)
+		spec.params[k] = 2.0;
 	if ((k = param_index(alg, "grid_size")) >= 0)
 		spec.params[k] = 1.0;
 	if ((k = param_index(alg, "clip_grid_size")) >= 0)

@@ -232,7 +232,8 @@ canonical_set(enum constraint_kind k)
  * The interface, not the defaults' length, is under test here: a method
  * whose default schedule is long on these rows (dp_sgd.subsampled's 300
  * whole-data steps; select.random_stopping's 20 trainings of them) runs 20
- * steps and, for a selection, the fewest repetitions (Poisson(1)), which
+ * steps (mirror_descent.localized: 2 phases of at most 20 steps) and, for
+ * a selection, the fewest repetitions (Poisson(1)), which
  * keeps the 75 combinations of each method within the CPU budget
  * (tests/README.md).  frank_wolfe.private_vr runs 3 phases (14 selections):
  * its default on these rows is one phase, two confident selections, which
@@ -252,6 +253,10 @@ cheap_params(const struct alg_ops *a, double *params)
 			params[k] = 1.0;
 		else if (strcmp(a->params[k].name, "phases") == 0)
 			params[k] = 3.0;
+		else if (strcmp(a->params[k].name, "max_phase_steps") == 0)
+			params[k] = 20.0;
+		else if (strcmp(a->params[k].name, "max_phases") == 0)
+			params[k] = 2.0;
 	}
 }
 
@@ -757,6 +762,8 @@ check_rng_failure(const struct alg_ops *a, struct fixture *f, const char *what)
 		if (strcmp(a->params[k].name, "steps") == 0 ||
 		    strcmp(a->params[k].name, "phases") == 0)
 			f->spec.params[k] = 0.0;
+		if (strcmp(a->params[k].name, "max_phase_steps") == 0)
+			f->spec.params[k] = 200.0;
 	}
 	ck_assert(alg_plan(a, &f->spec, &p, &e) == ERR_OK);
 	counting_init(c, 9, 0);

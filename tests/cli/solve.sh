@@ -3,7 +3,7 @@
 # and on the same rows as LIBSVM, prints the API's result (x of the
 # objective's dimension, the privacy event, what was charged) and the
 # evaluation on a file; runs saddle.sgda_one_pass (--constraint-y; x, y
-# and the gap); --list prints the catalogue; refused input exits 1 with an
+# and the gap) and mirror_descent.noisy on an l1 ball; --list prints the catalogue; refused input exits 1 with an
 # error naming the field (and a row's line), usage errors exit 2.
 set -u
 BIN=$1
@@ -272,6 +272,14 @@ check "--constraint-y on dp_sgd names constraints.y" run_err 1 constraints.y "no
 	--constraint-y l2_ball:radius=1
 check "list: sgda is a saddle method with constraints.y" \
 	sh -c "jq -e '.algorithms[] | select(.name == \"saddle.sgda_one_pass\") | .saddle and (.constraints.y | length > 0) and all(.objectives[]; .kind == \"saddle\" or .kind == \"operator\")' '$TMP/list.json' >/dev/null"
+
+# mirror_descent.noisy on the l1 ball: a point inside it, the documented event, charged as asked.
+"$BIN" solve --data "$DATA" --format csv --schema "$SCHEMA" --algorithm mirror_descent.noisy \
+	--objective logistic --constraint l1_ball:radius=2 --epsilon 1 --delta 1e-6 \
+	>"$TMP/md.json" 2>"$TMP/md.err"
+check "mirror_descent.noisy solves" test $? -eq 0
+check "mirror_descent.noisy: x in the l1 ball, whole-data self_composed event, charged 1" \
+	sh -c "jq -e '(.x | map(fabs) | add) <= 2 * (1 + 1e-12) and .privacy.event.type == \"self_composed\" and .privacy.charged.epsilon == 1 and .params_used.batch_size == 20000' '$TMP/md.json' >/dev/null"
 
 [ "$fails" -eq 0 ] && echo "solve: all checks passed"
 exit "$fails"
