@@ -30,7 +30,8 @@
  *	R_i   = kappa_p L eta_i n_i (p - 1)  (lp: L eta_i n_i (p - 1)),
  * with ln d read as max(ln d, 1).  Phases stop at the first i with b_i >
  * n_i or n_i < 2, at ceil(log2 n) and at params.max_phases (at most
- * LOC_MAX_PHASES); none at all is ERR_INVALID naming "privacy.epsilon".
+ * LOC_MAX_PHASES); none at all is ERR_TOO_SMALL (422
+ * privacy_too_small_for_n) naming "privacy.epsilon".
  *
  * Privacy (replace-one).  Phase i is mirror_descent.noisy's mechanism on
  * its chunk: the event self_composed(sampled_without_replacement(n_i, b_i,
@@ -261,10 +262,9 @@ loc_schedule_from(const struct run_spec *spec, const struct md_geom *g, struct l
 	if (rc != ERR_OK)
 		return rc;
 	if (ret->k == 0)
-		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+		return err_set_field(e, ERR_TOO_SMALL, "privacy.epsilon",
 				     "'privacy.epsilon' %.6g is too small for n = %zu records in "
-				     "dimension %zu: no phase of localized mirror descent can run "
-				     "(privacy_too_small_for_n)",
+				     "dimension %zu: no phase of localized mirror descent can run",
 				     spec->epsilon, spec->n, spec->dim);
 	return ERR_OK;
 }

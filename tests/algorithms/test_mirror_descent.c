@@ -302,9 +302,9 @@ START_TEST(test_localized_schedule_golden)
 	}
 	/* Too small an epsilon for n: no phase, refused naming privacy.epsilon. */
 	spec_init(s, a, "hinge", 1000, 1000, 1.0, 0.01, 1e-6);
-	ck_assert_int_eq(localized_schedule(s, &sch, &e), ERR_INVALID);
+	ck_assert_int_eq(localized_schedule(s, &sch, &e), ERR_TOO_SMALL);
 	ck_assert_str_eq(e.field, "privacy.epsilon");
-	ck_assert_int_eq(alg_plan(a, s, &(struct run_plan){ 0 }, &e), ERR_INVALID);
+	ck_assert_int_eq(alg_plan(a, s, &(struct run_plan){ 0 }, &e), ERR_TOO_SMALL);
 	ck_assert_str_eq(e.field, "privacy.epsilon");
 	free(s);
 }
