@@ -371,11 +371,13 @@ vr_setup(const struct run_spec *spec, struct vr_setup *ret, struct err *e)
 
 	memset(ret, 0, sizeof(*ret));
 	ret->c.approx = spec->params[P_VARIANT] == 1.0;
+	/* alg_plan() refuses this first (vr_mode_rules); kept so that the
+	 * method never plans an event its mode cannot charge. */
 	if (ret->c.approx && spec->mode == ACCOUNTING_RENYI)
-		return err_set_field(e, ERR_MODE, "algorithm",
-				     "frank_wolfe.private_vr with 'params.variant' 1 (approx) is "
+		return err_set_field(e, ERR_MODE, "params.variant",
+				     "frank_wolfe.private_vr with 'params.variant' 'approx' is "
 				     "charged an 'approx' event, which has no Rényi curve: a "
-				     "'renyi' dataset cannot charge it; use variant 0 (pure) or a "
+				     "'renyi' dataset cannot charge it; use 'variant': 'pure' or a "
 				     "'basic' dataset");
 	rc = objective_constants(&spec->objective, &spec->schema, &spec->x, &oc, e);
 	if (rc != ERR_OK)
