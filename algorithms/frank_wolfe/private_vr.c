@@ -606,6 +606,39 @@ vr_take(struct vr_state *s, size_t k)
 	return out;
 }
 
+/*
+ * dst += clamp_B(g) for the gradient of record i that g holds, and g <- 0
+ * again.  Dense rows: every coordinate.  CSR rows: a one-margin loss's
+ * gradient is phi' x~_i, non-zero only on the row's columns and the
+ * intercept's coordinate (the objectives of this method are the one-margin
+ * GLMs), so only those are read and reset: O(non-zeros) per record
+ * instead of O(d).  The same sums in the same order as the dense loop
+ * (which adds clamp(0) = 0 elsewhere): equal results.
+ */
+static void
+vr_add_clamped(struct vr_state *s, size_t i, double bound, double *dst)
+{
+	const struct dataset *ds = s->ds;
+
+	if (ds->layout != DATA_CSR) {
+		for (size_t c = 0; c < s->dim; c++) {
+			dst[c] += fmin(fmax(s->g[c], -bound), bound);
+			s->g[c] = 0.0;
+		}
+		return;
+	}
+	for (size_t k = ds->row_ptr[i]; k < ds->row_ptr[i + 1]; k++) {
+		size_t c = ds->col[k];
+
+		dst[c] += fmin(fmax(s->g[c], -bound), bound);
+		s->g[c] = 0.0;
+	}
+	for (size_t c = ds->d; c < s->dim; c++) {
+		dst[c] += fmin(fmax(s->g[c], -bound), bound);
+		s->g[c] = 0.0;
+	}
+}
+
 /* The root of phase t at the current x: depth 0 of the stack. */
 static void
 vr_root(struct vr_state *s)
@@ -616,11 +649,10 @@ vr_root(struct vr_state *s)
 
 	memcpy(x0, s->x, d * sizeof(*x0));
 	memset(v0, 0, d * sizeof(*v0));
+	memset(s->g, 0, d * sizeof(*s->g));
 	for (size_t i = 0; i < s->batch; i++) {
-		memset(s->g, 0, d * sizeof(*s->g));
 		objective_grad(s->obj, s->ds, S[i], x0, 1.0, s->g);
-		for (size_t j = 0; j < d; j++)
-			v0[j] += fmin(fmax(s->g[j], -s->lip), s->lip);
+		vr_add_clamped(s, S[i], s->lip, v0);
 	}
 	for (size_t j = 0; j < d; j++)
 		v0[j] /= (double)s->batch;
@@ -637,12 +669,11 @@ vr_right(struct vr_state *s, unsigned j)
 
 	memcpy(xj, s->x, d * sizeof(*xj));
 	memset(s->h, 0, d * sizeof(*s->h));
+	memset(s->g, 0, d * sizeof(*s->g));
 	for (size_t i = 0; i < size; i++) {
-		memset(s->g, 0, d * sizeof(*s->g));
 		objective_grad(s->obj, s->ds, S[i], xj, 1.0, s->g);
 		objective_grad(s->obj, s->ds, S[i], xp, -1.0, s->g);
-		for (size_t c = 0; c < d; c++)
-			s->h[c] += fmin(fmax(s->g[c], -bj), bj);
+		vr_add_clamped(s, S[i], bj, s->h);
 	}
 	for (size_t c = 0; c < d; c++)
 		vj[c] = vp[c] + s->h[c] / (double)size;
