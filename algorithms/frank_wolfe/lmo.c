@@ -1,6 +1,8 @@
 /*
  * frank_wolfe/lmo.c - the noisy linear minimisation oracle (lmo.h).
  */
+#include <math.h>
+
 #include "frank_wolfe/lmo.h"
 #include "privacy/noise.h"
 
@@ -58,4 +60,26 @@ fw_move(const struct constraint *c, double *x, size_t d, size_t vertex, double e
 	for (size_t i = 0; i < d; i++)
 		x[i] *= 1.0 - eta;
 	x[j] += eta * sign * c->radius;
+}
+
+void
+fw_add_clamped(const struct dataset *ds, size_t i, size_t dim, double bound, double *g, double *dst)
+{
+	if (ds->layout != DATA_CSR) {
+		for (size_t c = 0; c < dim; c++) {
+			dst[c] += fmin(fmax(g[c], -bound), bound);
+			g[c] = 0.0;
+		}
+		return;
+	}
+	for (size_t k = ds->row_ptr[i]; k < ds->row_ptr[i + 1]; k++) {
+		size_t c = ds->col[k];
+
+		dst[c] += fmin(fmax(g[c], -bound), bound);
+		g[c] = 0.0;
+	}
+	for (size_t c = ds->d; c < dim; c++) {
+		dst[c] += fmin(fmax(g[c], -bound), bound);
+		g[c] = 0.0;
+	}
 }

@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include "constraint.h"
+#include "data.h"
 #include "err.h"
 #include "rng.h"
 
@@ -47,6 +48,19 @@ enum err_code fw_noisy_vertex(struct rng *r, const struct constraint *c, const d
 			      double temp, double *w, size_t *ret_vertex, struct err *e);
 
 /* x <- (1 - eta) x + eta c_vertex. */
+/*
+ * dst += clamp_B(g) coordinate-wise, for g holding the gradient (or a
+ * difference of gradients) of record i of ds alone, and g <- 0 again, over
+ * dim coordinates.  Dense rows: every coordinate.  CSR rows: a one-margin
+ * loss's gradient is phi' x~_i, non-zero only on the row's columns and the
+ * intercept's coordinates [ds->d, dim) (the Frank-Wolfe objectives are the
+ * one-margin GLMs), so only those are read and reset: O(non-zeros) per
+ * record instead of O(dim), with the same sums in the same order (the
+ * dense loop adds clamp(0) = 0 elsewhere).
+ */
+void fw_add_clamped(const struct dataset *ds, size_t i, size_t dim, double bound, double *g,
+		    double *dst);
+
 void fw_move(const struct constraint *c, double *x, size_t d, size_t vertex, double eta);
 
 #endif /* ALGORITHMS_FRANK_WOLFE_LMO_H */

@@ -269,11 +269,10 @@ fwp_step(void *state, struct err *e)
 	if (s->k >= s->steps)
 		return err_set(e, ERR_INTERNAL, "step past the end of the plan");
 	memset(s->v, 0, d * sizeof(*s->v));
+	memset(s->g, 0, d * sizeof(*s->g));
 	for (size_t i = 0; i < s->n; i++) {
-		memset(s->g, 0, d * sizeof(*s->g));
 		objective_grad(s->obj, s->ds, i, s->x, 1.0, s->g);
-		for (size_t j = 0; j < d; j++)
-			s->v[j] += fmin(fmax(s->g[j], -s->lip), s->lip);
+		fw_add_clamped(s->ds, i, d, s->lip, s->g, s->v);
 	}
 	for (size_t j = 0; j < d; j++)
 		s->v[j] /= (double)s->n;

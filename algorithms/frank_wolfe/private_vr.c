@@ -606,39 +606,6 @@ vr_take(struct vr_state *s, size_t k)
 	return out;
 }
 
-/*
- * dst += clamp_B(g) for the gradient of record i that g holds, and g <- 0
- * again.  Dense rows: every coordinate.  CSR rows: a one-margin loss's
- * gradient is phi' x~_i, non-zero only on the row's columns and the
- * intercept's coordinate (the objectives of this method are the one-margin
- * GLMs), so only those are read and reset: O(non-zeros) per record
- * instead of O(d).  The same sums in the same order as the dense loop
- * (which adds clamp(0) = 0 elsewhere): equal results.
- */
-static void
-vr_add_clamped(struct vr_state *s, size_t i, double bound, double *dst)
-{
-	const struct dataset *ds = s->ds;
-
-	if (ds->layout != DATA_CSR) {
-		for (size_t c = 0; c < s->dim; c++) {
-			dst[c] += fmin(fmax(s->g[c], -bound), bound);
-			s->g[c] = 0.0;
-		}
-		return;
-	}
-	for (size_t k = ds->row_ptr[i]; k < ds->row_ptr[i + 1]; k++) {
-		size_t c = ds->col[k];
-
-		dst[c] += fmin(fmax(s->g[c], -bound), bound);
-		s->g[c] = 0.0;
-	}
-	for (size_t c = ds->d; c < s->dim; c++) {
-		dst[c] += fmin(fmax(s->g[c], -bound), bound);
-		s->g[c] = 0.0;
-	}
-}
-
 /* The root of phase t at the current x: depth 0 of the stack. */
 static void
 vr_root(struct vr_state *s)
@@ -652,7 +619,7 @@ vr_root(struct vr_state *s)
 	memset(s->g, 0, d * sizeof(*s->g));
 	for (size_t i = 0; i < s->batch; i++) {
 		objective_grad(s->obj, s->ds, S[i], x0, 1.0, s->g);
-		vr_add_clamped(s, S[i], s->lip, v0);
+		fw_add_clamped(s->ds, S[i], s->dim, s->lip, s->g, v0);
 	}
 	for (size_t j = 0; j < d; j++)
 		v0[j] /= (double)s->batch;
@@ -673,7 +640,7 @@ vr_right(struct vr_state *s, unsigned j)
 	for (size_t i = 0; i < size; i++) {
 		objective_grad(s->obj, s->ds, S[i], xj, 1.0, s->g);
 		objective_grad(s->obj, s->ds, S[i], xp, -1.0, s->g);
-		vr_add_clamped(s, S[i], bj, s->h);
+		fw_add_clamped(s->ds, S[i], s->dim, bj, s->g, s->h);
 	}
 	for (size_t c = 0; c < d; c++)
 		vj[c] = vp[c] + s->h[c] / (double)size;

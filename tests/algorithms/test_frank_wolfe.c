@@ -672,13 +672,13 @@ START_TEST(test_noise_off)
 END_TEST
 #endif
 
-/* CSR rows give the dense rows' result (the clamped sums only visit a
- * row's non-zeros and the intercept there): a third of the entries zeroed,
- * labels shifted by 1.5 (so the intercept's vertex is chosen), with and
- * without an intercept, the same seed, equal outputs. */
+/* CSR rows give the dense rows' result for both methods (the clamped sums
+ * only visit a row's non-zeros and the intercept there, fw_add_clamped): a third of the entries
+ * zeroed, labels shifted by 1.5 (so the intercept's vertex is chosen), with and without an
+ * intercept, the same seed, equal outputs. */
 START_TEST(test_csr_equals_dense)
 {
-	const struct alg_ops *a = alg("frank_wolfe.private_vr");
+	static const char *const names[] = { "frank_wolfe.private_vr", "frank_wolfe.private" };
 	struct planted_split tr, te;
 	struct dataset csr;
 	struct run_spec spec;
@@ -712,7 +712,9 @@ START_TEST(test_csr_equals_dense)
 	csr.row_ptr = row_ptr;
 	csr.col = col;
 	csr.val = val;
-	for (int icpt = 0; icpt < 2; icpt++) {
+	for (int run = 0; run < 4; run++) {
+		const struct alg_ops *a = alg(names[run / 2]);
+		int icpt = run % 2;
 		struct objective_params p;
 		struct rng r;
 
@@ -730,8 +732,8 @@ START_TEST(test_csr_equals_dense)
 		ck_assert_int_eq(alg_run(a, &spec, &plan, &csr, &r, NULL, NULL, w_csr, &e), ERR_OK);
 		for (size_t j = 0; j < spec.dim; j++)
 			ck_assert_msg(w_dense[j] == w_csr[j],
-				      "intercept %d, coordinate %zu: %g vs %g", icpt, j, w_dense[j],
-				      w_csr[j]);
+				      "%s, intercept %d, coordinate %zu: %g vs %g", a->name, icpt,
+				      j, w_dense[j], w_csr[j]);
 	}
 	free(row_ptr);
 	free(col);
