@@ -62,7 +62,8 @@ static const struct alg_param fwp_params[P__COUNT + 1] = {
 	[P_STEPS] = { "steps", ALG_PARAM_INT, 0.0, FWP_MAX_STEPS, 0.0,
 		      "Frank-Wolfe steps T (each reads every record); 0 = auto: "
 		      "clamp(ceil((beta D n eps / (L ln m))^(2/3)), 1, min(1000, max(20, 1e9 / (n "
-		      "p))))" },
+		      "p))))",
+		      NULL },
 	[P__COUNT] = { 0 },
 };
 

@@ -109,10 +109,12 @@ static const struct alg_param vr_params[P__COUNT + 1] = {
 			vr_variants },
 	[P_PHASES] = { "phases", ALG_PARAM_INT, 0.0, FWVR_MAX_PHASES, 0.0,
 		       "phases T (phase t is a tree of depth t: 2^t Frank-Wolfe steps); 0 = auto: "
-		       "the b / T fixed point (algorithms/frank_wolfe/README.md)" },
+		       "the b / T fixed point (algorithms/frank_wolfe/README.md)",
+		       NULL },
 	[P_BATCH_SIZE] = { "batch_size", ALG_PARAM_INT, 0.0, 1e9, 0.0,
 			   "root batch b, a multiple of 2^T with b (T + T (T + 1) / 4) <= n; 0 = "
-			   "auto: the largest such b (the b / T fixed point)" },
+			   "auto: the largest such b (the b / T fixed point)",
+			   NULL },
 	[P__COUNT] = { 0 },
 };
 

@@ -88,14 +88,17 @@ enum {
 static const struct alg_param loc_params[P__COUNT + 1] = {
 	[P_EQUAL_BUDGET] = { "equal_phase_budget", ALG_PARAM_BOOL, 0.0, 1.0, 0.0,
 			     "1: every phase calibrated to epsilon (the phases are disjoint); "
-			     "0: phase i to 2^(1-i) epsilon (the paper's halving)" },
+			     "0: phase i to 2^(1-i) epsilon (the paper's halving)",
+			     NULL },
 	[P_MAX_PHASES] = { "max_phases", ALG_PARAM_INT, 1.0, LOC_MAX_PHASES, LOC_MAX_PHASES,
-			   "at most this many phases (also stopped when b_i > n_i or n_i < 2)" },
+			   "at most this many phases (also stopped when b_i > n_i or n_i < 2)",
+			   NULL },
 	[P_MAX_PHASE_STEPS] = { "max_phase_steps", ALG_PARAM_INT, 1.0, 1e7, 1e6,
-				"cap on each phase's steps T_i = ceil(n_i^2 / b_i^2)" },
+				"cap on each phase's steps T_i = ceil(n_i^2 / b_i^2)", NULL },
 	[P_CLIP] = { "clip", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
 		     "per-record l2 clip C (the sensitivity is 2C/b_i); 0 = auto: min(G, L_inf "
-		     "sqrt(dim)) from the declared bounds, and never above it" },
+		     "sqrt(dim)) from the declared bounds, and never above it",
+		     NULL },
 	[P_STRONG_CONVEXITY] = { "strong_convexity", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
 				 "lambda > 0: the population loss is declared lambda-strongly "
 				 "convex "
@@ -103,10 +106,12 @@ static const struct alg_param loc_params[P__COUNT + 1] = {
 				 "Section 5 reduction (ceil(log2 log2 n) stages of shrinking "
 				 "radius); "
 				 "a ridge mu is only mu/d-strongly convex w.r.t. ||.||_1; 0 = "
-				 "off" },
+				 "off",
+				 NULL },
 	[P_STAGE_ERROR] = { "stage_error_scale", ALG_PARAM_REAL, 1e-3, 1e3, 1.0,
 			    "with strong_convexity: the constant C of each stage's assumed error "
-			    "C L D (rate), D_j = sqrt(2 Err / lambda)" },
+			    "C L D (rate), D_j = sqrt(2 Err / lambda)",
+			    NULL },
 	[P__COUNT] = { 0 },
 };
 

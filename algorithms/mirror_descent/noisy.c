@@ -81,19 +81,23 @@ static const struct alg_param nmd_params[P__COUNT + 1] = {
 	[P_BATCH_SIZE] = { "batch_size", ALG_PARAM_INT, 0.0, 1e7, 0.0,
 			   "records per step b, at most n, drawn without replacement; 0 = auto: "
 			   "n while (n + 64) T dim <= 1e9, else max(ceil(1e9 / (T dim)) - 64, "
-			   "ceil(sqrt(n)))" },
+			   "ceil(sqrt(n)))",
+			   NULL },
 	[P_STEPS] = { "steps", ALG_PARAM_INT, 0.0, NMD_MAX_STEPS, 0.0,
 		      "number of steps T; 0 = auto: clamp(ceil(rho n^2 / N), 3, 1000), N = 2 "
 		      "ln(2 dim) + 2 (l1 ball, simplex) or dim^(2/q) (E|N(0,1)|^q)^(2/q) (lp "
 		      "ball), "
 		      "rho the zCDP of (epsilon, delta); with batch_size given min(ceil(n^2 / "
-		      "b^2), 2000) (Theorem 3's T, capped)" },
+		      "b^2), 2000) (Theorem 3's T, capped)",
+		      NULL },
 	[P_STEP_SIZE] = { "step_size", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
 			  "mirror step size gamma; 0 = auto: 4 (D / sqrt(T)) / sqrt(L^2 + N "
-			  "sigma^2), D^2 = sup over the set of h(x) (Theorem 3's, times 4)" },
+			  "sigma^2), D^2 = sup over the set of h(x) (Theorem 3's, times 4)",
+			  NULL },
 	[P_CLIP] = { "clip", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
 		     "per-record l2 clip C (the sensitivity is 2C/b); 0 = auto: min(G, L_inf "
-		     "sqrt(dim)) from the declared bounds, and never above it" },
+		     "sqrt(dim)) from the declared bounds, and never above it",
+		     NULL },
 	[P__COUNT] = { 0 },
 };
 

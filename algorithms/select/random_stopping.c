@@ -97,39 +97,47 @@ enum rs_dist { RS_AUTO, RS_POISSON, RS_GEOMETRIC };
 static const struct alg_param rs_params[P__COUNT + 1] = {
 	[P_MEAN] = { "mean_repetitions", ALG_PARAM_REAL, 0.0, 1000.0, 0.0,
 		     "mean number of repetitions (Poisson mu, or the geometric mean 1/gamma); "
-		     "0 = auto: 5" },
+		     "0 = auto: 5",
+		     NULL },
 	[P_DISTRIBUTION] = { "distribution", ALG_PARAM_INT, 0.0, 2.0, 0.0,
 			     "repetitions K: 1 = Poisson (conditioned on K >= 1), 2 = geometric "
 			     "(truncated negative binomial, eta = 1); 0 = auto: the one that "
-			     "needs less noise" },
+			     "needs less noise",
+			     NULL },
 	[P_VALIDATION] = { "validation_fraction", ALG_PARAM_REAL, 0.01, 0.5, 0.2,
 			   "share of the rows held out (secretly, at random) to score "
-			   "candidates" },
+			   "candidates",
+			   NULL },
 	[P_STEP_MIN] = { "step_size_min", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
 			 "smallest candidate step size; 0 = auto: with grid_size 1, "
 			 "dp_sgd.subsampled's own default at each candidate's clip; else eta0 / "
-			 "8, eta0 its default step size at this run's noise and default clip" },
+			 "8, eta0 its default step size at this run's noise and default clip",
+			 NULL },
 	[P_STEP_MAX] = { "step_size_max", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
-			 "largest candidate step size; 0 = auto: 8 eta0 (grid_size > 1)" },
+			 "largest candidate step size; 0 = auto: 8 eta0 (grid_size > 1)", NULL },
 	[P_GRID] = { "grid_size", ALG_PARAM_INT, 1.0, RS_MAX_GRID, RS_DEFAULT_GRID,
 		     "number of candidate step sizes, log-spaced from step_size_min to "
-		     "step_size_max" },
+		     "step_size_max",
+		     NULL },
 	[P_CLIP_GRID] = { "clip_grid_size", ALG_PARAM_INT, 1.0, RS_MAX_CLIP_GRID, 4.0,
 			  "number of candidate clip norms, log-spaced from dp_sgd.subsampled's "
 			  "default clip C0 down to clip_min_fraction C0; the candidates are "
-			  "every (step size, clip) pair" },
+			  "every (step size, clip) pair",
+			  NULL },
 	[P_CLIP_MIN] = { "clip_min_fraction", ALG_PARAM_REAL, 1e-3, 1.0, 0.125,
-			 "smallest candidate clip as a fraction of the default clip C0" },
+			 "smallest candidate clip as a fraction of the default clip C0", NULL },
 	[P_BATCH_SIZE] = { "batch_size", ALG_PARAM_INT, 0.0, 1e7, 0.0,
 			   "dp_sgd.subsampled's batch_size for every candidate; 0 = its "
-			   "default on the training part" },
+			   "default on the training part",
+			   NULL },
 	[P_EPOCHS] = { "epochs", ALG_PARAM_REAL, 0.0, 1e4, 0.0,
 		       "dp_sgd.subsampled's epochs for every candidate; 0 = its default rule "
-		       "(whole-data steps on small data)" },
+		       "(whole-data steps on small data)",
+		       NULL },
 	[P_MOMENTUM] = { "momentum", ALG_PARAM_REAL, 0.0, 0.99, 0.0,
-			 "dp_sgd.subsampled's momentum for every candidate" },
+			 "dp_sgd.subsampled's momentum for every candidate", NULL },
 	[P_AVERAGE] = { "average", ALG_PARAM_BOOL, 0.0, 1.0, 1.0,
-			"dp_sgd.subsampled's average for every candidate" },
+			"dp_sgd.subsampled's average for every candidate", NULL },
 	[P__COUNT] = { 0 },
 };
 

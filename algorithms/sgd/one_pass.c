@@ -68,9 +68,11 @@ static const struct alg_param sgd_params[P__COUNT + 1] = {
 	[P_BATCH_SIZE] = { "batch_size", ALG_PARAM_INT, 0.0, 1e7, 0.0,
 			   "records per step b, at most n; 0 = auto: ceil(2 z sqrt(p)), p the "
 			   "model's dimension, "
-			   "clamped to [1, n]" },
+			   "clamped to [1, n]",
+			   NULL },
 	[P_STEP_SIZE] = { "step_size", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
-			  "step size eta; 0 = auto: R / (sqrt((G + G_r)^2 + p sigma^2) sqrt(T))" },
+			  "step size eta; 0 = auto: R / (sqrt((G + G_r)^2 + p sigma^2) sqrt(T))",
+			  NULL },
 	[P__COUNT] = { 0 },
 };
 

@@ -98,33 +98,41 @@ static const struct alg_param sub_params[P__COUNT + 1] = {
 			   "records per step b, at most n; 0 = auto: n while n T p <= 1e9, else "
 			   "max(ceil(1e9 / (T p)), ceil(sqrt(n))); with epochs given "
 			   "max(ceil(sqrt(n)), ceil(n rho / epochs)) (shuffle: ceil(2 z "
-			   "sqrt(p)))" },
+			   "sqrt(p)))",
+			   NULL },
 	[P_EPOCHS] = { "epochs", ALG_PARAM_REAL, 0.0, 1e4, 0.0,
 		       "passes E: steps = ceil(E n / b) (shuffle: an integer number of "
-		       "permutations); 0 = auto: from steps (5 when only batch_size is given)" },
+		       "permutations); 0 = auto: from steps (5 when only batch_size is given)",
+		       NULL },
 	[P_STEPS] = { "steps", ALG_PARAM_INT, 0.0, SUB_MAX_STEPS, 0.0,
 		      "number of steps T (not with shuffle or epochs); 0 = auto: clamp(ceil(rho "
-		      "n^2 / (8 p)), 3, 300), or from epochs" },
+		      "n^2 / (8 p)), 3, 300), or from epochs",
+		      NULL },
 	[P_STEP_SIZE] = { "step_size", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
 			  "step size eta; 0 = auto: (1 - momentum) min(R / (sqrt((C + G_r)^2 + p "
-			  "sigma^2) sqrt(T)), 1 / L)" },
+			  "sigma^2) sqrt(T)), 1 / L)",
+			  NULL },
 	[P_MOMENTUM] = { "momentum", ALG_PARAM_REAL, 0.0, 0.99, 0.0,
-			 "heavy-ball momentum beta in [0, 0.99]; 0 = plain SGD" },
+			 "heavy-ball momentum beta in [0, 0.99]; 0 = plain SGD", NULL },
 	[P_AVERAGE] = { "average", ALG_PARAM_BOOL, 0.0, 1.0, 1.0,
 			"1: release the mean of the last half of the iterates; 0: the last "
-			"iterate" },
+			"iterate",
+			NULL },
 	[P_SHUFFLE] = { "shuffle", ALG_PARAM_BOOL, 0.0, 1.0, 0.0,
 			"1: shuffled epochs (disjoint batches of a fresh secret permutation per "
 			"epoch, no amplification claimed); 0: independent uniform batches "
-			"without replacement" },
+			"without replacement",
+			NULL },
 	[P_CLIP] = { "clip", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
 		     "per-record gradient clip norm C (at most the objective's bound G; the "
 		     "sensitivity is 2C/b); 0 = auto: the bound on a record's gradient at w = 0 "
-		     "when the set contains 0, else G" },
+		     "when the set contains 0, else G",
+		     NULL },
 	[P_ICPT_SCALE] = { "intercept_scale", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
 			   "with an intercept: train it as c w_b on a constant feature c "
 			   "(the sensitivity uses sqrt(X^2 + c^2)); 0 = auto: X max(1 / sqrt(d), "
-			   "0.1), X the declared row bound" },
+			   "0.1), X the declared row bound",
+			   NULL },
 	[P__COUNT] = { 0 },
 };
 
