@@ -291,6 +291,15 @@ enum err_code run_spec_blocks(const struct alg_ops *alg, const struct run_spec *
 			      struct saddle_block *ret_x, struct saddle_block *ret_y,
 			      struct err *e);
 
+/* A parameter's named values (alg_param.choices): the name of value v
+ * (NULL when p has no choices or v is not one of them), and the value of
+ * a name (false when p has no such name). */
+const char *alg_param_choice_name(const struct alg_param *p, double v);
+bool alg_param_choice_value(const struct alg_param *p, const char *name, double *ret);
+
+/* The parameter of alg called name, or NULL. */
+const struct alg_param *alg_param_find(const struct alg_ops *alg, const char *name);
+
 /* Fill v with the schema defaults. */
 void alg_default_params(const struct alg_ops *alg, double *v);
 

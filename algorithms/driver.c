@@ -171,21 +171,19 @@ alg_spec_modes(const struct alg_ops *alg, const struct run_spec *spec,
 	if (ret_rule != NULL)
 		*ret_rule = NULL;
 	for (const struct alg_mode_rule *r = alg->mode_rules; r != NULL && r->param != NULL; r++) {
-		for (size_t i = 0; alg->params[i].name != NULL; i++) {
-			if (strcmp(alg->params[i].name, r->param) != 0 ||
-			    spec->params[i] != r->value)
-				continue;
-			if (ret_rule != NULL)
-				*ret_rule = r;
-			return r->modes & all;
-		}
+		const struct alg_param *p = alg_param_find(alg, r->param);
+
+		if (p == NULL || spec->params[p - alg->params] != r->value)
+			continue;
+		if (ret_rule != NULL)
+			*ret_rule = r;
+		return r->modes & all;
 	}
 	return alg->modes != 0 ? alg->modes & all : all;
 }
 
-/* The value's name in a parameter's choices, or NULL. */
-static const char *
-choice_name(const struct alg_param *p, double v)
+const char *
+alg_param_choice_name(const struct alg_param *p, double v)
 {
 	double k = v - p->min;
 
@@ -197,11 +195,32 @@ choice_name(const struct alg_param *p, double v)
 	return NULL;
 }
 
+bool
+alg_param_choice_value(const struct alg_param *p, const char *name, double *ret)
+{
+	for (size_t i = 0; p->choices != NULL && p->choices[i] != NULL; i++)
+		if (strcmp(p->choices[i], name) == 0) {
+			*ret = p->min + (double)i;
+			return true;
+		}
+	return false;
+}
+
+const struct alg_param *
+alg_param_find(const struct alg_ops *alg, const char *name)
+{
+	for (const struct alg_param *p = alg->params; p->name != NULL; p++)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
 /* ERR_MODE when spec's dataset mode cannot charge this run (alg_mode_rule),
  * naming the parameter that decided and the rule's hint. */
 static enum err_code
 check_mode(const struct alg_ops *alg, const struct run_spec *spec, struct err *e)
 {
+	const struct alg_param *p;
 	const struct alg_mode_rule *rule;
 	const char *mode = spec->mode == ACCOUNTING_RENYI ? "renyi" : "basic", *name;
 	char field[64] = "params.";
@@ -215,10 +234,8 @@ check_mode(const struct alg_ops *alg, const struct run_spec *spec, struct err *e
 	for (const char *c = rule->param; *c != '\0' && at + 1 < sizeof(field); c++)
 		field[at++] = *c;
 	field[at] = '\0';
-	name = NULL;
-	for (size_t i = 0; alg->params[i].name != NULL; i++)
-		if (strcmp(alg->params[i].name, rule->param) == 0)
-			name = choice_name(&alg->params[i], rule->value);
+	p = alg_param_find(alg, rule->param);
+	name = p != NULL ? alg_param_choice_name(p, rule->value) : NULL;
 	if (name != NULL)
 		err_set_field(e, ERR_MODE, field,
 			      "'%s' = '%s' cannot be charged on a '%s' dataset; %s", field, name,

@@ -55,21 +55,10 @@ ledger_modes_json(const struct alg_ops *a)
 
 	for (const struct alg_mode_rule *r = a->mode_rules;
 	     rules != NULL && r != NULL && r->param != NULL; r++) {
-		json_t *value = NULL;
+		const struct alg_param *p = alg_param_find(a, r->param);
+		const char *name = p != NULL ? alg_param_choice_name(p, r->value) : NULL;
+		json_t *value = name != NULL ? json_string(name) : json_real(r->value);
 
-		for (size_t i = 0; a->params[i].name != NULL && value == NULL; i++) {
-			const struct alg_param *p = &a->params[i];
-			double k = r->value - p->min;
-
-			if (strcmp(p->name, r->param) != 0)
-				continue;
-			if (p->choices != NULL && k >= 0.0)
-				for (size_t j = 0; p->choices[j] != NULL; j++)
-					if ((double)j == k)
-						value = json_string(p->choices[j]);
-		}
-		if (value == NULL)
-			value = json_real(r->value);
 		json_array_append_new(rules,
 				      json_pack("{s:s, s:o, s:o, s:s}", "param", r->param, "value",
 						value, "modes", modes_json(r->modes), "hint",

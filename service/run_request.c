@@ -135,15 +135,15 @@ param_choice(const struct alg_param *p, const json_t *s, long long *ret, struct 
 {
 	char path[128], names[256] = "";
 	size_t len = 0;
+	double v;
 
-	for (size_t k = 0; p->choices[k] != NULL; k++) {
-		if (strcmp(p->choices[k], json_string_value(s)) == 0) {
-			*ret = (long long)p->min + (long long)k;
-			return ERR_OK;
-		}
+	if (alg_param_choice_value(p, json_string_value(s), &v)) {
+		*ret = (long long)v;
+		return ERR_OK;
+	}
+	for (size_t k = 0; p->choices[k] != NULL; k++)
 		len += (size_t)snprintf(names + len, len < sizeof(names) ? sizeof(names) - len : 0,
 					"%s'%s'", k > 0 ? ", " : "", p->choices[k]);
-	}
 	jv_path(path, sizeof(path), "params", p->name);
 	return err_set_field(e, ERR_INVALID, path, "'%s' must be one of %s", path, names);
 }
@@ -164,11 +164,8 @@ grid_value(const json_t *v, const struct alg_param *p, const char *field, double
 		return ERR_OK;
 	}
 	if (p->type == ALG_PARAM_INT && p->choices != NULL && json_is_string(v)) {
-		for (size_t k = 0; p->choices[k] != NULL; k++)
-			if (strcmp(p->choices[k], json_string_value(v)) == 0) {
-				*ret = p->min + (double)k;
-				return ERR_OK;
-			}
+		if (alg_param_choice_value(p, json_string_value(v), ret))
+			return ERR_OK;
 		return err_set_field(e, ERR_INVALID, field, "'%s' is not a value of '%s'", field,
 				     p->name);
 	}
@@ -319,8 +316,9 @@ parse_params(const json_t *params, const struct alg_ops *alg, double *v, struct 
 				return rc;
 			v[i] = (double)x;
 			if (p->choices != NULL)
-				json_object_set_new(norm, p->name,
-						    json_string(p->choices[x - (long long)p->min]));
+				json_object_set_new(
+					norm, p->name,
+					json_string(alg_param_choice_name(p, (double)x)));
 			else
 				json_object_set_new(norm, p->name, json_integer(x));
 			break;

@@ -373,14 +373,8 @@ vr_setup(const struct run_spec *spec, struct vr_setup *ret, struct err *e)
 
 	memset(ret, 0, sizeof(*ret));
 	ret->c.approx = spec->params[P_VARIANT] == 1.0;
-	/* alg_plan() refuses this first (vr_mode_rules); kept so that the
-	 * method never plans an event its mode cannot charge. */
-	if (ret->c.approx && spec->mode == ACCOUNTING_RENYI)
-		return err_set_field(e, ERR_MODE, "params.variant",
-				     "frank_wolfe.private_vr with 'params.variant' 'approx' is "
-				     "charged an 'approx' event, which has no Rényi curve: a "
-				     "'renyi' dataset cannot charge it; use 'variant': 'pure' or a "
-				     "'basic' dataset");
+	/* approx on a renyi dataset: refused by alg_plan() before this
+	 * (vr_mode_rules), and by the accountant's calibration in any case. */
 	rc = objective_constants(&spec->objective, &spec->schema, &spec->x, &oc, e);
 	if (rc != ERR_OK)
 		return rc;
@@ -584,12 +578,7 @@ vr_take(struct vr_state *s, size_t k)
 {
 	size_t *out = s->idx + s->ptr;
 
-	for (size_t i = s->ptr; i < s->ptr + k && i + 1 < s->n; i++) {
-		size_t j = i + (size_t)rng_below(s->rng, s->n - i), tmp = s->idx[i];
-
-		s->idx[i] = s->idx[j];
-		s->idx[j] = tmp;
-	}
+	onepass_order_partial(s->rng, out, s->n - s->ptr, k);
 #ifdef DPOPT_TESTING
 	/* Audits: the canary into phase 1's root batch, after the draw. */
 	if (s->hook != NULL && s->hook->place_first && s->ptr == 0) {
