@@ -26,7 +26,8 @@
  *	         eps' / sqrt(d ln(1/delta) (1 + ln d [p < 2])))),  eps' = 2 eps,
  *	eta_i = eta / 16^i,  eps_i = 2^(1-i) eps (equal_phase_budget: eps),
  *	b_i   = ceil(max(sqrt(n_i / ln d), sqrt(d) / eps_i)),
- *	T_i   = min(ceil(n_i^2 / b_i^2), params.max_phase_steps),
+ *	T_i   = min(ceil(n_i^2 / b_i^2), params.max_phase_steps; 0 = auto: the
+ *	        largest common cap >= 2 keeping work() within 5e9),
  *	R_i   = kappa_p L eta_i n_i (p - 1)  (lp: L eta_i n_i (p - 1)),
  * with ln d read as max(ln d, 1).  Phases stop at the first i with b_i >
  * n_i or n_i < 2, at ceil(log2 n) and at params.max_phases (at most
@@ -83,7 +84,17 @@ enum {
 	P__COUNT
 };
 
-#define LOC_WORK_OPS 256.0 /* a mirror step's cost in records (noisy.c's NMD_WORK_STEP_OPS) */
+#define LOC_WORK_OPS  256.0 /* a mirror step's cost in records (noisy.c's NMD_WORK_STEP_OPS) */
+#define LOC_MAX_STEPS 1e7   /* the most steps a phase takes, given or auto */
+/* The automatic max_phase_steps keeps loc_work() within this: ceil(n_i^2 /
+ * b_i^2) grows as n, and at n = 1e6, d = 100 the uncapped schedule (2.9e6
+ * steps, work 1.4e11, 458 s) was above the service's default work limit
+ * (DPOPT_MAX_RUN_WORK 5e10), so a request with only the required fields
+ * was refused.  5e9 is about 15 s of one core at the measured rate. */
+#define LOC_AUTO_WORK 5e9
+/* A phase of one step releases its start only (x_1 enters the average
+ * before the step), so an automatic cap never goes below two. */
+#define LOC_AUTO_MIN_STEPS 2.0
 
 static const struct alg_param loc_params[P__COUNT + 1] = {
 	[P_EQUAL_BUDGET] = { "equal_phase_budget", ALG_PARAM_BOOL, 0.0, 1.0, 0.0,
@@ -93,8 +104,12 @@ static const struct alg_param loc_params[P__COUNT + 1] = {
 	[P_MAX_PHASES] = { "max_phases", ALG_PARAM_INT, 1.0, LOC_MAX_PHASES, LOC_MAX_PHASES,
 			   "at most this many phases (also stopped when b_i > n_i or n_i < 2)",
 			   NULL },
-	[P_MAX_PHASE_STEPS] = { "max_phase_steps", ALG_PARAM_INT, 1.0, 1e7, 1e6,
-				"cap on each phase's steps T_i = ceil(n_i^2 / b_i^2)", NULL },
+	[P_MAX_PHASE_STEPS] = { "max_phase_steps", ALG_PARAM_INT, 0.0, LOC_MAX_STEPS, 0.0,
+				"cap on each phase's steps T_i = ceil(n_i^2 / b_i^2); 0 = auto: "
+				"the "
+				"largest cap (at least 2, at most 1e7) that keeps the run's work, "
+				"n + sum_i T_i (b_i + 256) dim, within 5e9",
+				NULL },
 	[P_CLIP] = { "clip", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
 		     "per-record l2 clip C (the sensitivity is 2C/b_i); 0 = auto: min(G, L_inf "
 		     "sqrt(dim)) from the declared bounds, and never above it",
@@ -209,7 +224,9 @@ loc_stage(const struct run_spec *spec, const struct md_geom *g, double m, double
 		bi = ceil(fmax(sqrt(ni / lnd), sqrt(d) / eps_i));
 		if (ni < 2.0 || !(bi <= ni))
 			break; /* the truncation rule */
-		ti = fmin(ceil(ni * ni / (bi * bi)), spec->params[P_MAX_PHASE_STEPS]);
+		ti = fmin(ceil(ni * ni / (bi * bi)), spec->params[P_MAX_PHASE_STEPS] > 0.0
+							     ? spec->params[P_MAX_PHASE_STEPS]
+							     : LOC_MAX_STEPS);
 		ph->n = (size_t)ni;
 		ph->batch = (size_t)bi;
 		ph->steps = (unsigned long)ti;
@@ -222,6 +239,42 @@ loc_stage(const struct run_spec *spec, const struct md_geom *g, double m, double
 		ret->k++;
 	}
 	return ERR_OK;
+}
+
+/* loc_work() of a schedule whose phases are capped at `cap` steps. */
+static double
+loc_capped_work(const struct run_spec *spec, const struct loc_schedule *s, double cap)
+{
+	double w = (double)spec->n;
+
+	for (unsigned i = 0; i < s->k; i++)
+		w += fmin((double)s->phase[i].steps, cap) *
+		     ((double)s->phase[i].batch + LOC_WORK_OPS) * (double)spec->dim;
+	return w;
+}
+
+/* params.max_phase_steps = 0: the largest cap >= LOC_AUTO_MIN_STEPS with
+ * loc_capped_work() <= LOC_AUTO_WORK (bisection on integers), applied to
+ * every phase.  Public inputs only. */
+static void
+loc_auto_cap(const struct run_spec *spec, struct loc_schedule *s)
+{
+	double lo = LOC_AUTO_MIN_STEPS, hi = 0.0;
+
+	for (unsigned i = 0; i < s->k; i++)
+		hi = fmax(hi, (double)s->phase[i].steps);
+	if (hi <= lo || loc_capped_work(spec, s, hi) <= LOC_AUTO_WORK)
+		return;
+	while (hi - lo > 1.0) {
+		double mid = floor(0.5 * (lo + hi));
+
+		if (loc_capped_work(spec, s, mid) <= LOC_AUTO_WORK)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	for (unsigned i = 0; i < s->k; i++)
+		s->phase[i].steps = (unsigned long)fmin((double)s->phase[i].steps, lo);
 }
 
 static enum err_code
@@ -266,6 +319,8 @@ loc_schedule_from(const struct run_spec *spec, const struct md_geom *g, struct l
 	}
 	if (rc != ERR_OK)
 		return rc;
+	if (spec->params[P_MAX_PHASE_STEPS] == 0.0)
+		loc_auto_cap(spec, ret);
 	if (ret->k == 0)
 		return err_set_field(e, ERR_TOO_SMALL, "privacy.epsilon",
 				     "'privacy.epsilon' %.6g is too small for n = %zu records in "

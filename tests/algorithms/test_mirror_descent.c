@@ -260,6 +260,23 @@ START_TEST(test_localized_schedule_golden)
 					1e-9 * ph->lambda);
 		ck_assert_double_eq_tol(ph->radius, r_i[i], 1e-6 * r_i[i]);
 	}
+	/* The automatic cap (max_phase_steps 0): the largest common cap
+	 * keeping n + sum_i T_i (b_i + 256) d within 5e9, from the table
+	 * above: 4454 (work 4.99905e9; 4455 gives 5.000096e9).  Phases
+	 * below it keep their T_i. */
+	s->params[param_index(a, "max_phase_steps")] = 0;
+	ck_assert_msg(localized_schedule(s, &sch, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_uint_eq(sch.k, 6);
+	for (unsigned i = 0; i < 6; i++)
+		ck_assert_uint_eq(sch.phase[i].steps, t_i[i] < 4454 ? t_i[i] : 4454);
+	{
+		struct run_plan plan;
+
+		ck_assert_msg(alg_plan(a, s, &plan, &e) == ERR_OK, "%s", e.msg);
+		ck_assert_double_le(a->work(s, &plan), 5e9);
+		ck_assert_uint_eq(plan.steps, 4454 * 3 + 611 + 39 + 3);
+	}
+	s->params[param_index(a, "max_phase_steps")] = 1e7;
 	/* Every phase at epsilon: b_i = max(sqrt(n_i / ln d), sqrt(d)). */
 	s->params[param_index(a, "equal_phase_budget")] = 1;
 	ck_assert(localized_schedule(s, &sch, &e) == ERR_OK);
