@@ -820,3 +820,62 @@ audit_gauss_claim(double epsilon, double delta, double *ret_z)
 		return NAN;
 	return rep.epsilon;
 }
+
+void
+audit_mixture_rates(void *ctx, double t, double *tpr, double *fpr)
+{
+	const struct audit_mixture *l = ctx;
+	double common = (1.0 - l->q) * audit_normal_sf(t / l->sd);
+
+	*tpr = common + l->q * audit_normal_sf((t - l->m) / l->sd);
+	*fpr = common + l->q * audit_normal_sf((t + l->m) / l->sd);
+}
+
+double
+audit_mixture_delta(const struct audit_mixture *l, double eps)
+{
+	double best = 0.0;
+
+	for (int i = -8000; i <= 8000; i++) {
+		double tpr, fpr;
+
+		audit_mixture_rates((void *)l, 0.001 * i * l->sd, &tpr, &fpr);
+		best = fmax(best, tpr - exp(eps) * fpr);
+	}
+	return best;
+}
+
+double
+audit_mixture_epsilon(const struct audit_mixture *l, double delta)
+{
+	double lo = 0.0, hi = 20.0;
+
+	if (audit_mixture_delta(l, 0.0) <= delta)
+		return 0.0;
+	for (int it = 0; it < 40; it++) {
+		double mid = 0.5 * (lo + hi);
+
+		if (audit_mixture_delta(l, mid) > delta)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+double
+audit_mixture_best_test(const struct audit_mixture *l, double delta, double *ret_t)
+{
+	double best = -INFINITY;
+
+	for (int i = -4000; i <= 6000; i++) {
+		double t = 0.001 * i * l->sd, tpr, fpr;
+
+		audit_mixture_rates((void *)l, t, &tpr, &fpr);
+		if (tpr > delta && fpr > 0.0 && log((tpr - delta) / fpr) > best) {
+			best = log((tpr - delta) / fpr);
+			*ret_t = t;
+		}
+	}
+	return best;
+}

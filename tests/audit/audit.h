@@ -227,4 +227,31 @@ double audit_normal_sf(double x);
  * delta; NAN when either fails. */
 double audit_gauss_claim(double epsilon, double delta, double *ret_z);
 
+/*
+ * The law of the level-3 statistic of a one-release design
+ * (test_audit_dp_sgd_subsampled_e2e.c, test_audit_mirror_descent_e2e.c):
+ * s = +-m C + N(0, sd^2) (+ in world A, - in B), C ~ Bernoulli(q) the
+ * canary's inclusion.  Its likelihood ratio is increasing in s, so
+ * threshold tests s >= t are the most powerful.
+ */
+struct audit_mixture {
+	double q, m, sd;
+};
+
+/* P_A(s >= t) and P_B(s >= t); ctx a struct audit_mixture (an
+ * audit_rates_fn for audit_split_miss()). */
+void audit_mixture_rates(void *ctx, double t, double *tpr, double *fpr);
+
+/* sup_t P_A(s >= t) - e^eps P_B(s >= t), on a grid of 0.001 sd over
+ * [-8, 8] sd. */
+double audit_mixture_delta(const struct audit_mixture *l, double eps);
+
+/* The statistic's true epsilon(delta), by bisection on
+ * audit_mixture_delta() (0 when the statistic is (0, delta)-DP). */
+double audit_mixture_epsilon(const struct audit_mixture *l, double delta);
+
+/* The best threshold test at the true rates (grid of 0.001 sd over
+ * [-4, 6] sd): its epsilon, and its threshold in *ret_t. */
+double audit_mixture_best_test(const struct audit_mixture *l, double delta, double *ret_t);
+
 #endif /* TESTS_AUDIT_AUDIT_H */

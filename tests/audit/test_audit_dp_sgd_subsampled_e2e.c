@@ -123,11 +123,6 @@ struct e2e_audit {
 	struct alg_testing_hook hook;
 };
 
-/* The statistic's law at inclusion rate q, shift m = 1/b, noise sd. */
-struct law {
-	double q, m, sd;
-};
-
 static size_t
 param_index(const char *name)
 {
@@ -240,76 +235,14 @@ e2e_sample(void *ctx, int world, struct rng *r)
 	return -x[0] / E2E_STEP;
 }
 
-static void
-law_rates(void *ctx, double t, double *tpr, double *fpr)
-{
-	const struct law *l = ctx;
-	double common = (1.0 - l->q) * audit_normal_sf(t / l->sd);
-
-	*tpr = common + l->q * audit_normal_sf((t - l->m) / l->sd);
-	*fpr = common + l->q * audit_normal_sf((t + l->m) / l->sd);
-}
-
 /* The law of s in a run of world 0's plan with the noise scaled. */
-static struct law
+static struct audit_mixture
 law_of(const struct run_plan *p, double scale)
 {
-	struct law l = { .q = (double)E2E_B / E2E_N, .m = 1.0 / E2E_B };
+	struct audit_mixture l = { .q = (double)E2E_B / E2E_N, .m = 1.0 / E2E_B };
 
 	l.sd = scale * used_value(p, "noise_sigma");
 	return l;
-}
-
-/* sup_t P_A(s >= t) - e^eps P_B(s >= t) on a grid of 0.001 sd. */
-static double
-law_delta(const struct law *l, double eps)
-{
-	double best = 0.0;
-
-	for (int i = -8000; i <= 8000; i++) {
-		double tpr, fpr;
-
-		law_rates((void *)l, 0.001 * i * l->sd, &tpr, &fpr);
-		best = fmax(best, tpr - exp(eps) * fpr);
-	}
-	return best;
-}
-
-/* The statistic's true epsilon(delta), by bisection on law_delta(). */
-static double
-law_epsilon(const struct law *l, double delta)
-{
-	double lo = 0.0, hi = 20.0;
-
-	if (law_delta(l, 0.0) <= delta)
-		return 0.0;
-	for (int it = 0; it < 40; it++) {
-		double mid = 0.5 * (lo + hi);
-
-		if (law_delta(l, mid) > delta)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return hi;
-}
-
-/* The best threshold test at the true rates: *ret_t and its epsilon. */
-static double
-law_best_test(const struct law *l, double delta, double *ret_t)
-{
-	double best = -INFINITY;
-
-	for (int i = -4000; i <= 6000; i++) {
-		double t = 0.001 * i * l->sd, tpr, fpr;
-
-		law_rates((void *)l, t, &tpr, &fpr);
-		if (tpr > delta && fpr > 0.0 && log((tpr - delta) / fpr) > best) {
-			best = log((tpr - delta) / fpr);
-			*ret_t = t;
-		}
-	}
-	return best;
 }
 
 static struct audit_config
@@ -330,7 +263,7 @@ end_to_end_audit(const char *name, double scale, uint64_t seed, double *ret_clai
 	double *xa = malloc(E2E_RUNS * sizeof(double)), *xb = malloc(E2E_RUNS * sizeof(double));
 	struct audit_config c = config(name);
 	struct audit_result r;
-	struct law l;
+	struct audit_mixture l;
 	double t0 = audit_now(), t1;
 
 	ck_assert(a != NULL && xa != NULL && xb != NULL);
@@ -342,7 +275,8 @@ end_to_end_audit(const char *name, double scale, uint64_t seed, double *ret_clai
 	       "of the statistic = %.4f\n",
 	       name, E2E_N, E2E_D, E2E_B, used_value(&a->w[0].plan, "noise_multiplier"),
 	       used_value(&a->w[0].plan, "noise_sigma"), scale, AUDIT_DELTA, *ret_claim, RUN_DELTA,
-	       claimed(&a->w[0].plan, RUN_DELTA), AUDIT_DELTA, law_epsilon(&l, AUDIT_DELTA));
+	       claimed(&a->w[0].plan, RUN_DELTA), AUDIT_DELTA,
+	       audit_mixture_epsilon(&l, AUDIT_DELTA));
 	ck_assert(claimed(&a->w[0].plan, RUN_DELTA) <= RUN_EPS);
 	audit_draw(e2e_sample, a, 0, seed, xa, E2E_RUNS);
 	audit_draw(e2e_sample, a, 1, seed ^ 0x9e3779b97f4a7c15u, xb, E2E_RUNS);
@@ -370,7 +304,7 @@ START_TEST(test_end_to_end_mutated)
 {
 	struct run_spec s;
 	struct run_plan p;
-	struct law l;
+	struct audit_mixture l;
 	struct audit_config c = config("level3/dp_sgd_subsampled-result-mutated");
 	struct audit_split_plan plan;
 	struct audit_split_power pw;
@@ -381,15 +315,16 @@ START_TEST(test_end_to_end_mutated)
 	ck_assert(alg_plan(sub(), &s, &p, NULL) == ERR_OK);
 	eps = claimed(&p, AUDIT_DELTA);
 	l = law_of(&p, 0.5);
-	eps_true = law_epsilon(&l, AUDIT_DELTA);
-	best = law_best_test(&l, AUDIT_DELTA, &t_best);
+	eps_true = audit_mixture_epsilon(&l, AUDIT_DELTA);
+	best = audit_mixture_best_test(&l, AUDIT_DELTA, &t_best);
 	plan = (struct audit_split_plan){ .lo = t_best - 6.0 * l.sd,
 					  .hi = t_best + 4.0 * l.sd,
 					  .pieces = 40,
 					  .step = 0.004 * l.sd,
 					  .cut = eps + CUT_FRAC * (best - eps) };
-	ck_assert_int_eq(audit_split_miss(&c, E2E_RUNS, E2E_RUNS, law_rates, &l, &plan, eps, &pw),
-			 0);
+	ck_assert_int_eq(
+		audit_split_miss(&c, E2E_RUNS, E2E_RUNS, audit_mixture_rates, &l, &plan, eps, &pw),
+		0);
 	printf("%s: sigma x 0.5 (the add/remove multiplier), true eps(%.0e) of the statistic = "
 	       "%.4f vs claimed %.4f; best threshold test s >= %.4f (%.3f sd): eps %.4f at the "
 	       "true "

@@ -98,11 +98,10 @@ struct law {
 static size_t
 param_index(const struct alg_ops *a, const char *name)
 {
-	for (size_t k = 0; a->params[k].name != NULL; k++)
-		if (strcmp(a->params[k].name, name) == 0)
-			return k;
-	ck_abort_msg("no parameter %s", name);
-	return 0;
+	const struct alg_param *p = alg_param_find(a, name);
+
+	ck_assert_msg(p != NULL, "no parameter %s", name);
+	return (size_t)(p - a->params);
 }
 
 /* private: the plan's step_epsilon; private_vr: the bounded_range child of

@@ -181,11 +181,6 @@ struct e2e_audit {
 	double stat; /* s = -stat result[0]: 4 / gamma (noisy), 3 / gamma_1 (localized) */
 };
 
-/* The statistic's law at inclusion rate q, shift m = 1/b, noise sd. */
-struct law {
-	double q, m, sd;
-};
-
 static void
 set_param(struct run_spec *s, const char *name, double v)
 {
@@ -340,79 +335,17 @@ e2e_sample(void *ctx, int world, struct rng *r)
 	return -a->stat * x[0];
 }
 
-static void
-law_rates(void *ctx, double t, double *tpr, double *fpr)
-{
-	const struct law *l = ctx;
-	double common = (1.0 - l->q) * audit_normal_sf(t / l->sd);
-
-	*tpr = common + l->q * audit_normal_sf((t - l->m) / l->sd);
-	*fpr = common + l->q * audit_normal_sf((t + l->m) / l->sd);
-}
-
 /* The law of s in a run of p with the noise scaled: the canary is in the
  * first batch with probability b / n (noisy: b = n; localized: the chunk
  * of n / 2 records, then b_1 of them). */
-static struct law
+static struct audit_mixture
 law_of(const struct run_plan *p, double scale)
 {
 	double b = used_value(p, "batch_size");
-	struct law l = { .q = b / (double)e2e_n(), .m = 1.0 / b };
+	struct audit_mixture l = { .q = b / (double)e2e_n(), .m = 1.0 / b };
 
 	l.sd = scale * used_value(p, "noise_sigma");
 	return l;
-}
-
-/* sup_t P_A(s >= t) - e^eps P_B(s >= t) on a grid of 0.001 sd. */
-static double
-law_delta(const struct law *l, double eps)
-{
-	double best = 0.0;
-
-	for (int i = -8000; i <= 8000; i++) {
-		double tpr, fpr;
-
-		law_rates((void *)l, 0.001 * i * l->sd, &tpr, &fpr);
-		best = fmax(best, tpr - exp(eps) * fpr);
-	}
-	return best;
-}
-
-/* The statistic's true epsilon(delta), by bisection on law_delta(). */
-static double
-law_epsilon(const struct law *l, double delta)
-{
-	double lo = 0.0, hi = 20.0;
-
-	if (law_delta(l, 0.0) <= delta)
-		return 0.0;
-	for (int it = 0; it < 40; it++) {
-		double mid = 0.5 * (lo + hi);
-
-		if (law_delta(l, mid) > delta)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return hi;
-}
-
-/* The best threshold test at the true rates: *ret_t and its epsilon. */
-static double
-law_best_test(const struct law *l, double delta, double *ret_t)
-{
-	double best = -INFINITY;
-
-	for (int i = -4000; i <= 6000; i++) {
-		double t = 0.001 * i * l->sd, tpr, fpr;
-
-		law_rates((void *)l, t, &tpr, &fpr);
-		if (tpr > delta && fpr > 0.0 && log((tpr - delta) / fpr) > best) {
-			best = log((tpr - delta) / fpr);
-			*ret_t = t;
-		}
-	}
-	return best;
 }
 
 static struct audit_config
@@ -433,7 +366,7 @@ end_to_end_audit(const char *name, double scale, uint64_t seed, size_t runs, dou
 	double *xa = malloc(runs * sizeof(double)), *xb = malloc(runs * sizeof(double));
 	struct audit_config c = config(name);
 	struct audit_result r;
-	struct law l;
+	struct audit_mixture l;
 	double t0 = audit_now(), t1;
 	clock_t c0 = clock(), c1;
 
@@ -447,7 +380,8 @@ end_to_end_audit(const char *name, double scale, uint64_t seed, size_t runs, dou
 	       name, e2e_alg, e2e_n(), E2E_D, used_value(&a->w[0].plan, "batch_size"),
 	       a->w[0].plan.steps, l.q, used_value(&a->w[0].plan, "noise_multiplier"),
 	       used_value(&a->w[0].plan, "noise_sigma"), scale, AUDIT_DELTA, *ret_claim, RUN_DELTA,
-	       claimed(&a->w[0].plan, RUN_DELTA), AUDIT_DELTA, law_epsilon(&l, AUDIT_DELTA));
+	       claimed(&a->w[0].plan, RUN_DELTA), AUDIT_DELTA,
+	       audit_mixture_epsilon(&l, AUDIT_DELTA));
 	ck_assert(claimed(&a->w[0].plan, RUN_DELTA) <= RUN_EPS);
 	audit_draw(e2e_sample, a, 0, seed, xa, runs);
 	audit_draw(e2e_sample, a, 1, seed ^ 0x9e3779b97f4a7c15u, xb, runs);
@@ -482,7 +416,7 @@ START_TEST(test_noisy_mutated)
 {
 	struct run_spec s;
 	struct run_plan p;
-	struct law l;
+	struct audit_mixture l;
 	struct audit_config c = config("level3/mirror_descent_noisy-result-mutated");
 	struct audit_split_plan plan;
 	struct audit_split_power pw;
@@ -494,15 +428,16 @@ START_TEST(test_noisy_mutated)
 	ck_assert(alg_plan(md(), &s, &p, NULL) == ERR_OK);
 	eps = claimed(&p, AUDIT_DELTA);
 	l = law_of(&p, 0.5);
-	eps_true = law_epsilon(&l, AUDIT_DELTA);
-	best = law_best_test(&l, AUDIT_DELTA, &t_best);
+	eps_true = audit_mixture_epsilon(&l, AUDIT_DELTA);
+	best = audit_mixture_best_test(&l, AUDIT_DELTA, &t_best);
 	plan = (struct audit_split_plan){ .lo = t_best - 6.0 * l.sd,
 					  .hi = t_best + 4.0 * l.sd,
 					  .pieces = 40,
 					  .step = 0.004 * l.sd,
 					  .cut = eps + CUT_FRAC * (best - eps) };
-	ck_assert_int_eq(
-		audit_split_miss(&c, NOISY_RUNS, NOISY_RUNS, law_rates, &l, &plan, eps, &pw), 0);
+	ck_assert_int_eq(audit_split_miss(&c, NOISY_RUNS, NOISY_RUNS, audit_mixture_rates, &l,
+					  &plan, eps, &pw),
+			 0);
 	printf("%s: sigma x 0.5 (the add/remove multiplier), true eps(%.0e) of the statistic = "
 	       "%.4f vs claimed %.4f; best threshold test s >= %.4f (%.3f sd): eps %.4f at the "
 	       "true rates; N = %d per side: P[mutation missed] <= %.2g (no candidate in the pick "
@@ -536,14 +471,14 @@ START_TEST(test_localized_weakness)
 {
 	struct run_spec s;
 	struct run_plan p;
-	struct law l;
+	struct audit_mixture l;
 	double eps, eps_true, lb;
 
 	e2e_alg = "mirror_descent.localized";
 	spec_init(&s);
 	ck_assert(alg_plan(md(), &s, &p, NULL) == ERR_OK);
 	l = law_of(&p, 0.5);
-	eps_true = law_epsilon(&l, AUDIT_DELTA);
+	eps_true = audit_mixture_epsilon(&l, AUDIT_DELTA);
 	lb = end_to_end_audit("level3/mirror_descent_localized-result-sigma-halved (informative)",
 			      0.5, 0x3956c25bf348b538u, LOC_RUNS, &eps);
 	printf("level3: mirror_descent.localized with sigma halved: true eps(%.0e) of the "
@@ -569,7 +504,7 @@ START_TEST(test_law)
 	for (int mth = 0; mth < 2; mth++) {
 		struct e2e_audit *a = calloc(1, sizeof(*a));
 		struct rng r;
-		struct law l;
+		struct audit_mixture l;
 		double step;
 
 		ck_assert_ptr_nonnull(a);

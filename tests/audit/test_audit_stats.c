@@ -261,6 +261,31 @@ shift_rates(void *ctx, double t, double *tpr, double *fpr)
  * union bounds over the calibration's possible choices cost about 0.4 in
  * epsilon here).
  */
+/*
+ * The mixture law of the level-3 audits against independent values.  With
+ * q = 1 it is a Gaussian shift of mu = 2m / sd, whose epsilon(delta) the
+ * analytic Gaussian calibration (Balle & Wang 2018, in the library) gives:
+ * z calibrated to (1, 1e-5) must read back epsilon 1 (to the 0.001 sd
+ * grid).  With q = 0 the worlds agree: epsilon 0.  And the rates are the
+ * closed form at one point: P_A(s >= m) = 1/2 (q = 1).
+ */
+START_TEST(test_mixture_law)
+{
+	double z, t = 0.0, tpr, fpr;
+	struct audit_mixture g, none;
+
+	ck_assert(!isnan(audit_gauss_claim(1.0, 1e-5, &z)));
+	g = (struct audit_mixture){ .q = 1.0, .m = 0.5, .sd = z };
+	ck_assert_double_eq_tol(audit_mixture_epsilon(&g, 1e-5), 1.0, 2e-3);
+	ck_assert(audit_mixture_best_test(&g, 1e-5, &t) <= 1.0 + 1e-9);
+	audit_mixture_rates(&g, 0.5, &tpr, &fpr);
+	ck_assert_double_eq_tol(tpr, 0.5, 1e-12);
+	ck_assert_double_eq_tol(fpr, audit_normal_sf(1.0 / z), 1e-12);
+	none = (struct audit_mixture){ .q = 0.0, .m = 0.5, .sd = z };
+	ck_assert_double_eq(audit_mixture_epsilon(&none, 1e-5), 0.0);
+}
+END_TEST
+
 START_TEST(test_split_power)
 {
 	const size_t n = 2000;
@@ -333,6 +358,7 @@ stats_suite(void)
 	tcase_add_test(tc, test_audit_known_laws);
 	tcase_add_test(tc, test_power);
 	tcase_add_test(tc, test_split_power);
+	tcase_add_test(tc, test_mixture_law);
 	suite_add_tcase(s, tc);
 	return s;
 }
