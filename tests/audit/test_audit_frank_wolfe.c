@@ -1,6 +1,6 @@
 /*
  * test_audit_frank_wolfe.c - level 2 of the privacy audits of
- * frank_wolfe.private_vr (variant pure) and frank_wolfe.private
+ * frank_wolfe.private_vr (variants pure and approx) and frank_wolfe.private
  * (docs/privacy-model.md §7; tests/audit/README.md), each with its
  * mutation twin.
  *
@@ -33,6 +33,15 @@
  *  - private: n = 8, params.steps = 1; v = -+L / n, range 2 Delta / temp =
  *    the plan's step_epsilon.
  * The targets make eps_leaf about 1 (p = 0.62 against 0.38).
+ *  - private_vr, variant approx: the same worlds and placement; one
+ *    temperature temp for every leaf, so the root leaf's range is
+ *    2 Delta_0 / temp = 4 L / (b temp), the unit the approx accountant
+ *    composes (advanced composition, shuffling: fwvr_approx_epsilon).  Its
+ *    event is approx(eps_run, delta_run) only, so the claim is computed
+ *    from the plan's temperature and tied to the charge: at T = 1 the run's
+ *    epsilon is the right child's 2 Delta_1 / temp = twice the root leaf's
+ *    (B_1 = L), asserted against the event before anything runs (a halved
+ *    sensitivity in the approx accountant fails that check: tried).
  *
  * Mutation twin: the temperature halved through the hook's noise_scale
  * (plan, event and charge unchanged): the true range doubles.  Before it
@@ -72,6 +81,7 @@ struct fw_audit {
 	double first; /* the first leaf's vertex, from the hook */
 	double claim;
 	size_t n;
+	bool approx; /* private_vr, variant approx */
 };
 
 static void
@@ -97,10 +107,26 @@ param_index(const struct alg_ops *a, const char *name)
 /* The unit's claim: the root leaf's bounded_range epsilon (private_vr:
  * the child of self_composed(., 2)), or the plan's step_epsilon. */
 static double
-unit_claim(const struct alg_ops *a, const struct run_plan *p)
+unit_claim(const struct fw_audit *f, const struct run_plan *p)
 {
+	const struct alg_ops *a = f->a;
+
 	if (strcmp(a->name, "frank_wolfe.private") == 0)
 		return run_plan_value(p, "step_epsilon");
+	if (f->approx) {
+		/* One temperature for every leaf; the root leaf's range 2 Delta_0
+		 * / temp, Delta_0 = 2 L R_c / b (R_c = 1, b = 8), is what the
+		 * approx accountant composes (fwvr_approx_epsilon: at T = 1 the
+		 * run's epsilon is the right child's 2 Delta_1 / temp = twice it,
+		 * B_1 = L here, checked below against the plan's event). */
+		double e1 = 4.0 * run_plan_value(p, "lipschitz_linf") /
+			    (8.0 * run_plan_value(p, "temperature_scale"));
+
+		ck_assert_uint_eq(p->event.n_nodes, 1);
+		ck_assert_int_eq(p->event.node[0].type, DP_EVENT_APPROX);
+		ck_assert_double_eq_tol(p->event.node[0].epsilon, 2.0 * e1, 1e-9);
+		return e1;
+	}
 	for (unsigned i = 0; i < p->event.n_nodes; i++) {
 		const struct dp_event *n = &p->event.node[i];
 
@@ -114,11 +140,13 @@ unit_claim(const struct alg_ops *a, const struct run_plan *p)
 static void
 worlds_init(struct fw_audit *a, const char *name)
 {
-	bool vr = strcmp(name, "frank_wolfe.private_vr") == 0;
+	bool approx = strcmp(name, "frank_wolfe.private_vr:approx") == 0;
+	bool vr = approx || strcmp(name, "frank_wolfe.private_vr") == 0;
 	struct err e = { 0 };
 
 	memset(a, 0, sizeof(*a));
-	a->a = alg_find(name);
+	a->approx = approx;
+	a->a = alg_find(vr ? "frank_wolfe.private_vr" : name);
 	ck_assert_ptr_nonnull(a->a);
 	a->n = vr ? 12 : 8;
 	for (int k = 0; k < 2; k++) {
@@ -139,6 +167,7 @@ worlds_init(struct fw_audit *a, const char *name)
 		if (vr) {
 			s->params[param_index(a->a, "phases")] = 1;
 			s->params[param_index(a->a, "batch_size")] = 8;
+			s->params[param_index(a->a, "variant")] = approx ? 1.0 : 0.0;
 		} else {
 			s->params[param_index(a->a, "steps")] = 1;
 		}
@@ -162,7 +191,7 @@ worlds_init(struct fw_audit *a, const char *name)
 	}
 	ck_assert(dp_event_equal(&a->w[0].plan.event, &a->w[1].plan.event));
 	ck_assert_double_eq(run_plan_value(&a->w[0].plan, "lipschitz_linf"), 2.0);
-	a->claim = unit_claim(a->a, &a->w[0].plan);
+	a->claim = unit_claim(a, &a->w[0].plan);
 	ck_assert(a->claim > 0.5 && a->claim < 2.0);
 }
 
@@ -297,6 +326,18 @@ START_TEST(test_vr_mutated)
 }
 END_TEST
 
+START_TEST(test_vr_approx)
+{
+	white_box("frank_wolfe.private_vr:approx", 0x7b54a41dc25a59b5u);
+}
+END_TEST
+
+START_TEST(test_vr_approx_mutated)
+{
+	white_box_mutated("frank_wolfe.private_vr:approx", 0x9c30d5392af26013u);
+}
+END_TEST
+
 START_TEST(test_private)
 {
 	white_box("frank_wolfe.private", 0xa4093822299f31d0u);
@@ -363,6 +404,8 @@ audit_suite(void)
 	tcase_set_timeout(wb, 300);
 	tcase_add_test(wb, test_vr);
 	tcase_add_test(wb, test_vr_mutated);
+	tcase_add_test(wb, test_vr_approx);
+	tcase_add_test(wb, test_vr_approx_mutated);
 	tcase_add_test(wb, test_private);
 	tcase_add_test(wb, test_private_mutated);
 	suite_add_tcase(s, wb);
