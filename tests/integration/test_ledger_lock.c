@@ -22,7 +22,8 @@
  *
  * The stress races, per trial, 6 cancels of queued runs on a sharer, 8
  * admissions (6 on the root, 2 on the sharer), a PATCH of the root's budget
- * and the delete of another sharer with a queued run; 30 trials per mode.
+ * and the delete of another sharer with a queued run; 30 trials per mode,
+ * the one worker held by a long run elsewhere (occupy_worker).
  * Before the fix 4 to 7 of the 30 renyi trials lost an update (measured
  * on a loaded 2-core machine), or a request met a deadlock (the join
  * locked a sharer's row and the root's in either order).
@@ -217,17 +218,49 @@ fill(const char *ds)
 	}
 }
 
+/* The standard run in 2000 steps of one record: 2000 s of the one worker
+ * at the fixture's step delay, far longer than a stress. */
+#define BLOCKER_BODY                                                                               \
+	"{\"algorithm\": \"dp_sgd.one_pass\", \"objective\": {\"name\": \"logistic\"},"            \
+	" \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 3}},"                       \
+	" \"privacy\": {\"epsilon\": 0.1, \"delta\": 1e-6}, \"params\": {\"batch_size\": 1}}"
+
+/* The one worker busy with a long run on a dataset of its own ledger
+ * (cancel it with DELETE /v1/runs/{run}).  While it runs, no run of the
+ * ledgers under test is claimed, so every run they queue stays queued and
+ * refundable: a claimed run keeps its charge, and over 30 trials the
+ * claims of a free worker (the pace depends on the machine: an ASan run
+ * of CI exhausted the basic ledger at a trial's setup, 409 where 202 was
+ * due) would fill the ledger whatever the locking does. */
+static void
+occupy_worker(char *ds, char *run)
+{
+	char body[512];
+	char *csv = h_csv(H_N, H_D, true, 11);
+
+	snprintf(body, sizeof(body), H_DATASET_FMT, "blocker", "10");
+	h_dataset_create(&srv, owner, body, ds);
+	h_upload(&srv, owner, ds, csv);
+	free(csv);
+	json_decref(h_run_create(&srv, owner, ds, BLOCKER_BODY, run));
+	json_decref(h_run_wait(&srv, owner, run, "running", 120.0));
+}
+
 /* Concurrent admissions on both datasets of a shared ledger race the
  * cancellation of queued runs on the sharer; after every trial the
  * ledger's spent totals are the standing charges, and in the end the
- * ledger admits in total exactly what it admits sequentially. */
+ * ledger admits in total exactly what it admits sequentially.  The worker
+ * is kept busy elsewhere throughout (occupy_worker). */
 static void
 stress(int mode)
 {
 	const char *mode_name = mode == 0 ? "renyi" : "basic";
 	char root[40], sharer[40], ref[40], sharer2[40], what[64], out[256], first[300] = "";
+	char busy_ds[40], busy_run[40];
 	pthread_barrier_t start;
 	int lost = 0, capacity, standing;
+
+	occupy_worker(busy_ds, busy_run);
 
 	/* What the ledger admits one run after another (after the PATCH the
 	 * stress makes, which sets the caps again). */
@@ -317,6 +350,15 @@ stress(int mode)
 	check_ledger(root, "after the fill");
 	cancel_queued(root);
 	cancel_queued(ref);
+	/* Nothing of the two ledgers was ever claimed. */
+	ck_assert_int_eq(
+		h_sql_ll(db,
+			 "SELECT count(*) FROM runs r JOIN datasets x ON x.id = r.dataset_id"
+			 " WHERE coalesce(x.ledger_of, x.id) IN ('%s', '%s') AND r.attempts > 0",
+			 root, ref),
+		0);
+	snprintf(what, sizeof(what), "/v1/runs/%s", busy_run);
+	json_decref(h_json(&srv, "DELETE", what, owner, NULL, 202));
 }
 
 START_TEST(test_stress_renyi)
