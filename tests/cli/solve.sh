@@ -241,6 +241,18 @@ check "saddle gap recomputed in closed form" sh -c "awk -F, -v u=\"\$(cat '$TMP/
 		gap = m[1] * v[1] + m[2] * v[2] + sqrt((g * v[1] - m[3])^2 + (g * v[2] - m[4])^2) \\
 		    + m[3] * v[3] + m[4] * v[4] + sqrt((g * v[3] + m[1])^2 + (g * v[4] + m[2])^2)
 		exit !(v[5] - 1e-9 <= gap && gap <= v[6] + 1e-9) }' '$TMP/pairs.csv'"
+# saddle.smd_maurey on the same pairs over two simplices: the result is an
+# average of T vertices per player (x, y >= 0, each summing to 1, every
+# entry a multiple of 1/T with T from params_used), with its gap brackets.
+"$BIN" solve --data "$TMP/pairs.csv" --format csv --schema "$TMP/pairs.schema.json" \
+	--algorithm saddle.smd_maurey --epsilon 1 --delta 1e-6 \
+	--objective '{"name": "bilinear", "coupling": 0.5}' --constraint simplex:scale=1 \
+	--constraint-y simplex:scale=1 --eval "$TMP/pairs.csv" >"$TMP/smd.json" 2>"$TMP/err"
+check "smd_maurey solve exits 0" test $? -eq 0
+check "smd_maurey x and y are vertex averages" sh -c "jq -e '.steps as \$t
+	| [.x[], .y[]] | all(. >= 0 and ((. * \$t) - ((. * \$t) | round) | fabs) < 1e-9)' \
+	'$TMP/smd.json' >/dev/null && jq -e '((.x | add) - 1 | fabs) < 1e-12 and ((.y | add) - 1 | fabs) < 1e-12' '$TMP/smd.json' >/dev/null"
+check "smd_maurey gap brackets ordered" sh -c "jq -e '.evaluation.strong_gap.lower <= .evaluation.strong_gap.upper' '$TMP/smd.json' >/dev/null"
 # VI mode: bilinear_vi (an operator objective on one set, u = (x, y) in the
 # l2 ball of radius 1.5 of R^4) through the same method with --constraint
 # only; x holds u, no y; the weak VI gap recomputed in closed form:
