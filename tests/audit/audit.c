@@ -879,3 +879,37 @@ audit_mixture_best_test(const struct audit_mixture *l, double delta, double *ret
 	}
 	return best;
 }
+
+static double
+logit(double p)
+{
+	return log(p) - log1p(-p);
+}
+
+double
+audit_range_lb(uint64_t k_a, uint64_t k_b, uint64_t n, double alpha)
+{
+	double al = alpha / 8.0;
+	double up = logit(audit_cp_lower(k_a, n, al)) - logit(audit_cp_upper(k_b, n, al));
+	double down = logit(audit_cp_lower(k_b, n, al)) - logit(audit_cp_upper(k_a, n, al));
+
+	return fmax(up, down);
+}
+
+uint64_t
+audit_binom_quantile(uint64_t n, double p, double tail, bool lower)
+{
+	if (lower) {
+		uint64_t q = 0;
+
+		while (q + 1 <= n && audit_binom_cdf(q, n, p) <= tail)
+			q++;
+		return q;
+	} else {
+		uint64_t q = n;
+
+		while (q > 0 && audit_binom_sf(q, n, p) <= tail)
+			q--;
+		return q;
+	}
+}

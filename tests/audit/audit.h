@@ -46,6 +46,7 @@
 #ifndef TESTS_AUDIT_AUDIT_H
 #define TESTS_AUDIT_AUDIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -226,6 +227,21 @@ double audit_normal_sf(double x);
  * epsilon is what the accountant (basic mode) reports for {gaussian z} at
  * delta; NAN when either fails. */
 double audit_gauss_claim(double epsilon, double delta, double *ret_z);
+
+/*
+ * The bounded range of a two-outcome release (a selection between two
+ * vertices) from k_a of n runs in world A and k_b of n in world B showing
+ * the outcome: the lower bound logit(CP_lower(k_a)) - logit(CP_upper(k_b)),
+ * or the same with the worlds swapped, whichever is larger; each of the
+ * four Clopper-Pearson bounds at alpha / 8 (false-failure probability <=
+ * alpha for a claimed range).
+ */
+double audit_range_lb(uint64_t k_a, uint64_t k_b, uint64_t n, double alpha);
+
+/* The smallest count q with P[Bin(n, p) < q] <= tail (lower), or the
+ * largest with P[Bin(n, p) > q] <= tail (upper): the counts a twin's
+ * power bound assumes. */
+uint64_t audit_binom_quantile(uint64_t n, double p, double tail, bool lower);
 
 /*
  * The law of the level-3 statistic of a one-release design

@@ -216,21 +216,11 @@ count_ones(struct fw_audit *a, int world, uint64_t seed)
 	return k;
 }
 
-static double
-logit(double p)
-{
-	return log(p) - log1p(-p);
-}
-
 /* The range's lower bound from the counts, both orientations. */
 static double
 range_lb(uint64_t k_a, uint64_t k_b)
 {
-	double al = ALPHA / 8.0;
-	double up = logit(audit_cp_lower(k_a, RUNS, al)) - logit(audit_cp_upper(k_b, RUNS, al));
-	double down = logit(audit_cp_lower(k_b, RUNS, al)) - logit(audit_cp_upper(k_a, RUNS, al));
-
-	return fmax(up, down);
+	return audit_range_lb(k_a, k_b, RUNS, ALPHA);
 }
 
 static double
@@ -264,24 +254,10 @@ white_box(const char *name, uint64_t seed)
 	ck_assert_msg(lb <= claim, "%s: range lower bound %.4f > claimed %.4f", name, lb, claim);
 }
 
-/* The smallest count q with P[Bin(RUNS, p) < q] <= tail (lower), or the
- * largest with P[Bin(RUNS, p) > q] <= tail (upper). */
 static uint64_t
 quantile(double p, double tail, bool lower)
 {
-	if (lower) {
-		uint64_t q = 0;
-
-		while (q + 1 <= RUNS && audit_binom_cdf(q, RUNS, p) <= tail)
-			q++;
-		return q;
-	} else {
-		uint64_t q = RUNS;
-
-		while (q > 0 && audit_binom_sf(q, RUNS, p) <= tail)
-			q--;
-		return q;
-	}
+	return audit_binom_quantile(RUNS, p, tail, lower);
 }
 
 static void
