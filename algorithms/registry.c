@@ -17,6 +17,7 @@ extern const struct alg_ops alg_saddle_smd_maurey;
 extern const struct alg_ops alg_select_random_stopping;
 extern const struct alg_ops alg_md_noisy;
 extern const struct alg_ops alg_md_localized;
+extern const struct alg_ops alg_md_maurey_sco;
 extern const struct alg_ops alg_frank_wolfe_private;
 extern const struct alg_ops alg_frank_wolfe_private_vr;
 
@@ -28,6 +29,7 @@ static const struct alg_ops *const registry[] = {
 	&alg_select_random_stopping, /* select/random_stopping.c */
 	&alg_md_noisy,               /* mirror_descent/noisy.c */
 	&alg_md_localized,           /* mirror_descent/localized.c */
+	&alg_md_maurey_sco,          /* mirror_descent/maurey_sco.c */
 	&alg_frank_wolfe_private,    /* frank_wolfe/private.c */
 	&alg_frank_wolfe_private_vr, /* frank_wolfe/private_vr.c */
 };

@@ -49,6 +49,15 @@ check "private: self_composed(bounded_range) over its steps" \
 	sh -c "jq -e '.privacy.event.type == \"self_composed\" and .privacy.event.count == .params_used.steps and .privacy.event.event.type == \"bounded_range\"' '$TMP/p.json' >/dev/null"
 check "private: accuracy above 0.6" \
 	sh -c "jq -e '.evaluation.accuracy > 0.6' '$TMP/p.json' >/dev/null"
+# mirror_descent.maurey_sco (Algorithm 4 of the saddle-point paper, the
+# same vertices): its event self_composed(pure) over K (R + 1) draws, and a
+# K-sparse result (every coordinate a multiple of 5 / K).
+run mirror_descent.maurey_sco >"$TMP/msc.json" 2>"$TMP/err"
+check "maurey_sco exits 0" test $? -eq 0
+check "maurey_sco: self_composed(pure) over the draws" \
+	sh -c "jq -e '.privacy.event.type == \"self_composed\" and .privacy.event.count == .params_used.draw_count and .privacy.event.event.type == \"pure\"' '$TMP/msc.json' >/dev/null"
+check "maurey_sco: a K-vertex average" \
+	sh -c "jq -e '.params_used.draws as \$k | all(.x[]; ((. * \$k / 5) - ((. * \$k / 5) | round) | fabs) < 1e-9) and ([.x[] | select(. != 0)] | length) <= \$k' '$TMP/msc.json' >/dev/null"
 "$BIN" solve --list >"$TMP/list.json"
 check "list names both" \
 	sh -c "jq -e '[.algorithms[].name] | (index(\"frank_wolfe.private\") != null and index(\"frank_wolfe.private_vr\") != null)' '$TMP/list.json' >/dev/null"
