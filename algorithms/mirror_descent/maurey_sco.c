@@ -193,17 +193,6 @@ struct msc_ctx {
 	uint64_t count;
 };
 
-/* The event at temperature 1 / tau. */
-static enum err_code
-msc_family(double temp, void *ctx, struct dp_event_tree *ret, struct err *e)
-{
-	const struct msc_ctx *c = ctx;
-	struct dp_event self = { .type = DP_EVENT_SELF_COMPOSED, .count = c->count };
-
-	dp_event_pure(ret, DP_REPLACE_ONE, 4.0 * c->l0 / ((double)c->batch * temp));
-	return dp_event_wrap(ret, &self, e);
-}
-
 static struct msc_ctx
 msc_ctx_of(const struct msc_setup *s)
 {
@@ -221,7 +210,8 @@ msc_fill_plan(const struct run_spec *spec, const struct msc_setup *s, double tau
 	if (!is_finite_pos(tau))
 		return err_set(e, ERR_INTERNAL, "the step size is not finite and positive");
 	onepass_plan_start(ret, spec, s->steps, s->batch);
-	rc = msc_family(1.0 / tau, &c, &ret->event, e);
+	rc = draws_event(DP_EVENT_PURE, 4.0 * c.l0 / (double)c.batch, c.count, 1.0 / tau,
+			 &ret->event, e);
 	if (rc != ERR_OK)
 		return rc;
 	run_plan_use(ret, "draws", (double)s->draws);
@@ -242,10 +232,9 @@ msc_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 {
 	struct msc_setup s;
 	struct msc_ctx c;
-	struct rdp_grid grid;
 	struct accountant_report report;
 	struct run_plan p;
-	double temp = 0.0, basic, tau;
+	double temp = 0.0, tau;
 	enum err_code rc;
 
 	rc = msc_setup(spec, &s, e);
@@ -256,11 +245,8 @@ msc_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 		(*spec->testing_hook->calibrations)++;
 #endif
 	c = msc_ctx_of(&s);
-	basic = 4.0 * c.l0 * (double)c.count / ((double)s.batch * spec->epsilon);
-	rdp_grid_default(&grid);
-	rc = calibrate(msc_family, &c, spec->mode, nextafter(spec->epsilon, 0.0),
-		       nextafter(spec->delta, 0.0), basic * 1e-6, basic * 64.0, &grid, &temp,
-		       &report, e);
+	rc = calibrate_draws(DP_EVENT_PURE, 4.0 * c.l0 / (double)c.batch, c.count, spec->mode,
+			     spec->epsilon, spec->delta, &temp, &report, e);
 	if (rc != ERR_OK)
 		return rc;
 	tau = spec->params[P_STEP_SIZE];

@@ -103,3 +103,50 @@ calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
 	*ret_report = check;
 	return ERR_OK;
 }
+
+struct draws {
+	enum dp_event_type leaf;
+	double unit;
+	uint64_t count;
+};
+
+enum err_code
+draws_event(enum dp_event_type leaf, double unit, uint64_t count, double temp,
+	    struct dp_event_tree *ret, struct err *e)
+{
+	struct dp_event self = { .type = DP_EVENT_SELF_COMPOSED, .count = count };
+
+	if (leaf == DP_EVENT_BOUNDED_RANGE)
+		dp_event_bounded_range(ret, DP_REPLACE_ONE, unit / temp);
+	else if (leaf == DP_EVENT_PURE)
+		dp_event_pure(ret, DP_REPLACE_ONE, unit / temp);
+	else
+		return err_set(e, ERR_INTERNAL, "draws: a leaf must be bounded_range or pure");
+	return dp_event_wrap(ret, &self, e);
+}
+
+static enum err_code
+draws_family(double temp, void *ctx, struct dp_event_tree *ret, struct err *e)
+{
+	const struct draws *d = ctx;
+
+	return draws_event(d->leaf, d->unit, d->count, temp, ret, e);
+}
+
+enum err_code
+calibrate_draws(enum dp_event_type leaf, double unit, uint64_t count, enum accounting_mode mode,
+		double target_epsilon, double delta, double *ret_temp,
+		struct accountant_report *ret_report, struct err *e)
+{
+	struct draws d = { leaf, unit, count };
+	struct rdp_grid grid;
+	double basic = unit * (double)count / target_epsilon;
+
+	if (!isfinite(basic) || !(basic > 0.0))
+		return err_set(e, ERR_NUMERIC,
+			       "the draws' privacy unit is not finite and positive");
+	rdp_grid_default(&grid);
+	return calibrate(draws_family, &d, mode, nextafter(target_epsilon, 0.0),
+			 nextafter(delta, 0.0), basic * 1e-6, basic * 64.0, &grid, ret_temp,
+			 ret_report, e);
+}

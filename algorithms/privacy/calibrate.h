@@ -11,6 +11,8 @@
 #ifndef ALGORITHMS_PRIVACY_CALIBRATE_H
 #define ALGORITHMS_PRIVACY_CALIBRATE_H
 
+#include <stdint.h>
+
 #include "err.h"
 #include "privacy/accountant.h"
 #include "privacy/event.h"
@@ -43,5 +45,23 @@ enum err_code calibrate(calibrate_event_fn make_event, void *ctx, enum accountin
 			double target_epsilon, double delta, double lower, double upper,
 			const struct rdp_grid *grid, double *ret_noise,
 			struct accountant_report *ret_report, struct err *e);
+
+/*
+ * Draws at a temperature (the vertex draws of saddle.smd_maurey and
+ * mirror_descent.maurey_sco): count adaptively composed mechanisms, each
+ * a leaf of type DP_EVENT_BOUNDED_RANGE or DP_EVENT_PURE with epsilon
+ * unit / temp (unit: the leaf's epsilon at temperature 1),
+ *	self_composed(leaf(unit / temp), count).
+ * draws_event() builds it; calibrate_draws() finds the smallest
+ * temperature whose event meets (target_epsilon, delta) on mode
+ * (calibrate() over [unit count / target_epsilon 1e-6, ... 64], the basic
+ * composition point times those factors), with its report.
+ */
+enum err_code draws_event(enum dp_event_type leaf, double unit, uint64_t count, double temp,
+			  struct dp_event_tree *ret, struct err *e);
+enum err_code calibrate_draws(enum dp_event_type leaf, double unit, uint64_t count,
+			      enum accounting_mode mode, double target_epsilon, double delta,
+			      double *ret_temp, struct accountant_report *ret_report,
+			      struct err *e);
 
 #endif /* ALGORITHMS_PRIVACY_CALIBRATE_H */

@@ -416,6 +416,41 @@ START_TEST(test_calibrate)
 END_TEST
 
 /*
+ * Draws at a temperature (calibrate_draws, draws_event): the event is
+ * self_composed(leaf(unit / temp), count); pure on the basic ledger
+ * composes to count unit / temp exactly, so at unit 2, count 10, target 1
+ * the temperature is 20 (to calibrate()'s 1e-3, on the safe side); the
+ * calibrated event meets the target, 0.1 % less temperature does not; a
+ * leaf of another type is refused.
+ */
+START_TEST(test_calibrate_draws)
+{
+	struct dp_event_tree t;
+	struct accountant_report r, chk;
+	double temp = 0.0;
+	struct err e = { 0 };
+
+	ck_assert_msg(calibrate_draws(DP_EVENT_PURE, 2.0, 10, ACCOUNTING_BASIC, 1.0, 1e-6, &temp,
+				      &r, &e) == ERR_OK,
+		      "%s", e.msg);
+	ck_assert(temp >= 20.0 && temp <= 20.0 * 1.001);
+	ck_assert(draws_event(DP_EVENT_PURE, 2.0, 10, temp, &t, &e) == ERR_OK);
+	ck_assert_uint_eq(t.n_nodes, 2);
+	ck_assert(accountant_epsilon(&t, ACCOUNTING_BASIC, 1e-6, NULL, true, &chk, &e) == ERR_OK);
+	ck_assert(chk.epsilon <= 1.0);
+	ck_assert(calibrate_draws(DP_EVENT_BOUNDED_RANGE, 2.0, 1000, ACCOUNTING_RENYI, 1.0, 1e-6,
+				  &temp, &r, &e) == ERR_OK);
+	ck_assert(draws_event(DP_EVENT_BOUNDED_RANGE, 2.0, 1000, temp, &t, &e) == ERR_OK);
+	ck_assert(accountant_epsilon(&t, ACCOUNTING_RENYI, 1e-6, NULL, true, &chk, &e) == ERR_OK);
+	ck_assert(chk.epsilon <= 1.0);
+	ck_assert(draws_event(DP_EVENT_BOUNDED_RANGE, 2.0, 1000, 0.999 * temp, &t, &e) == ERR_OK);
+	ck_assert(accountant_epsilon(&t, ACCOUNTING_RENYI, 1e-6, NULL, true, &chk, &e) == ERR_OK);
+	ck_assert(chk.epsilon > 1.0);
+	ck_assert_int_eq(draws_event(DP_EVENT_GAUSSIAN, 2.0, 10, 1.0, &t, &e), ERR_INTERNAL);
+}
+END_TEST
+
+/*
  * A large delta (above 1/1024, the default grid's largest order): at high
  * noise the RDP conversion's minimum is below 0 and the exact Gaussian
  * curve has delta(0) <= delta, so the event is (0, delta)-DP.  That is a
@@ -545,6 +580,7 @@ accountant_suite(void)
 	tcase_add_test(tc, test_modes);
 	tcase_add_test(tc, test_ledger_relation);
 	tcase_add_test(tc, test_calibrate);
+	tcase_add_test(tc, test_calibrate_draws);
 	tcase_add_test(tc, test_calibrate_large_delta);
 	tcase_add_test(tc, test_calibrate_refusals);
 	tcase_add_test(tc, test_calibrate_refusals_without_err);
