@@ -692,7 +692,7 @@ loc_fini(void *state)
 
 const struct alg_ops alg_md_localized = {
 	.name = "mirror_descent.localized",
-	.version = 1,
+	.version = 2, /* 2: max_phase_steps defaults to the work cap */
 	.doc = "Localized noisy mirror descent for private stochastic convex optimization in l1 "
 	       "geometry (l1 ball, simplex; lp and l2 balls with the ball's own p): a secret "
 	       "order cut into disjoint chunks of n/2, n/4, ... records; phase i runs noisy "
