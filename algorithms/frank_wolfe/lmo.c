@@ -52,14 +52,20 @@ fw_noisy_vertex(struct rng *r, const struct constraint *c, const double *v, size
 }
 
 void
-fw_move(const struct constraint *c, double *x, size_t d, size_t vertex, double eta)
+fw_add_vertex(const struct constraint *c, size_t d, size_t vertex, double scale, double *v)
 {
 	size_t j = vertex < d ? vertex : vertex - d;
 	double sign = vertex < d ? 1.0 : -1.0;
 
+	v[j] += scale * sign * c->radius;
+}
+
+void
+fw_move(const struct constraint *c, double *x, size_t d, size_t vertex, double eta)
+{
 	for (size_t i = 0; i < d; i++)
 		x[i] *= 1.0 - eta;
-	x[j] += eta * sign * c->radius;
+	fw_add_vertex(c, d, vertex, eta, x);
 }
 
 void

@@ -47,7 +47,9 @@ void fw_log_weights(const struct constraint *c, const double *v, size_t d, doubl
 enum err_code fw_noisy_vertex(struct rng *r, const struct constraint *c, const double *v, size_t d,
 			      double temp, double *w, size_t *ret_vertex, struct err *e);
 
-/* x <- (1 - eta) x + eta c_vertex. */
+/* v <- v + scale c_vertex (d coordinates). */
+void fw_add_vertex(const struct constraint *c, size_t d, size_t vertex, double scale, double *v);
+
 /*
  * dst += clamp_B(g) coordinate-wise, for g holding the gradient (or a
  * difference of gradients) of record i of ds alone, and g <- 0 again, over
@@ -61,6 +63,7 @@ enum err_code fw_noisy_vertex(struct rng *r, const struct constraint *c, const d
 void fw_add_clamped(const struct dataset *ds, size_t i, size_t dim, double bound, double *g,
 		    double *dst);
 
+/* x <- (1 - eta) x + eta c_vertex. */
 void fw_move(const struct constraint *c, double *x, size_t d, size_t vertex, double eta);
 
 #endif /* ALGORITHMS_FRANK_WOLFE_LMO_H */

@@ -346,7 +346,6 @@ static enum err_code
 msc_sparsify(struct msc_state *s, double *dst, struct err *e)
 {
 	size_t v = 0;
-	double unit = fw_vertex_norm(&s->set) / (double)s->draws;
 
 	memset(dst, 0, s->dim * sizeof(*dst));
 	for (unsigned long k = 0; k < s->draws; k++) {
@@ -360,10 +359,7 @@ msc_sparsify(struct msc_state *s, double *dst, struct err *e)
 		}
 		s->released++;
 #endif
-		if (v < s->dim)
-			dst[v] += unit;
-		else
-			dst[v - s->dim] -= unit;
+		fw_add_vertex(&s->set, s->dim, v, 1.0 / (double)s->draws, dst);
 	}
 	return ERR_OK;
 }

@@ -342,27 +342,6 @@ smd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	return ERR_OK;
 }
 
-/* One draw from block c's player (log-weights -tau <c_i, sum>); index. */
-static enum err_code
-smd_draw(struct smd_state *s, const struct constraint *c, const double *sum, size_t d, size_t m,
-	 size_t *ret_i, struct err *e)
-{
-	fw_log_weights(c, sum, d, 1.0 / s->tau, s->w);
-	return noise_exp_mech(s->rng, s->w, m, ret_i, e);
-}
-
-/* v[vertex's coordinate] += scale * (vertex of c). */
-static void
-add_vertex(const struct constraint *c, size_t d, size_t vertex, double scale, double *v)
-{
-	double r = fw_vertex_norm(c);
-
-	if (vertex < d)
-		v[vertex] += scale * r;
-	else
-		v[vertex - d] -= scale * r;
-}
-
 /* Block b's K draws into the query point and one output draw. */
 static enum err_code
 smd_player(struct smd_state *s, const struct constraint *c, size_t off, size_t d, size_t m,
@@ -371,8 +350,10 @@ smd_player(struct smd_state *s, const struct constraint *c, size_t off, size_t d
 	size_t i = 0;
 
 	memset(s->u + off, 0, d * sizeof(*s->u));
+	/* The player's log-weights -tau <c_i, sum>, once for its K + 1 draws. */
+	fw_log_weights(c, s->sum + off, d, 1.0 / s->tau, s->w);
 	for (unsigned long k = 0; k <= s->draws; k++) {
-		if (smd_draw(s, c, s->sum + off, d, m, &i, e) != ERR_OK)
+		if (noise_exp_mech(s->rng, s->w, m, &i, e) != ERR_OK)
 			return err_failed(e);
 #ifdef DPOPT_TESTING
 		if (s->hook != NULL && s->hook->release != NULL) {
@@ -385,9 +366,9 @@ smd_player(struct smd_state *s, const struct constraint *c, size_t off, size_t d
 		(void)block;
 #endif
 		if (k < s->draws)
-			add_vertex(c, d, i, 1.0 / (double)s->draws, s->u + off);
+			fw_add_vertex(c, d, i, 1.0 / (double)s->draws, s->u + off);
 		else
-			add_vertex(c, d, i, 1.0, s->out + off);
+			fw_add_vertex(c, d, i, 1.0, s->out + off);
 	}
 	return ERR_OK;
 }
