@@ -46,6 +46,8 @@ extern const struct objective_ops objective_huber;
 extern const struct objective_ops objective_multiclass_logistic;
 extern const struct objective_ops objective_bilinear;
 extern const struct objective_ops objective_worst_group_logistic;
+extern const struct objective_ops objective_matrix_game;
+extern const struct objective_ops objective_quadratic_game;
 extern const struct objective_ops objective_bilinear_vi;
 
 /* Minimisation objectives first, then the saddle ones (saddle.h), then
@@ -58,6 +60,8 @@ static const struct objective_ops *const objectives[] = {
 	&objective_multiclass_logistic,
 	&objective_bilinear,
 	&objective_worst_group_logistic,
+	&objective_matrix_game,
+	&objective_quadratic_game,
 	&objective_bilinear_vi,
 };
 

@@ -174,13 +174,12 @@ struct objective {
 	 * objectives. */
 	size_t dim_x, dim_y;
 	size_t block_x, block_y;
-	size_t offset_x,
-		offset_y; /*
-			   * The intercept's constant feature c in x~ = (x, c) (objective_init:
-			   * 1).  Only a method's private working copy changes it, to train in
-			   * the coordinates u_b = b / c (sgd/subsampled.c); a model's intercept
-			   * is c w_b.  0 reads as 1.
-			   */
+	size_t offset_x, offset_y;
+	size_t offset_a; /* matrix_game, quadratic_game: the payoff matrix's first column */
+	/* The intercept's constant feature c in x~ = (x, c) (objective_init:
+	 * 1).  Only a method's private working copy changes it, to train in
+	 * the coordinates u_b = b / c (sgd/subsampled.c); a model's intercept
+	 * is c w_b.  0 reads as 1. */
 	double icpt_scale;
 };
 

@@ -64,6 +64,37 @@ declared(double v)
 	return isfinite(v) && v > 0.0;
 }
 
+/* <v, z_i[off .. off + len)>; v has len entries. */
+double
+saddle_block_dot(const struct dataset *ds, size_t i, size_t off, size_t len, const double *v)
+{
+	double s = 0.0;
+
+	if (ds->layout == DATA_CSR) {
+		for (size_t p = ds->row_ptr[i]; p < ds->row_ptr[i + 1]; p++)
+			if (ds->col[p] >= off && ds->col[p] < off + len)
+				s += ds->val[p] * v[ds->col[p] - off];
+		return s;
+	}
+	for (size_t j = 0; j < len; j++)
+		s += ds->x[i * ds->d + off + j] * v[j];
+	return s;
+}
+
+/* g += c z_i[off .. off + len). */
+void
+saddle_block_axpy(const struct dataset *ds, size_t i, size_t off, size_t len, double c, double *g)
+{
+	if (ds->layout == DATA_CSR) {
+		for (size_t p = ds->row_ptr[i]; p < ds->row_ptr[i + 1]; p++)
+			if (ds->col[p] >= off && ds->col[p] < off + len)
+				g[ds->col[p] - off] += c * ds->val[p];
+		return;
+	}
+	for (size_t j = 0; j < len; j++)
+		g[j] += c * ds->x[i * ds->d + off + j];
+}
+
 enum err_code
 saddle_block_bounds(const struct data_schema *s, size_t k, double *ret_l2, double *ret_linf,
 		    struct err *e)

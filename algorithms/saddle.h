@@ -17,7 +17,8 @@
  * struct objective_ops tables with kind = OBJECTIVE_SADDLE in the one
  * objective registry (objective.c); objective_init() builds them through
  * saddle_ops.init.  Objectives: bilinear (objectives/bilinear.c),
- * worst_group_logistic (objectives/worst_group.c).
+ * worst_group_logistic (objectives/worst_group.c), matrix_game and
+ * quadratic_game (objectives/games.c).
  */
 #ifndef ALGORITHMS_SADDLE_H
 #define ALGORITHMS_SADDLE_H
@@ -77,6 +78,20 @@ struct saddle_constants {
 	double value_bound; /* |f| <= this on X x Y */
 };
 
+/*
+ * The smoothness class of f (docs/algorithms/smd-maurey.md §3): it picks
+ * the theorem whose parameter settings a method's defaults follow.
+ * Quadratic: f is a polynomial of degree <= 2 in (x, y), so the gradient at
+ * the average of vertex draws is the average of the gradients (L_2 = 0);
+ * second-order: third derivatives bounded (L_2 finite); first-order: only
+ * the gradient is Lipschitz.  0 = first-order, the weakest claim.
+ */
+enum saddle_smoothness {
+	SADDLE_FIRST_ORDER = 0,
+	SADDLE_SECOND_ORDER,
+	SADDLE_QUADRATIC,
+};
+
 struct saddle_ops {
 	/*
 	 * Fill o->dim_x, dim_y, dim, block_x, block_y (and anything else the
@@ -97,6 +112,7 @@ struct saddle_ops {
 				   const struct saddle_block *bx, const struct saddle_block *by,
 				   struct saddle_constants *ret, struct err *e);
 	unsigned sets_x, sets_y; /* bit (1u << CONSTRAINT_*) per set kind its constants cover */
+	enum saddle_smoothness smoothness;
 };
 
 /*
@@ -146,5 +162,14 @@ double saddle_mean_value(const struct objective *o, const struct dataset *ds, co
  * ERR_INVALID naming "bounds.feature_l2" when nothing bounds it. */
 enum err_code saddle_block_bounds(const struct data_schema *s, size_t k, double *ret_l2,
 				  double *ret_linf, struct err *e);
+
+/* <v, z_i[off .. off + len)> over a row's columns off .. off + len (dense
+ * or CSR); v has len entries. */
+double saddle_block_dot(const struct dataset *ds, size_t i, size_t off, size_t len,
+			const double *v);
+
+/* g += c z_i[off .. off + len) (g has len entries). */
+void saddle_block_axpy(const struct dataset *ds, size_t i, size_t off, size_t len, double c,
+		       double *g);
 
 #endif /* ALGORITHMS_SADDLE_H */

@@ -32,37 +32,6 @@
 
 #include "saddle.h"
 
-/* <v, z_i[off .. off + len)>; v has len entries. */
-static double
-block_dot(const struct dataset *ds, size_t i, size_t off, size_t len, const double *v)
-{
-	double s = 0.0;
-
-	if (ds->layout == DATA_CSR) {
-		for (size_t p = ds->row_ptr[i]; p < ds->row_ptr[i + 1]; p++)
-			if (ds->col[p] >= off && ds->col[p] < off + len)
-				s += ds->val[p] * v[ds->col[p] - off];
-		return s;
-	}
-	for (size_t j = 0; j < len; j++)
-		s += ds->x[i * ds->d + off + j] * v[j];
-	return s;
-}
-
-/* g += c z_i[off .. off + len). */
-static void
-block_axpy(const struct dataset *ds, size_t i, size_t off, size_t len, double c, double *g)
-{
-	if (ds->layout == DATA_CSR) {
-		for (size_t p = ds->row_ptr[i]; p < ds->row_ptr[i + 1]; p++)
-			if (ds->col[p] >= off && ds->col[p] < off + len)
-				g[ds->col[p] - off] += c * ds->val[p];
-		return;
-	}
-	for (size_t j = 0; j < len; j++)
-		g[j] += c * ds->x[i * ds->d + off + j];
-}
-
 static enum err_code
 bilinear_init(struct objective *o, const struct data_schema *s, struct err *e)
 {
@@ -99,14 +68,14 @@ bilinear_eval(const struct objective *o, const struct dataset *ds, size_t i, con
 	if (g != NULL) {
 		double *gx = g, *gy = g + nx;
 
-		block_axpy(ds, i, oa, nx, scale, gx);
-		block_axpy(ds, i, ob, ny, scale, gy);
+		saddle_block_axpy(ds, i, oa, nx, scale, gx);
+		saddle_block_axpy(ds, i, ob, ny, scale, gy);
 		for (size_t j = 0; j < m; j++) {
 			gx[j] += scale * gamma * y[j];
 			gy[j] -= scale * gamma * x[j];
 		}
 	}
-	return gamma * xy + block_dot(ds, i, oa, nx, x) - block_dot(ds, i, ob, ny, y);
+	return gamma * xy + saddle_block_dot(ds, i, oa, nx, x) - saddle_block_dot(ds, i, ob, ny, y);
 }
 
 static enum err_code
@@ -145,6 +114,7 @@ static const struct saddle_ops bilinear_ops = {
 		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX),
 	.sets_y = (1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) |
 		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX),
+	.smoothness = SADDLE_QUADRATIC,
 };
 
 const struct objective_ops objective_bilinear = {

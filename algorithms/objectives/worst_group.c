@@ -122,6 +122,7 @@ static const struct saddle_ops wg_ops = {
 	.sets_x = (1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) |
 		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX),
 	.sets_y = 1u << CONSTRAINT_SIMPLEX,
+	.smoothness = SADDLE_SECOND_ORDER,
 };
 
 const struct objective_ops objective_worst_group_logistic = {

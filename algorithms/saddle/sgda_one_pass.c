@@ -75,8 +75,9 @@ static const struct alg_param sgda_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const sgda_objectives[] = { "bilinear", "worst_group_logistic", "bilinear_vi",
-					       NULL };
+static const char *const sgda_objectives[] = { "bilinear",    "worst_group_logistic",
+					       "matrix_game", "quadratic_game",
+					       "bilinear_vi", NULL };
 
 #define ALL_SETS                                                                                   \
 	((1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_LP_BALL) |    \

@@ -43,8 +43,9 @@
  *
  * Defaults from public inputs (Theorems 4.1 and 4.2, the smoothness class
  * of the objective): with l = max(ln m_x + ln m_y, 1), Ld = ln(1 / delta),
- *	bilinear (quadratic):    T = min(n, n eps / sqrt(l Ld)), K = 1;
- *	worst_group_logistic (second-order smooth):
+ *	quadratic class (bilinear, matrix_game, quadratic_game):
+ *	    T = min(n, n eps / sqrt(l Ld)), K = 1;
+ *	second-order class (worst_group_logistic):
  *	    T = min(n, (n eps / (l^(1/4) sqrt(Ld)))^(4/5)), K = ceil(sqrt(T / l));
  *	tau_opt = sqrt(2 l / (5 T)) / L_0 (the minimiser of 2 l / (tau T) +
  *	5 tau L_0^2, spec §4.4).
@@ -71,12 +72,14 @@ enum { P_STEPS, P_DRAWS, P_STEP_SIZE, P__COUNT };
 static const struct alg_param smd_params[P__COUNT + 1] = {
 	[P_STEPS] = { "steps", ALG_PARAM_INT, 0.0, SMD_MAX_STEPS, 0.0,
 		      "steps T, at most n (batches of floor(n / T) fresh records); 0 = auto: "
-		      "min(n, n eps / sqrt(l ln(1/delta))) for bilinear, min(n, (n eps / (l^(1/4) "
-		      "sqrt(ln(1/delta))))^(4/5)) for worst_group_logistic, l = ln m_x + ln m_y",
+		      "min(n, n eps / sqrt(l ln(1/delta))) for a quadratic objective (bilinear, "
+		      "matrix_game, quadratic_game), min(n, (n eps / (l^(1/4) "
+		      "sqrt(ln(1/delta))))^(4/5)) "
+		      "for worst_group_logistic, l = ln m_x + ln m_y",
 		      NULL },
 	[P_DRAWS] = { "draws", ALG_PARAM_INT, 0.0, SMD_MAX_DRAWS, 0.0,
 		      "vertex draws K per player per step (Maurey sparsification of the query "
-		      "point); 0 = auto: 1 for bilinear, ceil(sqrt(T / l)) for "
+		      "point); 0 = auto: 1 for a quadratic objective, ceil(sqrt(T / l)) for "
 		      "worst_group_logistic",
 		      NULL },
 	[P_STEP_SIZE] = { "step_size", ALG_PARAM_REAL, 0.0, 1e6, 0.0,
@@ -87,7 +90,8 @@ static const struct alg_param smd_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const smd_objectives[] = { "bilinear", "worst_group_logistic", NULL };
+static const char *const smd_objectives[] = { "bilinear", "worst_group_logistic", "matrix_game",
+					      "quadratic_game", NULL };
 
 #define SMD_SETS ((1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_SIMPLEX))
 
@@ -130,10 +134,12 @@ is_finite_pos(double v)
 	return isfinite(v) && v > 0.0;
 }
 
+/* Theorem 4.1's settings (K = 1) for a quadratic f, Theorem 4.2's
+ * otherwise (saddle.h: the objective's declared smoothness class). */
 static bool
-is_bilinear(const struct run_spec *spec)
+is_quadratic(const struct run_spec *spec)
 {
-	return strcmp(spec->objective.ops->name, "bilinear") == 0;
+	return spec->objective.ops->saddle->smoothness == SADDLE_QUADRATIC;
 }
 
 static enum err_code
@@ -170,14 +176,14 @@ smd_setup(const struct run_spec *spec, struct smd_setup *ret, struct err *e)
 				     "'params.steps' (%.0f) exceeds the number of records (%zu)", t,
 				     spec->n);
 	if (t == 0.0) {
-		if (is_bilinear(spec))
+		if (is_quadratic(spec))
 			t = n * spec->epsilon / sqrt(ret->ell * ld);
 		else
 			t = pow(n * spec->epsilon / (pow(ret->ell, 0.25) * sqrt(ld)), 0.8);
 		t = fmin(fmax(floor(t), 1.0), n);
 	}
 	if (k == 0.0)
-		k = is_bilinear(spec) ? 1.0 : fmin(ceil(sqrt(t / ret->ell)), SMD_MAX_DRAWS);
+		k = is_quadratic(spec) ? 1.0 : fmin(ceil(sqrt(t / ret->ell)), SMD_MAX_DRAWS);
 	ret->steps = (unsigned long)t;
 	ret->draws = (unsigned long)fmax(k, 1.0);
 	ret->batch = (size_t)(n / t);

@@ -141,9 +141,10 @@ is_saddle(const struct objective_ops *o)
 	return o->kind == OBJECTIVE_SADDLE || o->kind == OBJECTIVE_OPERATOR;
 }
 
-/* A saddle objective's schema: bilinear reads blocks a = columns 0..2 and
- * b = 3..5 (rows have ||x|| <= 1, so each block too); the others a group
- * column of 3 groups with public proportions. */
+/* A saddle objective's schema: bilinear and matrix_game (rank one) read
+ * blocks a = columns 0..2 and b = 3..5 (rows have ||x|| <= 1, so each block
+ * too); quadratic_game A = 0..1 (2 x 1), p = 2..3, r = 4; worst_group a
+ * group column of 3 groups with public proportions. */
 static void
 saddle_schema(struct fixture *f, const struct objective_ops *o, enum constraint_kind k,
 	      struct objective_params *p)
@@ -152,14 +153,25 @@ saddle_schema(struct fixture *f, const struct objective_ops *o, enum constraint_
 
 	/* An operator objective (bilinear_vi) has one set: no y. */
 	f->spec.has_y = o->kind == OBJECTIVE_SADDLE;
-	if (strcmp(o->name, "bilinear") == 0 || strcmp(o->name, "bilinear_vi") == 0) {
+	if (strcmp(o->name, "bilinear") == 0 || strcmp(o->name, "bilinear_vi") == 0 ||
+	    strcmp(o->name, "matrix_game") == 0) {
 		f->spec.schema.n_blocks = 2;
 		f->spec.schema.blocks[0] = (struct data_block){ "a", 0, 3, 1.0, NAN };
 		f->spec.schema.blocks[1] = (struct data_block){ "b", 3, 3, 1.0, NAN };
 		f->ds.y = NULL;
-		p->coupling = 0.5;
+		if (strcmp(o->name, "matrix_game") != 0)
+			p->coupling = 0.5;
 		if (f->spec.has_y)
 			f->spec.y = canonical_set(k);
+		return;
+	}
+	if (strcmp(o->name, "quadratic_game") == 0) {
+		f->spec.schema.n_blocks = 3;
+		f->spec.schema.blocks[0] = (struct data_block){ "A", 0, 2, 1.0, NAN };
+		f->spec.schema.blocks[1] = (struct data_block){ "p", 2, 2, 1.0, NAN };
+		f->spec.schema.blocks[2] = (struct data_block){ "r", 4, 1, 1.0, NAN };
+		f->ds.y = NULL;
+		f->spec.y = canonical_set(k);
 		return;
 	}
 	for (size_t i = 0; i < N_ROWS; i++)
@@ -781,7 +793,8 @@ check_rng_failure(const struct alg_ops *a, struct fixture *f, const char *what)
 	if (total < 4) {
 		/* A method that draws little (frank_wolfe.*, saddle.smd_maurey,
 		 * mirror_descent.maurey_sco: one word per vertex score, no noise
-		 * vectors) may not reach a second 64 KiB refill:
+		 * vectors), or a noise method on quadratic_game's fixture (dim
+		 * 3: short noise vectors), may not reach a second 64 KiB refill:
 		 * the failure is then injected at the first refill, and the run
 		 * must still fail closed, reported, with nothing written. */
 		counting_init(c, 9, 1);
@@ -795,7 +808,8 @@ check_rng_failure(const struct alg_ops *a, struct fixture *f, const char *what)
 			      what);
 		ck_assert_msg(strncmp(a->name, "frank_wolfe.", 12) == 0 ||
 				      strcmp(a->name, "saddle.smd_maurey") == 0 ||
-				      strcmp(a->name, "mirror_descent.maurey_sco") == 0,
+				      strcmp(a->name, "mirror_descent.maurey_sco") == 0 ||
+				      f->spec.dim <= 3,
 			      "%s: only %lu refills", what, total);
 		free(c);
 		return;

@@ -462,8 +462,8 @@ START_TEST(test_catalogue)
 			seen_sgda = true;
 			ck_assert(saddle);
 			ck_assert_uint_ge(json_array_size(h_get(a, "constraints.y")), 2);
-			ck_assert_uint_eq(json_array_size(json_object_get(a, "objectives")), 3);
-			o = json_array_get(json_object_get(a, "objectives"), 2);
+			ck_assert_uint_eq(json_array_size(json_object_get(a, "objectives")), 5);
+			o = json_array_get(json_object_get(a, "objectives"), 4);
 			ck_assert_str_eq(json_string_value(json_object_get(o, "name")),
 					 "bilinear_vi");
 			ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "operator");
