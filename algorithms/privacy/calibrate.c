@@ -108,21 +108,39 @@ struct draws {
 	enum dp_event_type leaf;
 	double unit;
 	uint64_t count;
+	enum accounting_mode mode;
+	double delta;
 };
 
 enum err_code
 draws_event(enum dp_event_type leaf, double unit, uint64_t count, double temp,
-	    struct dp_event_tree *ret, struct err *e)
+	    enum accounting_mode mode, double delta, struct dp_event_tree *ret, struct err *e)
 {
 	struct dp_event self = { .type = DP_EVENT_SELF_COMPOSED, .count = count };
+	const double e0 = unit / temp, k = (double)count;
+	struct accountant_report r;
+	double adv;
+	enum err_code rc;
 
 	if (leaf == DP_EVENT_BOUNDED_RANGE)
-		dp_event_bounded_range(ret, DP_REPLACE_ONE, unit / temp);
+		dp_event_bounded_range(ret, DP_REPLACE_ONE, e0);
 	else if (leaf == DP_EVENT_PURE)
-		dp_event_pure(ret, DP_REPLACE_ONE, unit / temp);
+		dp_event_pure(ret, DP_REPLACE_ONE, e0);
 	else
 		return err_set(e, ERR_INTERNAL, "draws: a leaf must be bounded_range or pure");
-	return dp_event_wrap(ret, &self, e);
+	rc = dp_event_wrap(ret, &self, e);
+	if (rc != ERR_OK || mode != ACCOUNTING_BASIC)
+		return rc;
+	/* Both leaves are eps_0-DP (bounded range implies it). */
+	adv = sqrt(2.0 * k * log(1.0 / delta)) * e0 + k * e0 * expm1(e0);
+	if (!(isfinite(adv) && adv > 0.0 && delta > 0.0 && delta < 1.0))
+		return ERR_OK;
+	rc = accountant_epsilon(ret, ACCOUNTING_BASIC, delta, NULL, true, &r, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (adv < r.epsilon)
+		dp_event_approx(ret, DP_REPLACE_ONE, adv, delta);
+	return ERR_OK;
 }
 
 static enum err_code
@@ -130,7 +148,7 @@ draws_family(double temp, void *ctx, struct dp_event_tree *ret, struct err *e)
 {
 	const struct draws *d = ctx;
 
-	return draws_event(d->leaf, d->unit, d->count, temp, ret, e);
+	return draws_event(d->leaf, d->unit, d->count, temp, d->mode, d->delta, ret, e);
 }
 
 enum err_code
@@ -138,7 +156,7 @@ calibrate_draws(enum dp_event_type leaf, double unit, uint64_t count, enum accou
 		double target_epsilon, double delta, double *ret_temp,
 		struct accountant_report *ret_report, struct err *e)
 {
-	struct draws d = { leaf, unit, count };
+	struct draws d = { leaf, unit, count, mode, nextafter(delta, 0.0) };
 	struct rdp_grid grid;
 	double basic = unit * (double)count / target_epsilon;
 

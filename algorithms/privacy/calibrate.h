@@ -50,15 +50,23 @@ enum err_code calibrate(calibrate_event_fn make_event, void *ctx, enum accountin
  * Draws at a temperature (the vertex draws of saddle.smd_maurey and
  * mirror_descent.maurey_sco): count adaptively composed mechanisms, each
  * a leaf of type DP_EVENT_BOUNDED_RANGE or DP_EVENT_PURE with epsilon
- * unit / temp (unit: the leaf's epsilon at temperature 1),
- *	self_composed(leaf(unit / temp), count).
- * draws_event() builds it; calibrate_draws() finds the smallest
- * temperature whose event meets (target_epsilon, delta) on mode
+ * eps_0 = unit / temp (unit: the leaf's epsilon at temperature 1),
+ *	self_composed(leaf(eps_0), count).
+ * On a basic ledger, when Dwork-Rothblum-Vadhan's advanced composition of
+ * count eps_0-DP mechanisms at the run's delta,
+ *	eps_adv = sqrt(2 count ln(1 / delta)) eps_0 + count eps_0 (e^eps_0 - 1),
+ * is below what the accountant gives for that tree (it can be, where the
+ * RDP conversion would need an order above the grid's 1024: a total far
+ * below 1), the event is approx(eps_adv, delta) instead; a renyi ledger
+ * always gets the tree (an approx event has no RDP curve).
+ * draws_event() builds it for mode and delta; calibrate_draws() finds the
+ * smallest temperature whose event meets (target_epsilon, delta) on mode
  * (calibrate() over [unit count / target_epsilon 1e-6, ... 64], the basic
  * composition point times those factors), with its report.
  */
 enum err_code draws_event(enum dp_event_type leaf, double unit, uint64_t count, double temp,
-			  struct dp_event_tree *ret, struct err *e);
+			  enum accounting_mode mode, double delta, struct dp_event_tree *ret,
+			  struct err *e);
 enum err_code calibrate_draws(enum dp_event_type leaf, double unit, uint64_t count,
 			      enum accounting_mode mode, double target_epsilon, double delta,
 			      double *ret_temp, struct accountant_report *ret_report,

@@ -216,7 +216,7 @@ smd_fill_plan(const struct run_spec *spec, const struct smd_setup *s, double tau
 		return err_set(e, ERR_INTERNAL, "the step size is not finite and positive");
 	onepass_plan_start(ret, spec, s->steps, s->batch);
 	rc = draws_event(DP_EVENT_BOUNDED_RANGE, 4.0 * c.l0 / (double)c.batch, c.count, 1.0 / tau,
-			 &ret->event, e);
+			 spec->mode, spec->delta, &ret->event, e);
 	if (rc != ERR_OK)
 		return rc;
 	run_plan_use(ret, "draws", (double)s->draws);
