@@ -82,6 +82,7 @@ struct world {
 };
 
 struct msc_audit {
+	const struct alg_ops *alg; /* looked up once: msc() asserts, a pipe write each */
 	struct world w[2];
 	struct alg_testing_hook hook;
 	unsigned long index; /* the release audited */
@@ -125,6 +126,7 @@ worlds_init(struct msc_audit *a, double scale)
 	struct err e = { 0 };
 
 	memset(a, 0, sizeof(*a));
+	a->alg = msc();
 	a->hook.place_first = true;
 	a->hook.first_record = CANARY;
 	a->hook.noise_scale = scale;
@@ -203,7 +205,7 @@ count_zeros(struct msc_audit *a, int world, uint64_t seed, int runs)
 	for (int i = 0; i < runs; i++) {
 		a->drawn = NAN;
 		/* No ck_assert() per run: Check writes a pipe message for each. */
-		if (alg_run(msc(), &w->spec, &w->plan, &w->ds, &r, NULL, NULL, u, &e) != ERR_OK)
+		if (alg_run(a->alg, &w->spec, &w->plan, &w->ds, &r, NULL, NULL, u, &e) != ERR_OK)
 			ck_abort_msg("run: %s", e.msg);
 		if (!(a->drawn >= 0.0 && a->drawn < M && a->drawn == floor(a->drawn)))
 			ck_abort_msg("drawn %g", a->drawn);

@@ -84,6 +84,7 @@ struct world {
 };
 
 struct smd_e2e {
+	const struct alg_ops *alg; /* looked up once: smd() asserts, a pipe write each */
 	struct world w[2];
 	struct alg_testing_hook hook;
 	double claim;     /* draw_epsilon */
@@ -141,6 +142,7 @@ worlds_init(struct smd_e2e *f, double scale)
 	struct err e = { 0 };
 
 	memset(f, 0, sizeof(*f));
+	f->alg = smd();
 	memset(&s, 0, sizeof(s));
 	s.d = D;
 	s.task = TASK_UNLABELED;
@@ -236,7 +238,7 @@ count_k(struct smd_e2e *f, int world, uint64_t seed, int runs, uint64_t counts[3
 		double k;
 
 		/* No ck_assert() per run: Check writes a pipe message for each. */
-		if (alg_run(smd(), &w->spec, &w->plan, &w->ds, &r, NULL, NULL, u, &e) != ERR_OK)
+		if (alg_run(f->alg, &w->spec, &w->plan, &w->ds, &r, NULL, NULL, u, &e) != ERR_OK)
 			ck_abort_msg("run: %s", e.msg);
 		k = 2.0 * u[0];
 		if (!(k == 0.0 || k == 1.0 || k == 2.0) || u[0] + u[1] != 1.0)
