@@ -65,7 +65,7 @@ kway_count(const struct data_schema *schema, size_t k, size_t *ret_subsets,
 		subsets++;
 		m += cells;
 		if (m > KWAY_MAX_QUERIES / 2)
-			return err_set_field(e, ERR_INVALID, "params.k",
+			return err_set_field(e, ERR_NUMERIC, "params.k",
 					     "the %zu-way marginals of these attributes are more "
 					     "than %zu queries",
 					     k, KWAY_MAX_QUERIES);
@@ -87,7 +87,7 @@ kway_init(struct kway *q, const struct data_schema *schema, size_t k, struct err
 		return rc;
 	q->universe = kway_universe(schema);
 	if (q->universe == SIZE_MAX)
-		return err_set_field(e, ERR_INVALID, "schema.categorical",
+		return err_set_field(e, ERR_NUMERIC, "schema.categorical",
 				     "the universe of the categorical attributes exceeds %zu",
 				     KWAY_MAX_UNIVERSE);
 	q->p = schema->n_categorical;

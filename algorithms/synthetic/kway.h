@@ -42,8 +42,9 @@ size_t kway_universe(const struct data_schema *schema);
 
 /* Counts of the query set: subsets C(p, k) and conjunctions M (the
  * queries are 2 M).  ERR_INVALID naming "params.k" when k is not in
- * [1, p] or the query set would exceed KWAY_MAX_QUERIES, "schema.categorical"
- * when there is no categorical attribute. */
+ * [1, p], "schema.categorical" when there is no categorical attribute;
+ * ERR_NUMERIC naming "params.k" when the query set would exceed
+ * KWAY_MAX_QUERIES. */
 enum err_code kway_count(const struct data_schema *schema, size_t k, size_t *ret_subsets,
 			 size_t *ret_conjunctions, struct err *e);
 

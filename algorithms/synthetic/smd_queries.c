@@ -131,7 +131,7 @@ smdq_setup(const struct run_spec *spec, struct smdq_setup *ret, struct err *e)
 				     "the dataset has no categorical attributes: synthetic data is "
 				     "over the universe of its categorical attributes");
 	if (u == SIZE_MAX || u != spec->dim)
-		return err_set_field(e, ERR_INVALID, "schema.categorical",
+		return err_set_field(e, ERR_NUMERIC, "schema.categorical",
 				     "the universe of the categorical attributes (the product of "
 				     "their sizes) exceeds %zu",
 				     KWAY_MAX_UNIVERSE);

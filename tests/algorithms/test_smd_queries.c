@@ -297,7 +297,7 @@ START_TEST(test_refusals)
 		big[l] = 2;
 	spec_of(&spec, big, 25, 1000, 1.0);
 	ck_assert_uint_eq(spec.dim, SIZE_MAX);
-	ck_assert_int_eq(alg_plan(smdq(), &spec, &plan, &e), ERR_INVALID);
+	ck_assert_int_eq(alg_plan(smdq(), &spec, &plan, &e), ERR_NUMERIC);
 	ck_assert_str_eq(e.field, "schema.categorical");
 	/* k out of range. */
 	spec_of(&spec, sizes, 3, 1000, 1.0);
