@@ -239,8 +239,7 @@ START_TEST(test_synthetic_refusals)
 {
 	char a[40], f[40], big[40], other[40], run[40], analyst2[128], path[128], body[1024];
 	double cnt[24];
-	char *rows = survey_rows(500, 3, cnt);
-	size_t len = 0;
+	char *rows = survey_rows(500, 3, cnt), *fcsv;
 	json_t *j;
 
 	h_dataset_create(&srv, owner, SURVEY("survey", BUDGET), a);
@@ -267,7 +266,9 @@ START_TEST(test_synthetic_refusals)
 			 "{\"name\": \"f\", \"schema\": {\"features\": 3, \"task\": \"binary\"},"
 			 " \"bounds\": {\"feature_l2\": 1}," BUDGET "}",
 			 f);
-	h_upload(&srv, owner, f, h_short(h_csv(50, 3, true, 4)));
+	fcsv = h_csv(50, 3, true, 4);
+	h_upload(&srv, owner, f, fcsv);
+	free(fcsv);
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", f);
 	refused(path, RUN(""), 400, "invalid_request", "schema.categorical", NULL);
 
@@ -316,7 +317,6 @@ START_TEST(test_synthetic_refusals)
 	snprintf(path, sizeof(path), "/v1/runs/%s/synthetic.csv", run);
 	h_expect_error(&srv, "GET", path, owner, NULL, NULL, 0, NULL, 404, "not_found", NULL,
 		       "no synthetic rows");
-	(void)len;
 	free(rows);
 }
 END_TEST
