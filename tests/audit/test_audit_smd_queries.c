@@ -23,6 +23,17 @@
  * the worst case the event assumes.  T = 2, tau_y = 2.5 given (eps_2 = 1,
  * below the cap of epsilon = 10), so the event has p = 0.62 against 0.38.
  *
+ * Level 3 (e2e): the same worlds, T = 3, tau_x = 20 and m = 400 rows
+ * given, no hook but the twin's noise_scale: the released histogram.  The
+ * output depends on the data only through J_2 (J_1 is data-independent,
+ * J_3 moves only x^4, which is not averaged), so it is post-processing of
+ * the one (2 tau_y / n)-bounded-range draw and its range is at most eps_2:
+ * the claim.  With tau_x = 20, x^2 and x^3 sit on the cells of J_1 and
+ * J_1 + J_2, xbar_0 is 5/6, 2/3, 1/3 or 1/6, and the statistic "count_0 >
+ * 300 or 100 < count_0 < 200" decodes "J_2 in {q_0, -q_1}" up to the
+ * binomial error eta computed in the test (< 1e-3).  The twin's miss
+ * probability is bounded the same way with eta folded in.
+ *
  * Mutation twin: the temperature 1 / tau_y halved through the hook's
  * noise_scale (plan, event and charge unchanged): the true range doubles
  * (the same as a sensitivity taken as 1 / (2n)).  Its miss probability is
@@ -254,12 +265,139 @@ START_TEST(test_hook)
 }
 END_TEST
 
+/* Level 3: the released histogram of m = 400 rows. */
+#define E2E_ROWS 400
+
+static bool
+decodes_event(double count0)
+{
+	return count0 > 300.0 || (count0 > 100.0 && count0 < 200.0);
+}
+
+/* The largest probability that the statistic misreads J_2 (xbar_0 in
+ * {5/6, 1/3}: the event; {2/3, 1/6}: not), from the exact binomial
+ * laws; the x^t are within 1e-8 of their cells (tau_x = 20). */
+static double
+decoding_error(void)
+{
+	static const double p[4] = { 5.0 / 6.0, 1.0 / 3.0, 2.0 / 3.0, 1.0 / 6.0 };
+	double worst = 0.0;
+
+	for (int c = 0; c < 4; c++) {
+		double miss = 0.0;
+
+		for (uint64_t k = 0; k <= E2E_ROWS; k++)
+			if (decodes_event((double)k) != (c < 2))
+				miss += audit_binom_pmf(k, E2E_ROWS, p[c]);
+		worst = fmax(worst, miss);
+	}
+	return worst + 1e-6;
+}
+
+static void
+e2e_init(struct smdq_audit *a, double scale)
+{
+	struct err e = { 0 };
+
+	worlds_init(a, scale);
+	a->hook.release = NULL;
+	for (int k = 0; k < 2; k++) {
+		struct run_spec *sp = &a->w[k].spec;
+
+		sp->params[param_index("steps")] = 3;
+		sp->params[param_index("step_size_x")] = 20.0;
+		sp->params[param_index("rows")] = E2E_ROWS;
+		ck_assert_msg(alg_plan(smdq(), sp, &a->w[k].plan, &e) == ERR_OK, "plan: %s", e.msg);
+	}
+	/* The range of J_2, the one draw the output depends on. */
+	ck_assert_double_eq(a->claim, 2.0 * run_plan_value(&a->w[0].plan, "step_size_y") *
+					      run_plan_value(&a->w[0].plan, "sensitivity"));
+}
+
+static uint64_t
+count_decoded(struct smdq_audit *a, int world, uint64_t seed)
+{
+	struct world *w = &a->w[world];
+	uint64_t k = 0;
+	struct rng r;
+	struct err e = { 0 };
+	double hist[2];
+
+	rng_splitmix_init(&r, seed);
+	for (int i = 0; i < RUNS; i++) {
+		if (alg_run(smdq(), &w->spec, &w->plan, &w->ds, &r, NULL, NULL, hist, &e) != ERR_OK)
+			ck_abort_msg("run: %s", e.msg);
+		ck_assert(hist[0] + hist[1] == E2E_ROWS);
+		k += decodes_event(hist[0]);
+	}
+	return k;
+}
+
+static double
+audit_e2e(double scale, uint64_t seed, double *ret_claim)
+{
+	struct smdq_audit *a = calloc(1, sizeof(*a));
+	uint64_t k_a, k_b;
+	double lb, t0 = audit_now();
+
+	ck_assert_ptr_nonnull(a);
+	e2e_init(a, scale);
+	k_a = count_decoded(a, 0, seed);
+	k_b = count_decoded(a, 1, seed ^ 0x9e3779b97f4a7c15u);
+	lb = audit_range_lb(k_a, k_b, RUNS, ALPHA);
+	*ret_claim = a->claim;
+	printf("level3/synthetic.smd_queries (temperature x %.2f): %d released rows decode J_2 in "
+	       "{q_0, -q_1} in %llu / %d (A), %llu / %d (B); range lower bound %.4f vs claimed "
+	       "eps_2 %.4f; false failure <= %.0e; wall %.2f s\n",
+	       scale, E2E_ROWS, (unsigned long long)k_a, RUNS, (unsigned long long)k_b, RUNS, lb,
+	       a->claim, ALPHA, audit_now() - t0);
+	free(a);
+	return lb;
+}
+
+START_TEST(test_e2e)
+{
+	double claim, lb = audit_e2e(1.0, 0x51ab3f0e9c2d7486u, &claim);
+
+	ck_assert_msg(lb <= claim, "range lower bound %.4f > claimed %.4f", lb, claim);
+}
+END_TEST
+
+START_TEST(test_e2e_mutated)
+{
+	struct smdq_audit *a = calloc(1, sizeof(*a));
+	double claim, p, eta = decoding_error(), lb_plan, lb;
+	uint64_t q_a, q_b;
+
+	ck_assert_ptr_nonnull(a);
+	e2e_init(a, 1.0);
+	claim = a->claim;
+	free(a);
+	ck_assert_msg(eta < 1e-3, "decoding error %g", eta);
+	/* Temperature x 0.5: P_A[J_2 in the event] = p, P_B = 1 - p; the
+	 * statistic keeps at least p (1 - eta) in A and at most 1 - p + p
+	 * eta in B. */
+	p = 1.0 / (1.0 + exp(-claim));
+	q_a = audit_binom_quantile(RUNS, p * (1.0 - eta), 1e-4, true);
+	q_b = audit_binom_quantile(RUNS, 1.0 - p + p * eta, 1e-4, false);
+	lb_plan = audit_range_lb(q_a, q_b, RUNS, ALPHA);
+	printf("synthetic.smd_queries e2e mutated: decoding error <= %.2e; with k_A >= %llu and "
+	       "k_B <= %llu (each failing w.p. <= 1e-4) the bound is >= %.4f vs claim %.4f: "
+	       "P[mutation missed] <= 2e-4\n",
+	       eta, (unsigned long long)q_a, (unsigned long long)q_b, lb_plan, claim);
+	ck_assert_msg(lb_plan > claim, "the mutation audit is under-powered");
+	lb = audit_e2e(0.5, 0x0d6b2e94f7a1c358u, &claim);
+	ck_assert_msg(lb > claim, "temperature x 0.5 not detected: %.4f <= %.4f", lb, claim);
+}
+END_TEST
+
 static Suite *
 audit_suite(void)
 {
 	Suite *s = suite_create("audit_smd_queries");
 	TCase *hook = tcase_create("hook");
 	TCase *wb = tcase_create("white_box");
+	TCase *e2e = tcase_create("e2e");
 
 	tcase_add_test(hook, test_hook);
 	suite_add_tcase(s, hook);
@@ -267,6 +405,10 @@ audit_suite(void)
 	tcase_add_test(wb, test_white_box);
 	tcase_add_test(wb, test_white_box_mutated);
 	suite_add_tcase(s, wb);
+	tcase_set_timeout(e2e, 300);
+	tcase_add_test(e2e, test_e2e);
+	tcase_add_test(e2e, test_e2e_mutated);
+	suite_add_tcase(s, e2e);
 	return s;
 }
 
