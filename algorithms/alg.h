@@ -212,6 +212,16 @@ struct alg_ops {
 	unsigned modes;
 	/* Per-value exceptions to modes (struct alg_mode_rule); NULL: none. */
 	const struct alg_mode_rule *mode_rules;
+	/*
+	 * Synthetic data (synthetic/kway.h): the method takes no objective
+	 * (spec->objective.ops NULL, objectives an empty list) and no
+	 * constraints (constraints 0), reads the dataset's categorical
+	 * attributes (schema.categorical, dataset.cat) and nothing else, and
+	 * result() writes spec->dim = |universe| doubles: the counts of its
+	 * synthetic rows per universe index (kway_universe(); the service sets
+	 * spec->dim to it).
+	 */
+	bool synthetic;
 };
 
 /* The modes that can charge spec's run of alg (mode_rules, then modes;

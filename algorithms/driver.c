@@ -124,6 +124,41 @@ check_param(const struct alg_param *p, double v, struct err *e)
 	return ERR_INVALID;
 }
 
+/* The generic checks of a synthetic-data method (alg_ops.synthetic): no
+ * objective, no sets, the privacy target, rows and a universe, the
+ * parameters. */
+static enum err_code
+check_synthetic(const struct alg_ops *alg, const struct run_spec *spec, struct err *e)
+{
+	enum err_code rc;
+
+	if (spec->objective.ops != NULL)
+		return err_set_field(e, ERR_INVALID, "objective",
+				     "%s takes no objective: it releases synthetic rows of the "
+				     "dataset's categorical attributes",
+				     alg->name);
+	if (spec->has_y)
+		return err_set_field(e, ERR_INVALID, "constraints.y", "%s takes no constraints",
+				     alg->name);
+	if (!(isfinite(spec->epsilon) && spec->epsilon > 0.0))
+		return err_set_field(e, ERR_INVALID, "privacy.epsilon",
+				     "'privacy.epsilon' must be finite and positive");
+	if (!(spec->delta > 0.0 && spec->delta < 1.0))
+		return err_set_field(e, ERR_INVALID, "privacy.delta",
+				     "'privacy.delta' must be in (0, 1)");
+	if (spec->n == 0)
+		return err_set(e, ERR_INVALID, "the dataset has no rows");
+	if (spec->schema.n_categorical == 0 || spec->dim == 0)
+		return err_set_field(e, ERR_INVALID, "schema.categorical",
+				     "%s needs a dataset with categorical attributes", alg->name);
+	for (size_t k = 0; alg->params[k].name != NULL; k++) {
+		rc = check_param(&alg->params[k], spec->params[k], e);
+		if (rc != ERR_OK)
+			return rc;
+	}
+	return ERR_OK;
+}
+
 enum err_code
 alg_check_spec(const struct alg_ops *alg, const struct run_spec *spec, struct err *e)
 {
@@ -131,6 +166,8 @@ alg_check_spec(const struct alg_ops *alg, const struct run_spec *spec, struct er
 	struct saddle_block bx, by;
 	enum err_code rc;
 
+	if (alg->synthetic)
+		return check_synthetic(alg, spec, e);
 	if (obj->ops == NULL || !alg_supports_objective(alg, obj->ops->name))
 		return err_set_field(e, ERR_INVALID, "objective",
 				     "%s does not support objective '%s'", alg->name,
@@ -282,11 +319,17 @@ alg_run(const struct alg_ops *alg, const struct run_spec *spec, const struct run
 	rc = alg_check_spec(alg, spec, e);
 	if (rc != ERR_OK)
 		return rc;
-	if (ds->n != spec->n || ds->d != spec->schema.d || spec->dim != spec->objective.dim)
-		return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
-	rc = objective_check_dataset(&spec->objective, ds, e);
-	if (rc != ERR_OK)
-		return rc;
+	if (alg->synthetic) {
+		if (ds->n != spec->n || ds->cat == NULL ||
+		    ds->n_categorical != spec->schema.n_categorical)
+			return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
+	} else {
+		if (ds->n != spec->n || ds->d != spec->schema.d || spec->dim != spec->objective.dim)
+			return err_set(e, ERR_INTERNAL, "the dataset does not match the run spec");
+		rc = objective_check_dataset(&spec->objective, ds, e);
+		if (rc != ERR_OK)
+			return rc;
+	}
 
 	/* calloc(1, 0) may return NULL: ask for at least one byte. */
 	state = calloc(1, alg->state_size > 0 ? alg->state_size : 1);

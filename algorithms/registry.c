@@ -20,6 +20,7 @@ extern const struct alg_ops alg_md_localized;
 extern const struct alg_ops alg_md_maurey_sco;
 extern const struct alg_ops alg_frank_wolfe_private;
 extern const struct alg_ops alg_frank_wolfe_private_vr;
+extern const struct alg_ops alg_synthetic_smd_queries;
 
 static const struct alg_ops *const registry[] = {
 	&alg_sgd_one_pass,           /* sgd/one_pass.c */
@@ -32,6 +33,7 @@ static const struct alg_ops *const registry[] = {
 	&alg_md_maurey_sco,          /* mirror_descent/maurey_sco.c */
 	&alg_frank_wolfe_private,    /* frank_wolfe/private.c */
 	&alg_frank_wolfe_private_vr, /* frank_wolfe/private_vr.c */
+	&alg_synthetic_smd_queries,  /* synthetic/smd_queries.c */
 };
 
 size_t

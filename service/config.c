@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "synthetic/kway.h"
 
 static enum err_code
 env_uint(const char *name, uint64_t def, uint64_t min, uint64_t max, uint64_t *ret, struct err *e)
@@ -276,6 +277,11 @@ config_from_env(struct config *ret, struct err *e)
 	if ((rc = env_uint("DPOPT_MAX_FEATURES", 100000, 1, 10000000, &v, e)) != ERR_OK)
 		return rc;
 	c.max_features = (unsigned)v;
+	/* The universe of a synthetic-data run (the product of the categorical
+	 * attributes' sizes): at most KWAY_MAX_UNIVERSE in any build. */
+	if ((rc = env_uint("DPOPT_MAX_UNIVERSE", 1u << 20, 2, KWAY_MAX_UNIVERSE, &v, e)) != ERR_OK)
+		return rc;
+	c.max_universe = (size_t)v;
 	if ((rc = env_uint("DPOPT_LEASE_SECONDS", 30, 2, 86400, &v, e)) != ERR_OK)
 		return rc;
 	c.lease_seconds = (unsigned)v;

@@ -24,6 +24,7 @@ struct config {
 	size_t max_body_bytes;        /* DPOPT_MAX_BODY_BYTES: JSON request bodies */
 	uint64_t max_upload_bytes;    /* DPOPT_MAX_UPLOAD_BYTES: streamed dataset uploads */
 	unsigned max_features;        /* DPOPT_MAX_FEATURES */
+	size_t max_universe;          /* DPOPT_MAX_UNIVERSE: synthetic data's universe */
 	unsigned lease_seconds;       /* DPOPT_LEASE_SECONDS: a claimed run's lease */
 	unsigned max_attempts;        /* DPOPT_MAX_ATTEMPTS: re-queues after lost leases */
 	double max_run_work;          /* DPOPT_MAX_RUN_WORK: admission limit on a run's work */

@@ -2,9 +2,12 @@
  * evaluate.c - the evaluation block of a result (evaluate.h).
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "evaluate.h"
 #include "saddle_gap.h"
+#include "synthetic/kway.h"
+#include "synthetic/smd_queries.h"
 #include "vi.h"
 
 json_t *
@@ -110,5 +113,56 @@ evaluate_run_json(const struct run_spec *spec, const struct data_schema *s,
 	r = evaluate_json(&spec->objective, ds, u, dataset_id);
 	if (r == NULL)
 		err_set(e, ERR_NOMEM, "cannot build the evaluation");
+	return r;
+}
+
+json_t *
+evaluate_synthetic_json(const struct run_spec *spec, const struct dataset *ds, const double *hist,
+			const char *dataset_id, struct err *e)
+{
+	struct smdq_setup su;
+	struct kway q;
+	double *a = NULL, *b = NULL, *h = NULL, rows = 0.0, worst = 0.0;
+	size_t digits[DATA_MAX_CATEGORICAL];
+	json_t *r = NULL;
+
+	if (smdq_setup(spec, &su, e) != ERR_OK)
+		return NULL;
+	if (ds->n == 0 || ds->cat == NULL || ds->n_categorical != spec->schema.n_categorical) {
+		err_set(e, ERR_INVALID, "the evaluation dataset has other categorical attributes");
+		return NULL;
+	}
+	if (kway_init(&q, &spec->schema, su.k, e) != ERR_OK)
+		return NULL;
+	a = calloc(q.n_conj, sizeof(*a));
+	b = calloc(q.n_conj, sizeof(*b));
+	h = calloc(q.universe, sizeof(*h));
+	if (a == NULL || b == NULL || h == NULL) {
+		err_set(e, ERR_NOMEM, "cannot build the evaluation");
+		goto out;
+	}
+	for (size_t u = 0; u < q.universe; u++)
+		rows += hist[u];
+	for (size_t u = 0; u < q.universe; u++)
+		h[u] = rows > 0.0 ? hist[u] / rows : 0.0;
+	kway_counts(&q, ds->cat, ds->n, a);
+	kway_marginals(&q, h, b, digits);
+	/* A negation's error is its conjunction's. */
+	for (size_t j = 0; j < q.n_conj; j++)
+		worst = fmax(worst, fabs(a[j] / (double)ds->n - b[j]));
+	r = json_pack("{s:I, s:I, s:I, s:f}", "n_rows", (json_int_t)ds->n, "k", (json_int_t)q.k,
+		      "queries", (json_int_t)(2 * q.n_conj), "max_query_error", worst);
+	if (r != NULL && dataset_id != NULL &&
+	    json_object_set_new(r, "dataset_id", json_string(dataset_id)) != 0) {
+		json_decref(r);
+		r = NULL;
+	}
+	if (r == NULL)
+		err_set(e, ERR_NOMEM, "cannot build the evaluation");
+out:
+	free(a);
+	free(b);
+	free(h);
+	kway_free(&q);
 	return r;
 }

@@ -36,6 +36,17 @@ json_t *evaluate_json(const struct objective *o, const struct dataset *ds, const
  * NULL with *e set on failure.
  */
 #define EVALUATE_GAP_WORK 5e7
+
+/*
+ * The evaluation block of a synthetic-data run (alg_ops.synthetic) of spec
+ * whose released histogram over the universe is hist (spec->dim counts) on
+ * ds, a public dataset with the run's categorical attributes:
+ * {"dataset_id" (omitted when NULL), "n_rows", "k", "queries",
+ * "max_query_error": max over the run's queries q of |q(ds) - q(synthetic
+ * rows)|}.  New reference; NULL with *e set on failure.
+ */
+json_t *evaluate_synthetic_json(const struct run_spec *spec, const struct dataset *ds,
+				const double *hist, const char *dataset_id, struct err *e);
 json_t *evaluate_run_json(const struct run_spec *spec, const struct data_schema *s,
 			  const struct dataset *ds, const double *u, const char *dataset_id,
 			  struct err *e);

@@ -30,6 +30,7 @@ HANDLER(handle_key_create);
 HANDLER(handle_key_revoke);
 HANDLER(handle_audit_list);
 HANDLER(handle_run_model);
+HANDLER(handle_run_synthetic_csv);
 HANDLER(handle_run_predict);
 
 /* GET /v1/algorithms body, also printed by `dpoptd solve --list` later. */

@@ -130,6 +130,10 @@ alg_json(const struct alg_ops *a)
 		      "version", (int)a->version, "doc", a->doc, "paper", a->paper, "privacy_model",
 		      a->privacy_model, "saddle", a->saddle, "params", params, "objectives",
 		      objectives, "constraints", "x", kinds_json(a->constraints));
+	if (r != NULL && a->synthetic && json_object_set_new(r, "synthetic", json_true()) != 0) {
+		json_decref(r);
+		r = NULL;
+	}
 	if (r != NULL && a->saddle &&
 	    json_object_set_new(json_object_get(r, "constraints"), "y",
 				kinds_json(a->constraints_y)) != 0) {

@@ -18,6 +18,7 @@ limits(const struct server *srv)
 		.timeout_margin = srv->cfg.run_timeout_margin,
 		.min_timeout = srv->cfg.min_run_timeout,
 		.max_seconds = srv->cfg.max_run_seconds,
+		.max_universe = srv->cfg.max_universe,
 	};
 }
 
@@ -106,5 +107,22 @@ HANDLER(handle_run_list_all)
 		rc = runs_list_all(rq->db, rq->auth.tenant, &f, cursor, limit, &page, e);
 	if (rc == ERR_OK)
 		reply_json_text(ret, 200, page);
+	return rc;
+}
+
+/* GET /v1/runs/{id}/synthetic.csv: the synthetic rows of a succeeded
+ * synthetic-data run (synthetic_csv.h), as GET /v1/runs/{id}: any key of
+ * the run's tenant; another tenant's run, or one without synthetic rows,
+ * 404; one that has not succeeded 409. */
+HANDLER(handle_run_synthetic_csv)
+{
+	enum err_code rc;
+
+	(void)srv;
+	rc = runs_synthetic_csv(rq->db, rq->auth.tenant, rq->path_id, &ret->text, e);
+	if (rc == ERR_OK) {
+		ret->status = 200;
+		ret->text_type = "text/csv";
+	}
 	return rc;
 }

@@ -37,6 +37,7 @@ static const struct route routes[] = {
 	{ "DELETE", "/v1/keys/{id}", handle_key_revoke, NULL, AUTH | OWNER, NULL },
 	{ "GET", "/v1/audit", handle_audit_list, NULL, AUTH | OWNER, NULL },
 	{ "GET", "/v1/runs/{id}/model", handle_run_model, NULL, AUTH, NULL },
+	{ "GET", "/v1/runs/{id}/synthetic.csv", handle_run_synthetic_csv, NULL, AUTH, NULL },
 	{ "POST", "/v1/runs/{id}/predict", handle_run_predict, NULL, AUTH, NULL },
 };
 

@@ -65,6 +65,13 @@ run_pipeline_plan(const json_t *doc, const struct dataset_meta *meta, run_check_
 	rc = check_dataset(meta, e);
 	if (rc == ERR_OK)
 		rc = run_request_parse(doc, meta, &p.req, e);
+	if (rc == ERR_OK && p.req.alg->synthetic && lim != NULL && lim->max_universe > 0 &&
+	    p.req.spec.dim > lim->max_universe)
+		rc = err_set_field(e, ERR_NUMERIC, "schema.categorical",
+				   "the universe of the categorical attributes (the product of "
+				   "their sizes) exceeds this service's limit %zu "
+				   "(DPOPT_MAX_UNIVERSE)",
+				   lim->max_universe);
 	if (rc == ERR_OK && check != NULL)
 		rc = check(check_ctx, &p.req, e);
 	if (rc == ERR_OK)

@@ -31,6 +31,8 @@ struct run_limits {
 	unsigned min_timeout;  /* ... and at least this many seconds */
 	double max_seconds;    /* work / rate above this is refused (422, "params"): a run
 				* admitted can finish within its timeout */
+	size_t max_universe;   /* a synthetic-data run's universe above this is refused
+				* (422, "schema.categorical"); 0: KWAY_MAX_UNIVERSE only */
 };
 
 /* A request that passed every check, and its plan. */

@@ -10,6 +10,7 @@
 #include "jv.h"
 #include "run_request.h"
 #include "sgd/subsampled.h"
+#include "synthetic/kway.h"
 
 /* An optional array of 1..max finite numbers at objective.<key>. */
 static enum err_code
@@ -348,6 +349,72 @@ parse_params(const json_t *params, const struct alg_ops *alg, double *v, struct 
 	return ERR_OK;
 }
 
+/*
+ * The rest of a request for a synthetic-data method (alg_ops.synthetic): no
+ * "objective", no "constraints"; the variable is the histogram over the
+ * universe of the categorical attributes (spec.dim = kway_universe(),
+ * SIZE_MAX past KWAY_MAX_UNIVERSE: plan() refuses it).
+ */
+static enum err_code
+parse_synthetic(const json_t *doc, const struct dataset_meta *meta, const char *eval_id,
+		struct run_request *r, struct run_request *ret, struct err *e)
+{
+	static const char *const privacy_keys[] = { "epsilon", "delta", NULL };
+	json_t *privacy, *params, *empty = NULL, *norm_params = NULL;
+	enum err_code rc;
+
+	if (json_object_get(doc, "objective") != NULL)
+		return err_set_field(e, ERR_INVALID, "objective",
+				     "%s takes no objective: it releases synthetic rows of the "
+				     "dataset's categorical attributes",
+				     r->alg->name);
+	if (json_object_get(doc, "constraints") != NULL)
+		return err_set_field(e, ERR_INVALID, "constraints", "%s takes no constraints",
+				     r->alg->name);
+	if (meta->schema.n_categorical == 0)
+		return err_set_field(e, ERR_INVALID, "schema.categorical",
+				     "%s needs a dataset with categorical attributes",
+				     r->alg->name);
+	r->spec.dim = kway_universe(&meta->schema);
+	if ((rc = jv_object(doc, "", "privacy", true, &privacy, e)) != ERR_OK ||
+	    (rc = jv_only_keys(privacy, "privacy", privacy_keys, e)) != ERR_OK ||
+	    (rc = jv_number(privacy, "privacy", "epsilon", true, 0, true, 100, &r->spec.epsilon,
+			    NULL, e)) != ERR_OK ||
+	    (rc = jv_number(privacy, "privacy", "delta", true, 0, true, 0.5, &r->spec.delta, NULL,
+			    e)) != ERR_OK ||
+	    (rc = jv_object(doc, "", "params", false, &params, e)) != ERR_OK)
+		return rc;
+	if (params == NULL)
+		params = empty = json_object();
+	norm_params = json_object();
+	if (params == NULL || norm_params == NULL) {
+		rc = err_set(e, ERR_NOMEM, "cannot normalise the request");
+		goto out;
+	}
+	rc = parse_params(params, r->alg, r->spec.params, &r->spec.grid, norm_params, e);
+	if (rc != ERR_OK)
+		goto out;
+	r->spec.n = (size_t)meta->n_rows;
+	r->spec.mode = strcmp(meta->mode, "renyi") == 0 ? ACCOUNTING_RENYI : ACCOUNTING_BASIC;
+	r->normalised = json_pack("{s:s, s:{s:f, s:f}, s:O}", "algorithm", r->alg->name, "privacy",
+				  "epsilon", r->spec.epsilon, "delta", r->spec.delta, "params",
+				  norm_params);
+	if (r->normalised != NULL && eval_id != NULL &&
+	    json_object_set_new(r->normalised, "eval_dataset_id", json_string(eval_id)) != 0) {
+		json_decref(r->normalised);
+		r->normalised = NULL;
+	}
+	if (r->normalised == NULL) {
+		rc = err_set(e, ERR_NOMEM, "cannot normalise the request");
+		goto out;
+	}
+	*ret = *r;
+out:
+	json_decref(norm_params);
+	json_decref(empty);
+	return rc;
+}
+
 enum err_code
 run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run_request *ret,
 		  struct err *e)
@@ -381,6 +448,8 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 				     alg_name);
 	/* The dataset's whole public schema: classes, groups, blocks. */
 	r.spec.schema = meta->schema;
+	if (r.alg->synthetic)
+		return parse_synthetic(doc, meta, eval_id, &r, ret, e);
 	if ((rc = jv_object(doc, "", "objective", true, &objective, e)) != ERR_OK ||
 	    (rc = parse_objective(objective, r.alg, &r.spec.schema, &r.spec.objective, &norm_obj,
 				  e)) != ERR_OK)
@@ -540,6 +609,22 @@ run_request_check_eval(const struct run_request *r, const struct dataset_meta *e
 	if (strcmp(eval->state, "sealed") != 0)
 		return err_set_field(e, ERR_INVALID, "eval_dataset_id",
 				     "dataset '%s' has no data yet", eval->id);
+	if (r->alg->synthetic) {
+		/* The same universe: the categorical attributes' names and
+		 * sizes, in order. */
+		bool same = a->n_categorical == b->n_categorical;
+
+		for (size_t i = 0; same && i < a->n_categorical; i++)
+			same = a->categorical[i].size == b->categorical[i].size &&
+			       strcmp(a->categorical[i].name, b->categorical[i].name) == 0;
+		if (!same)
+			return err_set_field(
+				e, ERR_INVALID, "eval_dataset_id",
+				"dataset '%s' does not have this dataset's categorical "
+				"attributes (names and sizes, in order)",
+				eval->id);
+		return ERR_OK;
+	}
 	if (a->d != b->d || a->task != b->task || a->n_classes != b->n_classes ||
 	    (r->spec.objective.p.n_group_proportions > 0 && a->n_groups != b->n_groups))
 		return err_set_field(e, ERR_INVALID, "eval_dataset_id",
@@ -564,10 +649,46 @@ run_request_check_eval(const struct run_request *r, const struct dataset_meta *e
 	return ERR_OK;
 }
 
+/* A synthetic-data run's result: "synthetic": {"rows", "universe",
+ * "cells": [[universe index, count], ...]} (the nonzero counts of its
+ * histogram, increasing index) in place of "x". */
+static json_t *
+synthetic_result_json(const struct run_request *req, const struct run_plan *plan,
+		      const double *hist, double wall_ms)
+{
+	json_t *plan_json = run_plan_json(plan, req->spec.mode), *cells = json_array(), *r = NULL;
+	double rows = 0.0;
+
+	for (size_t u = 0; cells != NULL && u < req->spec.dim; u++) {
+		if (hist[u] <= 0.0)
+			continue;
+		rows += hist[u];
+		if (json_array_append_new(
+			    cells, json_pack("[I, I]", (json_int_t)u, (json_int_t)hist[u])) != 0) {
+			json_decref(cells);
+			cells = NULL;
+		}
+	}
+	if (cells != NULL && plan_json != NULL)
+		r = json_pack("{s:{s:I, s:I, s:O}, s:{s:O, s:O, s:O}, s:O, s:I, s:f}", "synthetic",
+			      "rows", (json_int_t)rows, "universe", (json_int_t)req->spec.dim,
+			      "cells", cells, "privacy", "event",
+			      json_object_get(plan_json, "event"), "charged",
+			      json_object_get(plan_json, "charge"), "accountant",
+			      json_object_get(plan_json, "accountant"), "params_used",
+			      json_object_get(plan_json, "params_used"), "steps",
+			      (json_int_t)plan->steps, "wall_time_ms", wall_ms);
+	json_decref(cells);
+	json_decref(plan_json);
+	return r;
+}
+
 json_t *
 run_result_json(const struct run_request *req, const struct run_plan *plan, const double *x,
 		double wall_ms)
 {
+	if (req->alg->synthetic)
+		return synthetic_result_json(req, plan, x, wall_ms);
 	/* A saddle run's u = (x, y): its blocks separately (run_spec). */
 	size_t dim_x = req->spec.has_y ? req->spec.objective.dim_x : req->spec.dim;
 	json_t *xs = array_json(x, dim_x);

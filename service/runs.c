@@ -18,6 +18,7 @@
 #include "pgjson.h"
 #include "run_request.h"
 #include "runs.h"
+#include "synthetic_csv.h"
 
 /* The declared feature names of the run's dataset (datasets.feature_names,
  * from a CSV header), as a member to add to its result; {} when none. */
@@ -576,6 +577,40 @@ runs_model(struct db_conn *db, const char *tenant, const char *id, json_t **ret,
 		rc = err_set(e, ERR_INTERNAL, "run '%s': unreadable stored run", id);
 	else
 		rc = model_document(run, spec, ret, e);
+	json_decref(run);
+	json_decref(spec);
+	return rc;
+}
+
+enum err_code
+runs_synthetic_csv(struct db_conn *db, const char *tenant, const char *id, char **ret,
+		   struct err *e)
+{
+	const char *values[2] = { id, tenant };
+	json_t *run = NULL, *spec = NULL;
+	PGresult *res;
+	enum err_code rc;
+
+	if (!is_uuid(id))
+		return err_set(e, ERR_NOT_FOUND, "no run '%s'", id);
+	res = db_exec(db,
+		      "SELECT " RUN_JSON ", d.spec::text FROM runs r"
+		      " JOIN datasets d ON d.id = r.dataset_id"
+		      " WHERE r.id = $1 AND r.tenant_id = $2",
+		      2, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return err_failed(e);
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return err_set(e, ERR_NOT_FOUND, "no such run");
+	}
+	run = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+	spec = json_loads(PQgetvalue(res, 0, 1), 0, NULL);
+	PQclear(res);
+	if (run == NULL || spec == NULL)
+		rc = err_set(e, ERR_INTERNAL, "run '%s': unreadable stored run", id);
+	else
+		rc = synthetic_csv(run, spec, ret, e);
 	json_decref(run);
 	json_decref(spec);
 	return rc;

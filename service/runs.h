@@ -63,6 +63,12 @@ enum err_code runs_list_all(struct db_conn *db, const char *tenant, const struct
 enum err_code runs_model(struct db_conn *db, const char *tenant, const char *id, json_t **ret,
 			 struct err *e);
 
+/* The synthetic rows of run id of tenant as CSV (synthetic_csv.h; *ret
+ * malloc'd): ERR_NOT_FOUND when it is not the tenant's or has no synthetic
+ * rows, ERR_CONFLICT when it has not succeeded. */
+enum err_code runs_synthetic_csv(struct db_conn *db, const char *tenant, const char *id, char **ret,
+				 struct err *e);
+
 #endif /* SERVICE_RUNS_H */
 
 /* POST /v1/datasets/{id}/runs:estimate: validate and plan like

@@ -103,7 +103,8 @@ usage(const char *why)
 	fprintf(stderr,
 		"dpoptd solve: %s\n"
 		"usage: dpoptd solve --data FILE --format csv|libsvm --schema FILE.json\n"
-		"                    --algorithm NAME --objective NAME|JSON\n"
+		"                    --algorithm NAME [--objective NAME|JSON] (all but synthetic "
+		"data)\n"
 		"                    [--constraint KIND:KEY=VALUE,...] --epsilon E --delta D\n"
 		"                    [--constraint-y KIND:KEY=VALUE,...] (saddle methods)\n"
 		"                    [--params JSON] [--mode renyi|basic] "
@@ -319,7 +320,12 @@ request_json(const struct solve_opts *o, json_t **ret, struct err *e)
 	delta = strtod(o->delta, &end);
 	if (*o->delta == '\0' || *end != '\0')
 		return err_set_field(e, ERR_INVALID, "privacy.delta", "'--delta' must be a number");
-	if (o->objective[0] == '{')
+	/* --objective is optional here as objective is in the API: a
+	 * synthetic-data method (alg_ops.synthetic) takes none, the others
+	 * refuse the request naming 'objective'. */
+	if (o->objective == NULL)
+		rc = ERR_OK;
+	else if (o->objective[0] == '{')
 		rc = json_arg(o->objective, "objective", &obj, e);
 	else
 		rc = (obj = json_pack("{s:s}", "name", o->objective)) != NULL
@@ -355,7 +361,7 @@ request_json(const struct solve_opts *o, json_t **ret, struct err *e)
 			return err_set(e, ERR_NOMEM, "out of memory");
 		}
 	}
-	doc = json_pack("{s:s, s:o, s:o*, s:{s:f, s:f}, s:o*}", "algorithm", o->algorithm,
+	doc = json_pack("{s:s, s:o*, s:o*, s:{s:f, s:f}, s:o*}", "algorithm", o->algorithm,
 			"objective", obj, "constraints", cons, "privacy", "epsilon", eps, "delta",
 			delta, "params", params);
 	if (doc == NULL)
@@ -541,7 +547,9 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 			goto out;
 		}
 		rows_builder_view(&eb, &eview, NULL);
-		ev = evaluate_run_json(&run.req.spec, &s, &eview, w, NULL, e);
+		ev = run.req.alg->synthetic
+			     ? evaluate_synthetic_json(&run.req.spec, &eview, w, NULL, e)
+			     : evaluate_run_json(&run.req.spec, &s, &eview, w, NULL, e);
 		if (ev == NULL) {
 			rc = err_failed(e);
 			err_prefix_field(e, "eval");
@@ -643,7 +651,7 @@ solve_main(int argc, char **argv)
 		}
 	} else {
 		if (o.data == NULL || o.format == NULL || o.schema == NULL || o.algorithm == NULL ||
-		    o.objective == NULL || o.epsilon == NULL || o.delta == NULL)
+		    o.epsilon == NULL || o.delta == NULL)
 			return usage("missing a required option");
 		rc = solve(&o, &out, &e);
 		if (rc != ERR_OK) {

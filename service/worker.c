@@ -342,7 +342,9 @@ evaluation(struct worker *w, const char *tenant, const struct run_request *req, 
 	if (datasets_meta(w->db, tenant, req->eval_dataset_id, false, &em, &e) == ERR_OK &&
 	    run_request_check_eval(req, &em, &e) == ERR_OK &&
 	    dataset_cache_get(w->srv->datasets, w->db, em.id, &em, &ds, &e) == ERR_OK) {
-		r = evaluate_run_json(&req->spec, &em.schema, &ds->view, x, em.id, &e);
+		r = req->alg->synthetic
+			    ? evaluate_synthetic_json(&req->spec, &ds->view, x, em.id, &e)
+			    : evaluate_run_json(&req->spec, &em.schema, &ds->view, x, em.id, &e);
 		dataset_cache_put(w->srv->datasets, ds);
 	}
 	if (r == NULL) {

@@ -74,14 +74,15 @@ START_TEST(test_schema_is_well_formed)
 	ck_assert(a->privacy_model != NULL && a->privacy_model[0] != '\0');
 	ck_assert(a->state_size > 0);
 	ck_assert(a->plan && a->work && a->init && a->step && a->result && a->fini);
-	ck_assert(a->constraints != 0);
+	/* A synthetic-data method takes no objective and no sets. */
+	ck_assert(a->synthetic ? a->constraints == 0 && !a->saddle && !a->vi : a->constraints != 0);
 	ck_assert_uint_eq(a->constraints & ~((1u << CONSTRAINT__COUNT) - 1), 0);
 	for (const char *const *o = a->objectives; *o != NULL; o++, no++) {
 		ck_assert_msg(objective_find(*o) != NULL, "%s: unknown objective '%s'", a->name,
 			      *o);
 		ck_assert(alg_supports_objective(a, *o));
 	}
-	ck_assert_uint_gt(no, 0);
+	ck_assert(a->synthetic ? no == 0 : no > 0);
 	ck_assert(!alg_supports_objective(a, "no_such_objective"));
 
 	ck_assert_uint_le(np, ALG_MAX_PARAMS);
@@ -129,8 +130,12 @@ struct fixture {
 	uint32_t col[N_ROWS * D_COLS];
 	double val[N_ROWS * D_COLS];
 	uint32_t group[N_ROWS];
+	uint32_t cat[N_ROWS * 3];
 	size_t dim;
 };
+
+/* A synthetic-data method's universe: three categorical attributes. */
+static const size_t cat_sizes[3] = { 2, 2, 5 };
 
 static struct constraint canonical_set(enum constraint_kind k);
 
@@ -317,6 +322,43 @@ fixture_new(const struct alg_ops *a, const struct objective_ops *o, enum task ta
 	return f;
 }
 
+/* A synthetic-data method's fixture (alg_ops.synthetic): no objective,
+ * no sets, N_ROWS rows of three categorical attributes (universe 20),
+ * skewed towards low indices. */
+static struct fixture *
+synthetic_fixture_new(const struct alg_ops *a)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct rng r;
+
+	ck_assert_ptr_nonnull(f);
+	rng_splitmix_init(&r, 0x5e7);
+	for (size_t i = 0; i < N_ROWS; i++)
+		for (size_t l = 0; l < 3; l++)
+			f->cat[i * 3 + l] = (uint32_t)(rng_below(&r, cat_sizes[l]) *
+						       (rng_uniform(&r) < 0.5 ? 0 : 1));
+	f->ds.n = N_ROWS;
+	f->ds.cat = f->cat;
+	f->ds.n_categorical = 3;
+	f->spec.epsilon = 1.0;
+	f->spec.delta = 1e-6;
+	alg_default_params(a, f->spec.params);
+	cheap_params(a, f->spec.params);
+	f->spec.n = N_ROWS;
+	f->spec.schema.task = TASK_UNLABELED;
+	f->spec.schema.n_categorical = 3;
+	f->spec.dim = 1;
+	for (size_t l = 0; l < 3; l++) {
+		snprintf(f->spec.schema.categorical[l].name, DATA_MAX_NAME, "c%zu", l);
+		f->spec.schema.categorical[l].size = cat_sizes[l];
+		f->spec.dim *= cat_sizes[l];
+	}
+	f->spec.schema.bounds = (struct bounds){ NAN, NAN, NAN, NAN, NAN };
+	f->dim = f->spec.dim;
+	ck_assert_uint_le(f->dim, MAX_DIM);
+	return f;
+}
+
 /* Calls fn on a fixture for every supported objective x task x set. */
 typedef void (*combo_fn)(const struct alg_ops *a, struct fixture *f, const char *what);
 
@@ -324,6 +366,16 @@ static void
 for_each_combo(const struct alg_ops *a, combo_fn fn)
 {
 	int done = 0;
+
+	if (a->synthetic) {
+		struct fixture *f = synthetic_fixture_new(a);
+		char what[160];
+
+		snprintf(what, sizeof(what), "%s/categorical", a->name);
+		fn(a, f, what);
+		free(f);
+		return;
+	}
 
 	for (const char *const *on = a->objectives; *on != NULL; on++) {
 		const struct objective_ops *o = objective_find(*on);
@@ -410,11 +462,23 @@ is_feasible_set(const struct constraint *c, const double *x, size_t d)
 	return false;
 }
 
-/* x, or for a saddle run both blocks of u = (x, y). */
+/* x, or for a saddle run both blocks of u = (x, y); a synthetic-data run's
+ * histogram: whole counts summing to n (its default rows). */
 static bool
 is_feasible(const struct fixture *f, const double *u, size_t dim)
 {
 	const struct objective *o = &f->spec.objective;
+
+	if (f->spec.objective.ops == NULL) {
+		double total = 0.0;
+
+		for (size_t j = 0; j < dim; j++) {
+			if (!(u[j] >= 0.0) || floor(u[j]) != u[j])
+				return false;
+			total += u[j];
+		}
+		return total == (double)f->spec.n;
+	}
 
 	if (!f->spec.has_y)
 		return is_feasible_set(&f->spec.x, u, dim);
@@ -625,6 +689,25 @@ START_TEST(test_unsupported_objective_refused)
 	double x[MAX_DIM];
 	const struct objective_ops *unsupported = NULL;
 
+	if (a->synthetic) {
+		/* Any objective is refused by name. */
+		f = synthetic_fixture_new(a);
+		ck_assert_int_eq(alg_plan(a, &f->spec, &p, &e), ERR_OK);
+		f->spec.objective.ops = objective_at(0);
+		ck_assert_int_eq(alg_plan(a, &f->spec, &p, &e), ERR_INVALID);
+		ck_assert_str_eq(e.field, "objective");
+		f->spec.objective.ops = NULL;
+		ck_assert_int_eq(alg_plan(a, &f->spec, &p, &e), ERR_OK);
+		f->spec.objective.ops = objective_at(0);
+		fill(x, MAX_DIM);
+		rng_splitmix_init(&r, 1);
+		ck_assert_int_eq(alg_run(a, &f->spec, &p, &f->ds, &r, NULL, NULL, x, &e),
+				 ERR_INVALID);
+		ck_assert_str_eq(e.field, "objective");
+		ck_assert(untouched(x, MAX_DIM));
+		free(f);
+		return;
+	}
 	for (size_t i = 0; i < objective_count(); i++)
 		if (!alg_supports_objective(a, objective_at(i)->name))
 			unsupported = objective_at(i);
@@ -649,12 +732,27 @@ END_TEST
 START_TEST(test_blocks_refused_by_name)
 {
 	const struct alg_ops *a = alg_of(_i);
-	const struct objective_ops *o = objective_find(a->objectives[0]);
-	struct fixture *f =
-		fixture_new(a, o, (enum task)__builtin_ctz(o->tasks),
-			    (enum constraint_kind)__builtin_ctz(a->constraints), V_DENSE);
+	const struct objective_ops *o;
+	struct fixture *f;
 	struct saddle_block bx, by;
 	struct err e = { 0 };
+
+	if (a->synthetic) {
+		/* No sets at all: a y set is refused by name. */
+		struct run_plan p;
+
+		f = synthetic_fixture_new(a);
+		ck_assert_uint_eq(a->constraints_y, 0);
+		f->spec.has_y = true;
+		f->spec.y = canonical_set(CONSTRAINT_L2_BALL);
+		ck_assert_int_eq(alg_plan(a, &f->spec, &p, &e), ERR_INVALID);
+		ck_assert_str_eq(e.field, "constraints.y");
+		free(f);
+		return;
+	}
+	o = objective_find(a->objectives[0]);
+	f = fixture_new(a, o, (enum task)__builtin_ctz(o->tasks),
+			(enum constraint_kind)__builtin_ctz(a->constraints), V_DENSE);
 
 	ck_assert_msg(run_spec_blocks(a, &f->spec, &bx, &by, &e) == ERR_OK, "%s", e.msg);
 	ck_assert(memcmp(&bx.set, &f->spec.x, sizeof(bx.set)) == 0);
@@ -689,6 +787,8 @@ START_TEST(test_operator_objectives_paired)
 		lists = lists || objective_find(a->objectives[i])->kind == OBJECTIVE_OPERATOR;
 	ck_assert_msg(lists == a->vi, "%s: lists an operator objective iff it declares vi",
 		      a->name);
+	if (a->synthetic)
+		return; /* no objective at all (test_unsupported_objective_refused) */
 	f = fixture_new(a, vo, TASK_UNLABELED, CONSTRAINT_L2_BALL, V_DENSE);
 	ck_assert(!f->spec.has_y);
 	if (a->vi) {
@@ -792,9 +892,10 @@ check_rng_failure(const struct alg_ops *a, struct fixture *f, const char *what)
 	total = c->refills;
 	if (total < 4) {
 		/* A method that draws little (frank_wolfe.*, saddle.smd_maurey,
-		 * mirror_descent.maurey_sco: one word per vertex score, no noise
-		 * vectors), or a noise method on quadratic_game's fixture (dim
-		 * 3: short noise vectors), may not reach a second 64 KiB refill:
+		 * mirror_descent.maurey_sco, synthetic.smd_queries: one word per
+		 * vertex or query score, no noise vectors), or a noise method on
+		 * quadratic_game's fixture (dim 3: short noise vectors), may not
+		 * reach a second 64 KiB refill:
 		 * the failure is then injected at the first refill, and the run
 		 * must still fail closed, reported, with nothing written. */
 		counting_init(c, 9, 1);
@@ -809,6 +910,7 @@ check_rng_failure(const struct alg_ops *a, struct fixture *f, const char *what)
 		ck_assert_msg(strncmp(a->name, "frank_wolfe.", 12) == 0 ||
 				      strcmp(a->name, "saddle.smd_maurey") == 0 ||
 				      strcmp(a->name, "mirror_descent.maurey_sco") == 0 ||
+				      strcmp(a->name, "synthetic.smd_queries") == 0 ||
 				      f->spec.dim <= 3,
 			      "%s: only %lu refills", what, total);
 		free(c);

@@ -293,5 +293,25 @@ check "mirror_descent.noisy solves" test $? -eq 0
 check "mirror_descent.noisy: x in the l1 ball, whole-data self_composed event, charged 1" \
 	sh -c "jq -e '(.x | map(fabs) | add) <= 2 * (1 + 1e-12) and .privacy.event.type == \"self_composed\" and .privacy.charged.epsilon == 1 and .params_used.batch_size == 20000' '$TMP/md.json' >/dev/null"
 
+# synthetic.smd_queries on categorical rows (no objective, no constraint): 400 rows over a
+# universe of 12, and its max 2-way marginal error on the same file as --eval, in [0, 1].
+cat >"$TMP/cat.schema.json" <<'EOS'
+{"schema": {"features": 0, "task": "unlabeled", "categorical": [
+  {"name": "colour", "labels": ["red", "green", "blue"]}, {"name": "size", "size": 4}]},
+ "bounds": {}}
+EOS
+awk 'BEGIN { split("red green blue", c, " "); for (i = 0; i < 400; i++)
+	printf "%s,%d\n", c[1 + i % 3], (i * 7) % 4 }' >"$TMP/cat.csv"
+"$BIN" solve --data "$TMP/cat.csv" --format csv --schema "$TMP/cat.schema.json" \
+	--algorithm synthetic.smd_queries --epsilon 1 --delta 1e-6 --eval "$TMP/cat.csv" \
+	>"$TMP/syn.json" 2>"$TMP/syn.err"
+check "synthetic.smd_queries solves" test $? -eq 0
+check "synthetic.smd_queries: 400 rows over 12, zcdp, max_query_error in [0, 1]" \
+	sh -c "jq -e '.synthetic.rows == 400 and .synthetic.universe == 12 and ([.synthetic.cells[][1]] | add) == 400 and .privacy.event.type == \"zcdp\" and .evaluation.max_query_error >= 0 and .evaluation.max_query_error <= 1 and .evaluation.queries == 24' '$TMP/syn.json' >/dev/null"
+"$BIN" solve --data "$TMP/cat.csv" --format csv --schema "$TMP/cat.schema.json" \
+	--algorithm synthetic.smd_queries --objective logistic --epsilon 1 --delta 1e-6 \
+	>/dev/null 2>"$TMP/syn.err"
+check "synthetic.smd_queries refuses an objective" sh -c "test $? -ne 0 && grep -q objective '$TMP/syn.err'"
+
 [ "$fails" -eq 0 ] && echo "solve: all checks passed"
 exit "$fails"
