@@ -77,6 +77,19 @@ struct saddle_constants {
 	double value_bound; /* |f| <= this on X x Y */
 };
 
+/*
+ * The smoothness class an objective declares (Lemma 4.3 of docs/algorithms/
+ * smd-bias-reduced.md needs the second-order constant L_2: the Hessian's
+ * change over the set).  FIRST_ORDER, the zero value: only the constants
+ * of struct saddle_constants are known; QUADRATIC: f is a polynomial of
+ * degree at most 2 in u (an affine operator, e.g. bilinear), so second-
+ * order smooth with L_2 = 0.
+ */
+enum saddle_smoothness {
+	SADDLE_SMOOTH_FIRST_ORDER = 0,
+	SADDLE_SMOOTH_QUADRATIC,
+};
+
 struct saddle_ops {
 	/*
 	 * Fill o->dim_x, dim_y, dim, block_x, block_y (and anything else the
@@ -97,6 +110,7 @@ struct saddle_ops {
 				   const struct saddle_block *bx, const struct saddle_block *by,
 				   struct saddle_constants *ret, struct err *e);
 	unsigned sets_x, sets_y; /* bit (1u << CONSTRAINT_*) per set kind its constants cover */
+	enum saddle_smoothness smoothness; /* declared class; FIRST_ORDER unless set */
 };
 
 /*
