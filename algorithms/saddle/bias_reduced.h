@@ -89,9 +89,9 @@ struct brg {
 	struct constraint set_x, set_y;
 	size_t dim_x, dim_y, dim, m_x, m_y;
 	double lip_x, lip_y;
-	unsigned levels;    /* M */
-	uint64_t draws;     /* vertex draws so far */
-	double *wx, *wy;    /* owned: m_x, m_y log-weights (the caller's input) */
+	unsigned levels;      /* M */
+	uint64_t draws;       /* vertex draws so far */
+	double *wx, *wy;      /* owned: m_x, m_y log-weights (the caller's input) */
 	double *up, *um, *u0; /* owned: dim each, the three query points */
 	double *gp, *gm, *g0; /* owned: dim each, the three batch sums */
 	double *g;            /* owned: dim, one record's operator */

@@ -337,11 +337,11 @@ struct sbr_setup {
 
 struct sbr_state {
 	struct brg b;
-	size_t *order;          /* owned: n */
-	unsigned char *level;   /* owned: steps, the levels N_t */
-	double *sum;            /* owned: dim, S */
-	double *gvec;           /* owned: dim, this iteration's estimate */
-	double *out;            /* owned: dim, the output vertices' sum */
+	size_t *order;        /* owned: n */
+	unsigned char *level; /* owned: steps, the levels N_t */
+	double *sum;          /* owned: dim, S */
+	double *gvec;         /* owned: dim, this iteration's estimate */
+	double *out;          /* owned: dim, the output vertices' sum */
 	unsigned long steps, t, t_run;
 	size_t next; /* records used so far */
 	size_t records;
@@ -358,7 +358,8 @@ static enum err_code
 sbr_setup(const struct run_spec *spec, struct sbr_setup *ret, struct err *e)
 {
 	const struct objective *o = &spec->objective;
-	const bool auto_stop = spec->params[P_STOP] == 0.0, auto_ratio = spec->params[P_RATIO] == 0.0;
+	const bool auto_stop = spec->params[P_STOP] == 0.0,
+		   auto_ratio = spec->params[P_RATIO] == 0.0;
 	struct saddle_constants sc;
 	struct brg_theorem th;
 	double n = (double)spec->n, r_max, lambda2;
