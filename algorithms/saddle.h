@@ -84,7 +84,10 @@ struct saddle_constants {
  * Quadratic: f is a polynomial of degree <= 2 in (x, y), so the gradient at
  * the average of vertex draws is the average of the gradients (L_2 = 0);
  * second-order: third derivatives bounded (L_2 finite); first-order: only
- * the gradient is Lipschitz.  0 = first-order, the weakest claim.
+ * the gradient is Lipschitz.  0 = first-order, the weakest claim.  The
+ * bias-reduced method (docs/algorithms/smd-bias-reduced.md, Lemma 4.3)
+ * needs L_2: it takes the quadratic class (L_2 = 0) only, as no
+ * objective declares a numeric L_2 yet.
  */
 enum saddle_smoothness {
 	SADDLE_FIRST_ORDER = 0,
@@ -112,7 +115,7 @@ struct saddle_ops {
 				   const struct saddle_block *bx, const struct saddle_block *by,
 				   struct saddle_constants *ret, struct err *e);
 	unsigned sets_x, sets_y; /* bit (1u << CONSTRAINT_*) per set kind its constants cover */
-	enum saddle_smoothness smoothness;
+	enum saddle_smoothness smoothness; /* declared class; FIRST_ORDER unless set */
 };
 
 /*
