@@ -172,6 +172,7 @@ saddle_constants(const struct objective *o, const struct data_schema *s,
 	if (rc != ERR_OK)
 		return rc;
 	memset(&k, 0, sizeof(k));
+	k.third = so->smoothness == SADDLE_QUADRATIC ? 0.0 : INFINITY;
 	rc = so->constants(o, s, bx, by, &k, e);
 	if (rc != ERR_OK)
 		return rc;

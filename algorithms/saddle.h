@@ -76,6 +76,11 @@ struct saddle_constants {
 	double lipschitz_l2;
 	double smooth_l2;
 	double value_bound; /* |f| <= this on X x Y */
+	/* The largest third partial derivative |d_i d_j d_k f| over X x Y in
+	 * the original coordinates (the spec's second-order constant L_2, in
+	 * l1 / l_inf terms): 0 for the quadratic class, INFINITY when the
+	 * objective derives none (saddle_constants() presets it). */
+	double third;
 };
 
 /*

@@ -112,6 +112,12 @@ wg_constants(const struct objective *o, const struct data_schema *s, const struc
 	ret->y.smooth_own = 0.0;
 	ret->x.smooth_cross = ret->y.smooth_cross = X / pmin;
 	ret->value_bound = Ymax * lmax / pmin;
+	/* Third partials: d^3 / dx_i dx_j dx_m = (y_k / p_k) phi''' a_i a_j a_m
+	 * with |phi'''| <= 1 / (6 sqrt 3) (the largest |s (1 - s) (1 - 2 s)| of
+	 * the sigmoid s), d^3 / dx_i dx_j dy_k = phi'' a_i a_j / p_k with phi''
+	 * <= 1/4; f is linear in y, so no other is non-zero. */
+	ret->third =
+		fmax(Ymax * X_inf * X_inf * X_inf / (6.0 * sqrt(3.0)), X_inf * X_inf / 4.0) / pmin;
 	return ERR_OK;
 }
 

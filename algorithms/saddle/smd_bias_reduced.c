@@ -45,8 +45,10 @@
  * Defaults (Theorem 4.3, kappa = 20: erratum ER3; bias_reduced.h):
  * Lambda^2 = L_0^2 + L_2^2 + l L_1^2 with l = max(ln m_x + ln m_y, 1),
  * L_1 = R_max^2 smooth_l2 (an l1-to-l_inf bound: every entry of a Jacobian
- * is at most its l2 norm) and L_2 = 0 for the quadratic class (the only
- * second-order class an objective declares today); U = min(n eps Lambda /
+ * is at most its l2 norm) and L_2 = R_max^3 times the objective's third-
+ * partial bound (saddle_constants.third: 0 for the quadratic class,
+ * worst_group_logistic's from the sigmoid's derivatives; a first-order
+ * objective is refused); U = min(n eps Lambda /
  * (20 L_0 sqrt(192 l ln(1/delta))), n / 2), M = floor(log2(U) / 2), alpha
  * = 2 U / n (Theorem 4.3's alpha when U < n / 2: n alpha / 2 = U), tau_acc
  * = sqrt(l / (Lambda^2 U)).  U < 4 or a run that could need more than n
@@ -314,7 +316,8 @@ static const struct alg_param sbr_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const sbr_objectives[] = { "bilinear", "matrix_game", "quadratic_game", NULL };
+static const char *const sbr_objectives[] = { "bilinear", "worst_group_logistic", "matrix_game",
+					      "quadratic_game", NULL };
 
 #define SBR_SETS ((1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_SIMPLEX))
 
@@ -366,7 +369,7 @@ sbr_setup(const struct run_spec *spec, struct sbr_setup *ret, struct err *e)
 	enum err_code rc;
 
 	memset(ret, 0, sizeof(*ret));
-	if (o->ops->saddle == NULL || o->ops->saddle->smoothness != SADDLE_QUADRATIC)
+	if (o->ops->saddle == NULL || o->ops->saddle->smoothness == SADDLE_FIRST_ORDER)
 		return err_set_field(e, ERR_INVALID, "objective",
 				     "objective '%s' declares no second-order smoothness bound "
 				     "(saddle.smd_bias_reduced needs L_2: its bias bound, Lemma "
@@ -385,9 +388,10 @@ sbr_setup(const struct run_spec *spec, struct sbr_setup *ret, struct err *e)
 		fmax(fw_vertex_norm(&spec->x) * ret->lip_x, fw_vertex_norm(&spec->y) * ret->lip_y);
 	r_max = fmax(fw_vertex_norm(&spec->x), fw_vertex_norm(&spec->y));
 	ret->l1 = r_max * r_max * sc.smooth_l2;
-	ret->l2 = 0.0; /* the quadratic class */
+	/* a third partial in vertex coordinates: one factor <= R_c per index */
+	ret->l2 = r_max * r_max * r_max * sc.third;
 	if (!is_finite_pos(ret->lip_x) || !is_finite_pos(ret->lip_y) || !is_finite_pos(ret->l0) ||
-	    !isfinite(ret->l1) || ret->m_x == 0 || ret->m_y == 0)
+	    !isfinite(ret->l1) || !isfinite(ret->l2) || ret->m_x == 0 || ret->m_y == 0)
 		return err_set(e, ERR_NUMERIC,
 			       "the gradient bounds are not finite positive numbers");
 	ret->ell = fmax(log((double)ret->m_x) + log((double)ret->m_y), 1.0);

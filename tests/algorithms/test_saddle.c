@@ -340,6 +340,52 @@ START_TEST(test_constants_hold)
 }
 END_TEST
 
+/*
+ * The third partials |d_i d_j d_k f| (saddle_constants.third, the spec's
+ * L_2) by second differences of the operator along e_j and e_k, h = 1e-3,
+ * at random (record, point, i, j, k): within the bound (up to the O(h)
+ * error), attained within 0.3 of it for worst_group_logistic (the x-x-y
+ * partials phi'' a_i a_j / p_k, near z = 0) and 0 for the quadratic class.
+ */
+START_TEST(test_third_derivatives)
+{
+	struct prob *p = prob_new(_i, 200, 13);
+	struct saddle_constants k;
+	struct err e = { 0 };
+	struct rng r;
+	const double h = 1e-3;
+	double u[MAXD], v[MAXD], g[4][MAXD], mx = 0.0;
+	const size_t nx = p->o.dim_x, dim = p->o.dim;
+
+	ck_assert_msg(saddle_constants(&p->o, &p->s, &p->bx, &p->by, &k, &e) == ERR_OK, "%s",
+		      e.msg);
+	ck_assert(isfinite(k.third));
+	rng_splitmix_init(&r, 8);
+	for (int t = 0; t < 20000; t++) {
+		size_t i = rng_below(&r, p->ds.n), a = rng_below(&r, dim), b = rng_below(&r, dim),
+		       c = rng_below(&r, dim);
+		double d3, sign = a < nx ? 1.0 : -1.0;
+
+		random_point(p, &r, u);
+		for (int q = 0; q < 4; q++) {
+			memcpy(v, u, sizeof(u));
+			v[b] += (q & 1) ? h : 0.0;
+			v[c] += (q & 2) ? h : 0.0;
+			memset(g[q], 0, sizeof(g[q]));
+			saddle_operator(&p->o, &p->ds, i, v, 1.0, g[q]);
+		}
+		d3 = sign * (g[3][a] - g[1][a] - g[2][a] + g[0][a]) / (h * h);
+		mx = fmax(mx, fabs(d3));
+	}
+	printf("%s: largest third partial seen %.4g, bound %.4g\n", p->o.ops->name, mx, k.third);
+	ck_assert_msg(mx <= k.third * 1.01 + 1e-6, "third partial %g > bound %g", mx, k.third);
+	if (_i == 1)
+		ck_assert_msg(mx >= 0.3 * k.third, "third partial %g far below bound %g", mx,
+			      k.third);
+	free(p);
+}
+END_TEST
+
 /* A saddle objective has no loss or accuracy to average (its evaluation
  * is a gap): NaN, not a call through its missing phi. */
 START_TEST(test_minimize_helpers_refuse_saddle)
@@ -738,6 +784,7 @@ saddle_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_operator_finite_differences, 0, 5);
 	tcase_add_loop_test(tc, test_constants_hold, 0, 5);
+	tcase_add_loop_test(tc, test_third_derivatives, 0, 5);
 	tcase_add_test(tc, test_saddle_init_refusals);
 	tcase_add_test(tc, test_minimize_helpers_refuse_saddle);
 	tcase_add_test(tc, test_gap_bilinear_closed_form_and_brute_force);

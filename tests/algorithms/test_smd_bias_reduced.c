@@ -252,6 +252,52 @@ START_TEST(test_event_and_step_size)
 }
 END_TEST
 
+/* worst_group_logistic (second-order smooth): L_2 in vertex coordinates is
+ * R_max^3 times its third-partial bound max(s X^3 / (6 sqrt 3), X^2 / 4)
+ * / p_min = 0.25 / 0.1 here (X = 1 the row bound, x in the l1 ball of
+ * radius 2: R_max = 2), so 8 x 2.5 = 20; the plan goes through. */
+START_TEST(test_worst_group_second_order)
+{
+	struct objective_params op;
+	struct data_schema s;
+	struct objective o;
+	struct run_spec spec;
+	struct run_plan plan;
+	struct err e = { 0 };
+	static const double prop[4] = { 0.4, 0.3, 0.2, 0.1 };
+
+	memset(&s, 0, sizeof(s));
+	s.d = 10;
+	s.task = TASK_BINARY;
+	s.n_groups = 4;
+	s.bounds = (struct bounds){ NAN, 1.0, NAN, NAN, NAN };
+	objective_params_default(&op);
+	op.n_group_proportions = 4;
+	memcpy(op.group_proportions, prop, sizeof(prop));
+	ck_assert_msg(objective_init(&o, objective_find("worst_group_logistic"), &op, &s, &e) ==
+			      ERR_OK,
+		      "%s", e.msg);
+	ck_assert(alg_supports_objective(sbr(), "worst_group_logistic"));
+	memset(&spec, 0, sizeof(spec));
+	spec.objective = o;
+	spec.dim = o.dim;
+	spec.schema = s;
+	spec.n = 200000;
+	spec.x = (struct constraint){ .kind = CONSTRAINT_L1_BALL, .radius = 2.0 };
+	spec.has_y = true;
+	spec.y = (struct constraint){ .kind = CONSTRAINT_SIMPLEX, .radius = 1.0 };
+	spec.geometry_x = spec.geometry_y = GEOMETRY_L1;
+	spec.epsilon = 4.0;
+	spec.delta = 1e-6;
+	spec.mode = ACCOUNTING_RENYI;
+	alg_default_params(sbr(), spec.params);
+	ck_assert_msg(alg_plan(sbr(), &spec, &plan, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_double_eq_tol(run_plan_value(&plan, "smoothness2_l1"), 20.0, 1e-12);
+	printf("worst_group_logistic: U = %g, L_2 = %g\n", run_plan_value(&plan, "stop_budget"),
+	       run_plan_value(&plan, "smoothness2_l1"));
+}
+END_TEST
+
 /* Refusals: an objective without a second-order bound (a test copy of
  * bilinear declaring only first-order constants) and one the method does
  * not list, both naming "objective"; too few records for the defaults (U <
@@ -280,7 +326,7 @@ START_TEST(test_refusals)
 	ck_assert_str_eq(e.field, "objective");
 	ck_assert_msg(strstr(e.msg, "second-order") != NULL, "%s", e.msg);
 	spec.objective.ops = objective_find("bilinear");
-	ck_assert(!alg_supports_objective(sbr(), "worst_group_logistic"));
+	ck_assert(!alg_supports_objective(sbr(), "bilinear_vi"));
 
 	spec.epsilon = 1.0;
 	spec.n = 2000;
@@ -626,6 +672,7 @@ sbr_suite(void)
 	tcase_add_test(c, test_truncated_geometric);
 	tcase_add_test(c, test_event_and_step_size);
 	tcase_add_test(c, test_refusals);
+	tcase_add_test(c, test_worst_group_second_order);
 	suite_add_tcase(s, c);
 	tcase_set_timeout(u, 300);
 	tcase_add_test(u, test_stopping_rule);
