@@ -234,7 +234,7 @@ msc_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	struct msc_ctx c;
 	struct accountant_report report;
 	struct run_plan p;
-	double temp = 0.0, tau;
+	double tau = 0.0;
 	enum err_code rc;
 
 	rc = msc_setup(spec, &s, e);
@@ -245,18 +245,11 @@ msc_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 		(*spec->testing_hook->calibrations)++;
 #endif
 	c = msc_ctx_of(&s);
-	rc = calibrate_draws(DP_EVENT_PURE, 4.0 * c.l0 / (double)c.batch, c.count, spec->mode,
-			     spec->epsilon, spec->delta, &temp, &report, e);
+	rc = draws_step_size(DP_EVENT_PURE, 4.0 * c.l0 / (double)c.batch, c.count, spec->mode,
+			     spec->epsilon, spec->delta, s.tau_acc, spec->params[P_STEP_SIZE], &tau,
+			     &report, e);
 	if (rc != ERR_OK)
 		return rc;
-	tau = spec->params[P_STEP_SIZE];
-	if (tau == 0.0)
-		tau = fmin(s.tau_acc, 1.0 / temp);
-	else if (tau > 1.0 / temp)
-		return err_set_field(e, ERR_INVALID, "params.step_size",
-				     "'params.step_size' %.6g exceeds the privacy cap %.6g for "
-				     "(epsilon, delta) with T = %lu, K = %lu, q = %lu",
-				     tau, 1.0 / temp, s.steps, s.draws, s.refresh);
 	rc = msc_fill_plan(spec, &s, tau, &p, e);
 	if (rc == ERR_OK) {
 		p.accountant = report.accountant;

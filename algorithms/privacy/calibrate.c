@@ -168,3 +168,24 @@ calibrate_draws(enum dp_event_type leaf, double unit, uint64_t count, enum accou
 			 nextafter(delta, 0.0), basic * 1e-6, basic * 64.0, &grid, ret_temp,
 			 ret_report, e);
 }
+
+enum err_code
+draws_step_size(enum dp_event_type leaf, double unit, uint64_t count, enum accounting_mode mode,
+		double target_epsilon, double delta, double tau_auto, double given, double *ret_tau,
+		struct accountant_report *ret_report, struct err *e)
+{
+	double temp = 0.0;
+	enum err_code rc;
+
+	rc = calibrate_draws(leaf, unit, count, mode, target_epsilon, delta, &temp, ret_report, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (given > 1.0 / temp)
+		return err_set_field(e, ERR_INVALID, "params.step_size",
+				     "'params.step_size' %.6g exceeds the privacy cap %.6g for "
+				     "(epsilon, delta) at the run's schedule (runs:estimate shows "
+				     "it)",
+				     given, 1.0 / temp);
+	*ret_tau = given != 0.0 ? given : fmin(tau_auto, 1.0 / temp);
+	return ERR_OK;
+}

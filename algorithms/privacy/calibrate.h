@@ -72,4 +72,18 @@ enum err_code calibrate_draws(enum dp_event_type leaf, double unit, uint64_t cou
 			      double *ret_temp, struct accountant_report *ret_report,
 			      struct err *e);
 
+/*
+ * The step size tau of a method whose draws run at temperature 1 / tau:
+ * the privacy cap tau_priv = 1 / temp from calibrate_draws(), then tau =
+ * min(tau_auto, tau_priv) when given is 0, else given, refused above the
+ * cap (ERR_INVALID naming "params.step_size", with the cap; the schedule
+ * it holds for is the plan's, shown by runs:estimate).  The report is the
+ * cap's: below the cap
+ * the run costs less than the target, whose accountant certified the cap.
+ */
+enum err_code draws_step_size(enum dp_event_type leaf, double unit, uint64_t count,
+			      enum accounting_mode mode, double target_epsilon, double delta,
+			      double tau_auto, double given, double *ret_tau,
+			      struct accountant_report *ret_report, struct err *e);
+
 #endif /* ALGORITHMS_PRIVACY_CALIBRATE_H */

@@ -476,7 +476,7 @@ sbr_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	struct sbr_setup s;
 	struct accountant_report report;
 	struct run_plan p;
-	double temp = 0.0, tau;
+	double tau = 0.0;
 	enum err_code rc;
 
 	rc = sbr_setup(spec, &s, e);
@@ -486,22 +486,12 @@ sbr_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	if (spec->testing_hook != NULL && spec->testing_hook->calibrations != NULL)
 		(*spec->testing_hook->calibrations)++;
 #endif
-	rc = calibrate_draws(DP_EVENT_BOUNDED_RANGE, s.unit, s.count, spec->mode, spec->epsilon,
-			     spec->delta, &temp, &report, e);
+	rc = draws_step_size(DP_EVENT_BOUNDED_RANGE, s.unit, s.count, spec->mode, spec->epsilon,
+			     spec->delta, s.tau_acc, spec->params[P_STEP_SIZE], &tau, &report, e);
 	if (rc != ERR_OK)
 		return rc;
-	tau = spec->params[P_STEP_SIZE];
-	if (tau == 0.0)
-		tau = fmin(s.tau_acc, 1.0 / temp);
-	else if (tau > 1.0 / temp)
-		return err_set_field(e, ERR_INVALID, "params.step_size",
-				     "'params.step_size' %.6g exceeds the privacy cap %.6g for "
-				     "(epsilon, delta) with U = %.6g, alpha = %.6g",
-				     tau, 1.0 / temp, s.stop, s.alpha);
 	rc = sbr_fill_plan(spec, &s, tau, &p, e);
 	if (rc == ERR_OK) {
-		/* Below the cap the run costs less than the target: the
-		 * accountant of the target certified the cap. */
 		p.accountant = report.accountant;
 		*ret_plan = p;
 	}

@@ -239,7 +239,7 @@ smd_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	struct smd_ctx c;
 	struct accountant_report report;
 	struct run_plan p;
-	double temp = 0.0, tau;
+	double tau = 0.0;
 	enum err_code rc;
 
 	rc = smd_setup(spec, &s, e);
@@ -250,23 +250,13 @@ smd_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 		(*spec->testing_hook->calibrations)++;
 #endif
 	c = smd_ctx_of(&s);
-	rc = calibrate_draws(DP_EVENT_BOUNDED_RANGE, 4.0 * c.l0 / (double)c.batch, c.count,
-			     spec->mode, spec->epsilon, spec->delta, &temp, &report, e);
+	rc = draws_step_size(DP_EVENT_BOUNDED_RANGE, 4.0 * c.l0 / (double)c.batch, c.count,
+			     spec->mode, spec->epsilon, spec->delta, s.tau_opt,
+			     spec->params[P_STEP_SIZE], &tau, &report, e);
 	if (rc != ERR_OK)
 		return rc;
-	tau = spec->params[P_STEP_SIZE];
-	if (tau == 0.0)
-		tau = fmin(s.tau_opt, 1.0 / temp);
-	else if (tau > 1.0 / temp)
-		return err_set_field(e, ERR_INVALID, "params.step_size",
-				     "'params.step_size' %.6g exceeds the privacy cap %.6g for "
-				     "(epsilon, delta) with T = %lu, K = %lu",
-				     tau, 1.0 / temp, s.steps, s.draws);
 	rc = smd_fill_plan(spec, &s, tau, &p, e);
 	if (rc == ERR_OK) {
-		/* Below the cap the run costs less than the target: the
-		 * accountant of the target is still the one that certified
-		 * the cap (and a fortiori this event). */
 		p.accountant = report.accountant;
 		*ret_plan = p;
 	}

@@ -427,7 +427,7 @@ START_TEST(test_calibrate_draws)
 {
 	struct dp_event_tree t;
 	struct accountant_report r, chk;
-	double temp = 0.0;
+	double temp = 0.0, tau = 0.0;
 	struct err e = { 0 };
 
 	ck_assert_msg(calibrate_draws(DP_EVENT_PURE, 2.0, 10, ACCOUNTING_BASIC, 1.0, 1e-6, &temp,
@@ -452,6 +452,21 @@ START_TEST(test_calibrate_draws)
 	ck_assert_int_eq(
 		draws_event(DP_EVENT_GAUSSIAN, 2.0, 10, 1.0, ACCOUNTING_BASIC, 1e-6, &t, &e),
 		ERR_INTERNAL);
+	/* The step size 1 / temp: the cap 1/20 binds over tau_auto 1, not over
+	 * 0.01; a given tau above the cap is refused naming params.step_size. */
+	ck_assert(draws_step_size(DP_EVENT_PURE, 2.0, 10, ACCOUNTING_BASIC, 1.0, 1e-6, 1.0, 0.0,
+				  &tau, &r, &e) == ERR_OK);
+	ck_assert(tau <= 0.05 && tau >= 0.05 / 1.001);
+	ck_assert(draws_step_size(DP_EVENT_PURE, 2.0, 10, ACCOUNTING_BASIC, 1.0, 1e-6, 0.01, 0.0,
+				  &tau, &r, &e) == ERR_OK);
+	ck_assert_double_eq(tau, 0.01);
+	ck_assert(draws_step_size(DP_EVENT_PURE, 2.0, 10, ACCOUNTING_BASIC, 1.0, 1e-6, 1.0, 0.03,
+				  &tau, &r, &e) == ERR_OK);
+	ck_assert_double_eq(tau, 0.03);
+	ck_assert_int_eq(draws_step_size(DP_EVENT_PURE, 2.0, 10, ACCOUNTING_BASIC, 1.0, 1e-6, 1.0,
+					 0.06, &tau, &r, &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "params.step_size");
 }
 END_TEST
 
