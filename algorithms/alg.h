@@ -189,6 +189,11 @@ struct alg_ops {
 	enum err_code (*step)(void *state, struct err *e);
 	void (*result)(const void *state, double *ret_x); /* spec->dim doubles */
 	void (*fini)(void *state);
+	/* Optional (NULL: none): public values known only once the steps
+	 * have run, appended to ret with run_plan_use() (e.g. the iterations
+	 * a stopping rule on public randomness admitted).  Called after
+	 * result(), never with a value that depends on the data. */
+	void (*report)(const void *state, struct run_plan *ret);
 	/* Saddle support: true when the method solves saddle objectives
 	 * (OBJECTIVE_SADDLE, its objectives list only those) over x in
 	 * 'constraints' times y in 'constraints_y'; false (the zero value)
@@ -256,6 +261,14 @@ typedef bool (*alg_progress_fn)(void *ctx, unsigned long done, unsigned long tot
 enum err_code alg_run(const struct alg_ops *alg, const struct run_spec *spec,
 		      const struct run_plan *plan, const struct dataset *ds, struct rng *rng,
 		      alg_progress_fn progress, void *progress_ctx, double *ret_x, struct err *e);
+
+/* alg_run(), and on success *ret_after (when not NULL) = *plan with the
+ * method's after-run values appended (alg_ops.report): what the result's
+ * params_used shows. */
+enum err_code alg_run_report(const struct alg_ops *alg, const struct run_spec *spec,
+			     const struct run_plan *plan, const struct dataset *ds, struct rng *rng,
+			     alg_progress_fn progress, void *progress_ctx, double *ret_x,
+			     struct run_plan *ret_after, struct err *e);
 
 /*
  * The generic checks of a spec, the same for every method, in this order:

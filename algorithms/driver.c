@@ -312,6 +312,14 @@ alg_run(const struct alg_ops *alg, const struct run_spec *spec, const struct run
 	const struct dataset *ds, struct rng *rng, alg_progress_fn progress, void *progress_ctx,
 	double *ret_x, struct err *e)
 {
+	return alg_run_report(alg, spec, plan, ds, rng, progress, progress_ctx, ret_x, NULL, e);
+}
+
+enum err_code
+alg_run_report(const struct alg_ops *alg, const struct run_spec *spec, const struct run_plan *plan,
+	       const struct dataset *ds, struct rng *rng, alg_progress_fn progress,
+	       void *progress_ctx, double *ret_x, struct run_plan *ret_after, struct err *e)
+{
 	void *state;
 	unsigned long done = 0;
 	enum err_code rc;
@@ -354,8 +362,14 @@ alg_run(const struct alg_ops *alg, const struct run_spec *spec, const struct run
 			rc = err_set(e, ERR_CANCELLED, "cancelled after %lu of %lu steps", done,
 				     plan->steps);
 	}
-	if (rc == ERR_OK)
+	if (rc == ERR_OK) {
 		alg->result(state, ret_x);
+		if (ret_after != NULL) {
+			*ret_after = *plan;
+			if (alg->report != NULL)
+				alg->report(state, ret_after);
+		}
+	}
 
 	alg->fini(state); /* also after a failed init() */
 	free(state);

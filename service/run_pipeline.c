@@ -160,6 +160,7 @@ run_pipeline_run(const struct planned_run *p, const struct dataset *ds, alg_prog
 	double *x = calloc(p->req.spec.dim > 0 ? p->req.spec.dim : 1, sizeof(double));
 	struct rng *rng = NULL;
 	json_t *result = NULL;
+	struct run_plan after;
 	double t0;
 	enum err_code rc;
 
@@ -173,10 +174,11 @@ run_pipeline_run(const struct planned_run *p, const struct dataset *ds, alg_prog
 		goto out;
 	}
 	t0 = now_ms();
-	rc = alg_run(p->req.alg, &p->req.spec, &p->plan, ds, rng, progress, progress_ctx, x, e);
+	rc = alg_run_report(p->req.alg, &p->req.spec, &p->plan, ds, rng, progress, progress_ctx, x,
+			    &after, e);
 	if (rc != ERR_OK)
 		goto out;
-	result = run_result_json(&p->req, &p->plan, x, now_ms() - t0);
+	result = run_result_json(&p->req, &after, x, now_ms() - t0);
 	if (result == NULL) {
 		rc = err_set(e, ERR_NOMEM, "cannot build the result");
 		goto out;

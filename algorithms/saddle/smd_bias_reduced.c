@@ -629,6 +629,17 @@ sbr_step(void *state, struct err *e)
 	return ERR_OK;
 }
 
+/* The iterations the stopping rule admitted and the records they read:
+ * functions of the levels alone (public randomness, drawn in init()). */
+static void
+sbr_report(const void *state, struct run_plan *ret)
+{
+	const struct sbr_state *s = state;
+
+	run_plan_use(ret, "iterations", (double)s->t_run);
+	run_plan_use(ret, "records_used", (double)s->next);
+}
+
 static void
 sbr_result(const void *state, double *ret_u)
 {
@@ -685,6 +696,7 @@ const struct alg_ops alg_saddle_smd_bias_reduced = {
 	.step = sbr_step,
 	.result = sbr_result,
 	.fini = sbr_fini,
+	.report = sbr_report,
 	.saddle = true,
 	.constraints_y = SBR_SETS,
 };

@@ -422,6 +422,7 @@ START_TEST(test_stopping_rule)
 	hook.ctx = &tr;
 	for (uint64_t seed = 1; seed <= 200; seed++) {
 		double stop = 4.0 + (double)(seed % 37), sum = 0.0, lim, sx = 0.0, sy = 0.0;
+		struct run_plan after;
 		unsigned long want = 0;
 		unsigned m;
 		struct rng r;
@@ -435,9 +436,16 @@ START_TEST(test_stopping_rule)
 		tr.ordered = true;
 		spec.testing_hook = &hook;
 		rng_splitmix_init(&r, seed);
-		ck_assert(alg_run(sbr(), &spec, &plan, &p->ds, &r, NULL, NULL, u, &e) == ERR_OK);
+		ck_assert(alg_run_report(sbr(), &spec, &plan, &p->ds, &r, NULL, NULL, u, &after,
+					 &e) == ERR_OK);
 		ck_assert(tr.ordered);
 		ck_assert(tr.t_run >= 1 && tr.t_run <= plan.steps && tr.t_run <= 4096);
+		/* the after-run report: the iterations the rule admitted, the
+		 * records they read (at least one per iteration, at most n) */
+		ck_assert_double_eq(run_plan_value(&after, "iterations"), (double)tr.t_run);
+		ck_assert(run_plan_value(&after, "records_used") >= (double)tr.t_run &&
+			  run_plan_value(&after, "records_used") <= 4000.0);
+		ck_assert(isnan(run_plan_value(&plan, "iterations")));
 		for (unsigned long t = 0; t < tr.t_run; t++) {
 			if (t + 1 == tr.t_run && !(sum <= lim))
 				ck_abort_msg("iteration %lu ran past the rule", t + 1);
