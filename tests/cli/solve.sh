@@ -256,16 +256,17 @@ check "smd_maurey gap brackets ordered" sh -c "jq -e '.evaluation.strong_gap.low
 # saddle.smd_bias_reduced on the same pairs and simplices (eps 4: at eps 1
 # Theorem 4.3's stopping budget U is below 4 at n = 3000, refused as
 # privacy_too_small_for_n): the result is an average of T_run <= steps
-# vertices per player (T_run, random and public, is not reported: some T in
-# 1..steps makes every entry times T an integer); the event counts floor(6 U)
-# draws.
+# vertices per player (T_run, random and public, is reported after the run
+# as params_used.iterations: every entry times T_run is an integer); the
+# event counts floor(6 U) draws.
 "$BIN" solve --data "$TMP/pairs.csv" --format csv --schema "$TMP/pairs.schema.json" \
 	--algorithm saddle.smd_bias_reduced --epsilon 4 --delta 1e-6 \
 	--objective '{"name": "bilinear", "coupling": 0.5}' --constraint simplex:scale=1 \
 	--constraint-y simplex:scale=1 --eval "$TMP/pairs.csv" >"$TMP/sbr.json" 2>"$TMP/err"
 check "smd_bias_reduced solve exits 0" test $? -eq 0
-check "smd_bias_reduced x and y are vertex averages" sh -c "jq -e '. as \$r | [range(1; .steps + 1)]
-	| any(. as \$t | [\$r.x[], \$r.y[]] | all(. >= 0 and ((. * \$t) - ((. * \$t) | round) | fabs) < 1e-9))' \
+check "smd_bias_reduced x and y are averages of T_run vertices" sh -c "jq -e '.params_used.iterations as \$t
+	| \$t >= 1 and \$t <= .steps and .params_used.records_used >= \$t
+	and ([.x[], .y[]] | all(. >= 0 and ((. * \$t) - ((. * \$t) | round) | fabs) < 1e-9))' \
 	'$TMP/sbr.json' >/dev/null && jq -e '((.x | add) - 1 | fabs) < 1e-12 and ((.y | add) - 1 | fabs) < 1e-12' '$TMP/sbr.json' >/dev/null"
 check "smd_bias_reduced charges floor(6 U) draws" sh -c "jq -e '.privacy.event.count == (6 * .params_used.stop_budget | floor) and .params_used.levels >= 1' '$TMP/sbr.json' >/dev/null"
 "$BIN" solve --data "$TMP/pairs.csv" --format csv --schema "$TMP/pairs.schema.json" \
