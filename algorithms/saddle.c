@@ -176,6 +176,8 @@ saddle_constants(const struct objective *o, const struct data_schema *s,
 	rc = so->constants(o, s, bx, by, &k, e);
 	if (rc != ERR_OK)
 		return rc;
+	if (!(k.gap_range > 0.0))
+		k.gap_range = 2.0 * k.value_bound;
 	k.lipschitz_l2 = hypot(k.x.lipschitz_l2, k.y.lipschitz_l2);
 	k.smooth_l2 =
 		fmax(k.x.smooth_own, k.y.smooth_own) + fmax(k.x.smooth_cross, k.y.smooth_cross);

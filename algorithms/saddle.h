@@ -81,6 +81,10 @@ struct saddle_constants {
 	 * l1 / l_inf terms): 0 for the quadratic class, INFINITY when the
 	 * objective derives none (saddle_constants() presets it). */
 	double third;
+	/* max - min of the population objective F = E f over X x Y, so a
+	 * bound on any point's gap: 2 value_bound unless the objective knows
+	 * better (worst_group_logistic: F is a mix of conditional risks). */
+	double gap_range;
 };
 
 /*

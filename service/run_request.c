@@ -595,6 +595,24 @@ run_plan_json(const struct run_plan *plan, enum accounting_mode mode)
 	return j;
 }
 
+bool
+run_plan_warnings(const struct run_plan *plan, json_t *arr)
+{
+	const double bound = run_plan_value(plan, "gap_bound"),
+		     trivial = run_plan_value(plan, "trivial_gap_bound");
+	char msg[320];
+
+	if (!(bound >= trivial))
+		return true; /* also when either is absent (NAN) */
+	snprintf(msg, sizeof(msg),
+		 "the theoretical gap bound %.4g is not below the trivial bound %.4g (the "
+		 "population objective's range): at this n, epsilon and these declared constants "
+		 "(for worst_group_logistic they grow as 1/min group_proportions) the guarantee "
+		 "says nothing; more records, a larger epsilon or tighter bounds help",
+		 bound, trivial);
+	return json_array_append_new(arr, json_string(msg)) == 0;
+}
+
 enum err_code
 run_request_check_eval(const struct run_request *r, const struct dataset_meta *eval, struct err *e)
 {

@@ -60,4 +60,10 @@ json_t *run_result_json(const struct run_request *req, const struct run_plan *pl
  * plan names no known accountant. */
 json_t *run_plan_json(const struct run_plan *plan, enum accounting_mode mode);
 
+/* Warnings about a plan from its public figures, as JSON strings appended
+ * to arr (borrowed): a method that reports "gap_bound" not below its
+ * "trivial_gap_bound" gets one (its guarantee says nothing at these n, eps
+ * and constants).  false when out of memory. */
+bool run_plan_warnings(const struct run_plan *plan, json_t *arr);
+
 #endif /* SERVICE_RUN_REQUEST_H */

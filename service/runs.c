@@ -495,6 +495,18 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 		if (out == NULL)
 			rc = err_set(e, ERR_NOMEM, "cannot build the estimate");
 	}
+	if (rc == ERR_OK) {
+		json_t *w = json_array();
+
+		if (w == NULL || !run_plan_warnings(plan, w) ||
+		    (json_array_size(w) > 0 && json_object_set(out, "warnings", w) != 0))
+			rc = err_set(e, ERR_NOMEM, "cannot build the estimate");
+		json_decref(w);
+		if (rc != ERR_OK) {
+			json_decref(out);
+			out = NULL;
+		}
+	}
 	if (rc == ERR_OK)
 		*ret = out;
 	json_decref(mode_part);

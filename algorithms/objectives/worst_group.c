@@ -116,6 +116,10 @@ wg_constants(const struct objective *o, const struct data_schema *s, const struc
 	 * with |phi'''| <= 1 / (6 sqrt 3) (the largest |s (1 - s) (1 - 2 s)| of
 	 * the sigmoid s), d^3 / dx_i dx_j dy_k = phi'' a_i a_j / p_k with phi''
 	 * <= 1/4; f is linear in y, so no other is non-zero. */
+	/* F(x, y) = sum_k y_k R_k(x), R_k the group's conditional risk in
+	 * [0, log(1 + e^Z)] (the public proportions weigh each group's
+	 * records to its conditional mean), so F lies in [0, Y_max l_max]. */
+	ret->gap_range = Ymax * lmax;
 	ret->third =
 		fmax(Ymax * X_inf * X_inf * X_inf / (6.0 * sqrt(3.0)), X_inf * X_inf / 4.0) / pmin;
 	return ERR_OK;

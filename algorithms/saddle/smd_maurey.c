@@ -106,6 +106,8 @@ struct smd_setup {
 	unsigned long draws; /* K */
 	size_t batch;        /* B */
 	double tau_opt;
+	double l1, l2;  /* smoothness and third partials in vertex coordinates */
+	double trivial; /* the population F's range: no point's gap exceeds it */
 };
 
 struct smd_state {
@@ -188,6 +190,15 @@ smd_setup(const struct run_spec *spec, struct smd_setup *ret, struct err *e)
 	ret->draws = (unsigned long)fmax(k, 1.0);
 	ret->batch = (size_t)(n / t);
 	ret->tau_opt = sqrt(2.0 * ret->ell / (5.0 * t)) / ret->l0;
+	{
+		const double r = fmax(fw_vertex_norm(&spec->x), fw_vertex_norm(&spec->y));
+
+		/* every entry of a Jacobian is at most its l2 norm; one factor
+		 * R_c per vertex coordinate */
+		ret->l1 = r * r * sc.smooth_l2;
+		ret->l2 = r * r * r * sc.third;
+		ret->trivial = sc.gap_range;
+	}
 	if (ret->batch < 1 || !is_finite_pos(ret->tau_opt))
 		return err_set(e, ERR_NUMERIC, "the schedule is not usable");
 	return ERR_OK;
@@ -203,6 +214,25 @@ static struct smd_ctx
 smd_ctx_of(const struct smd_setup *s)
 {
 	return (struct smd_ctx){ s->l0, s->batch, 2u * (uint64_t)s->steps * (s->draws + 1u) };
+}
+
+/*
+ * The expected gap's bound from public inputs (docs/algorithms/smd-maurey.md
+ * §3; the implementation spec's Bound1, reconstructed from Lemmas 4.1 and
+ * 4.2 with the constants kept):
+ *	2 l / (tau T) + 5 tau L_0^2 + 4 beta_K + 4 L_1 / T + 4 L_1 sqrt(l / T),
+ * beta_K = 8 L_2 / K (0 for the quadratic class).  Loose (not tight in the
+ * constants), reported beside the trivial bound (the range of the
+ * population F, saddle_constants.gap_range) so that a user
+ * sees when the guarantee says nothing (runs:estimate warns).
+ */
+static double
+smd_gap_bound(const struct smd_setup *s, double tau)
+{
+	const double t = (double)s->steps, k = (double)s->draws;
+
+	return 2.0 * s->ell / (tau * t) + 5.0 * tau * s->l0 * s->l0 + 32.0 * s->l2 / k +
+	       4.0 * s->l1 / t + 4.0 * s->l1 * sqrt(s->ell / t);
 }
 
 static enum err_code
@@ -229,6 +259,8 @@ smd_fill_plan(const struct run_spec *spec, const struct smd_setup *s, double tau
 	run_plan_use(ret, "draw_count", (double)c.count);
 	run_plan_use(ret, "draw_epsilon", 4.0 * tau * s->l0 / (double)s->batch);
 	run_plan_use(ret, "unused_records", (double)(spec->n - (size_t)s->steps * s->batch));
+	run_plan_use(ret, "gap_bound", smd_gap_bound(s, tau));
+	run_plan_use(ret, "trivial_gap_bound", s->trivial);
 	return ERR_OK;
 }
 
