@@ -66,9 +66,13 @@ struct smd_audit {
 static const struct alg_ops *
 smd(void)
 {
-	const struct alg_ops *a = alg_find("saddle.smd_maurey");
+	/* looked up once: a Check assertion per run is a pipe write */
+	static const struct alg_ops *a;
 
-	ck_assert_ptr_nonnull(a);
+	if (a == NULL) {
+		a = alg_find("saddle.smd_maurey");
+		ck_assert_ptr_nonnull(a);
+	}
 	return a;
 }
 
