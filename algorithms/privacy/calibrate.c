@@ -112,27 +112,42 @@ struct draws {
 	double delta;
 };
 
+/* Dwork-Rothblum-Vadhan: k eps_0-DP mechanisms compose to (this, delta). */
+static double
+advanced_epsilon(double e0, double k, double delta)
+{
+	return sqrt(2.0 * k * log(1.0 / delta)) * e0 + k * e0 * expm1(e0);
+}
+
+/* self_composed(leaf(unit / temp), count) */
+static enum err_code
+draws_tree(enum dp_event_type leaf, double unit, uint64_t count, double temp,
+	   struct dp_event_tree *ret, struct err *e)
+{
+	struct dp_event self = { .type = DP_EVENT_SELF_COMPOSED, .count = count };
+
+	if (leaf == DP_EVENT_BOUNDED_RANGE)
+		dp_event_bounded_range(ret, DP_REPLACE_ONE, unit / temp);
+	else if (leaf == DP_EVENT_PURE)
+		dp_event_pure(ret, DP_REPLACE_ONE, unit / temp);
+	else
+		return err_set(e, ERR_INTERNAL, "draws: a leaf must be bounded_range or pure");
+	return dp_event_wrap(ret, &self, e);
+}
+
 enum err_code
 draws_event(enum dp_event_type leaf, double unit, uint64_t count, double temp,
 	    enum accounting_mode mode, double delta, struct dp_event_tree *ret, struct err *e)
 {
-	struct dp_event self = { .type = DP_EVENT_SELF_COMPOSED, .count = count };
-	const double e0 = unit / temp, k = (double)count;
 	struct accountant_report r;
 	double adv;
 	enum err_code rc;
 
-	if (leaf == DP_EVENT_BOUNDED_RANGE)
-		dp_event_bounded_range(ret, DP_REPLACE_ONE, e0);
-	else if (leaf == DP_EVENT_PURE)
-		dp_event_pure(ret, DP_REPLACE_ONE, e0);
-	else
-		return err_set(e, ERR_INTERNAL, "draws: a leaf must be bounded_range or pure");
-	rc = dp_event_wrap(ret, &self, e);
+	rc = draws_tree(leaf, unit, count, temp, ret, e);
 	if (rc != ERR_OK || mode != ACCOUNTING_BASIC)
 		return rc;
 	/* Both leaves are eps_0-DP (bounded range implies it). */
-	adv = sqrt(2.0 * k * log(1.0 / delta)) * e0 + k * e0 * expm1(e0);
+	adv = advanced_epsilon(unit / temp, (double)count, delta);
 	if (!(isfinite(adv) && adv > 0.0 && delta > 0.0 && delta < 1.0))
 		return ERR_OK;
 	rc = accountant_epsilon(ret, ACCOUNTING_BASIC, delta, NULL, true, &r, e);
@@ -148,25 +163,66 @@ draws_family(double temp, void *ctx, struct dp_event_tree *ret, struct err *e)
 {
 	const struct draws *d = ctx;
 
-	return draws_event(d->leaf, d->unit, d->count, temp, d->mode, d->delta, ret, e);
+	return draws_tree(d->leaf, d->unit, d->count, temp, ret, e);
 }
 
+/*
+ * The tree's temperature comes from calibrate(); on a basic ledger the
+ * advanced-composition form may allow a lower one, found on its closed
+ * form (it grows with eps_0) by bisection, without the accountant; the
+ * lower wins, and its event is the one draws_event() builds there.
+ */
 enum err_code
 calibrate_draws(enum dp_event_type leaf, double unit, uint64_t count, enum accounting_mode mode,
 		double target_epsilon, double delta, double *ret_temp,
 		struct accountant_report *ret_report, struct err *e)
 {
-	struct draws d = { leaf, unit, count, mode, nextafter(delta, 0.0) };
+	const double target = nextafter(target_epsilon, 0.0), dl = nextafter(delta, 0.0),
+		     k = (double)count;
+	struct draws d = { leaf, unit, count, mode, dl };
+	struct dp_event_tree t;
 	struct rdp_grid grid;
-	double basic = unit * (double)count / target_epsilon;
+	double basic = unit * k / target_epsilon, temp = 0.0, lo, hi, adv_temp;
+	enum err_code rc;
 
 	if (!isfinite(basic) || !(basic > 0.0))
 		return err_set(e, ERR_NUMERIC,
 			       "the draws' privacy unit is not finite and positive");
 	rdp_grid_default(&grid);
-	return calibrate(draws_family, &d, mode, nextafter(target_epsilon, 0.0),
-			 nextafter(delta, 0.0), basic * 1e-6, basic * 64.0, &grid, ret_temp,
-			 ret_report, e);
+	rc = calibrate(draws_family, &d, mode, target, dl, basic * 1e-6, basic * 64.0, &grid, &temp,
+		       ret_report, e);
+	if (rc != ERR_OK)
+		return rc;
+	*ret_temp = temp;
+	lo = unit / temp;
+	if (mode != ACCOUNTING_BASIC || !(advanced_epsilon(lo, k, dl) <= target))
+		return ERR_OK;
+	/* adv(hi) >= sqrt(2 k ln(1/delta)) hi = target (ln(1/delta) > 0) */
+	hi = target / sqrt(2.0 * k * log(1.0 / dl));
+	if (!(hi > lo))
+		return ERR_OK;
+	for (int i = 0; i < 200 && nextafter(lo, INFINITY) < hi; i++) {
+		double mid = 0.5 * (lo + hi);
+
+		if (advanced_epsilon(mid, k, dl) <= target)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* the temperature whose eps_0 = unit / temp is at most lo (rounding) */
+	adv_temp = unit / lo;
+	for (int i = 0; i < 8 && !(advanced_epsilon(unit / adv_temp, k, dl) <= target); i++)
+		adv_temp = nextafter(adv_temp, INFINITY);
+	if (!(adv_temp < temp))
+		return ERR_OK;
+	rc = draws_event(leaf, unit, count, adv_temp, mode, dl, &t, e);
+	if (rc == ERR_OK)
+		rc = accountant_epsilon(&t, ACCOUNTING_BASIC, dl, &grid, true, ret_report, e);
+	if (rc == ERR_OK && !(ret_report->epsilon <= target))
+		rc = err_set(e, ERR_NUMERIC, "the draws' calibration missed its target");
+	if (rc == ERR_OK)
+		*ret_temp = adv_temp;
+	return rc;
 }
 
 enum err_code

@@ -59,10 +59,13 @@ enum err_code calibrate(calibrate_event_fn make_event, void *ctx, enum accountin
  * RDP conversion would need an order above the grid's 1024: a total far
  * below 1), the event is approx(eps_adv, delta) instead; a renyi ledger
  * always gets the tree (an approx event has no RDP curve).
- * draws_event() builds it for mode and delta; calibrate_draws() finds the
- * smallest temperature whose event meets (target_epsilon, delta) on mode
- * (calibrate() over [unit count / target_epsilon 1e-6, ... 64], the basic
- * composition point times those factors), with its report.
+ * draws_event() builds it for mode and delta (one accountant call for the
+ * comparison); calibrate_draws() finds the smallest temperature whose
+ * event meets (target_epsilon, delta) on mode: the tree's by calibrate()
+ * over [unit count / target_epsilon 1e-6, ... 64] (the basic composition
+ * point times those factors), on a basic ledger the advanced-composition
+ * form's by bisection on its closed form, the lower of the two, with its
+ * report.
  */
 enum err_code draws_event(enum dp_event_type leaf, double unit, uint64_t count, double temp,
 			  enum accounting_mode mode, double delta, struct dp_event_tree *ret,

@@ -528,6 +528,26 @@ START_TEST(test_draws_never_worse_than_advanced_composition)
 			      &e) == ERR_OK);
 	ck_assert_int_ne(t.node[0].type, DP_EVENT_APPROX);
 	ck_assert_uint_eq(t.n_nodes, 2);
+	/* calibrate_draws in that corner (100 draws of unit 1, target 0.006,
+	 * delta 1e-9): a temperature at which the tree alone would exceed the
+	 * target, its event the approx one, meeting it. */
+	{
+		struct accountant_report r;
+		double temp = 0.0;
+
+		ck_assert(calibrate_draws(DP_EVENT_BOUNDED_RANGE, 1.0, 100, ACCOUNTING_BASIC, 0.006,
+					  1e-9, &temp, &r, &e) == ERR_OK);
+		ck_assert(r.epsilon <= 0.006);
+		ck_assert(draws_event(DP_EVENT_BOUNDED_RANGE, 1.0, 100, temp, ACCOUNTING_BASIC,
+				      1e-9, &t, &e) == ERR_OK);
+		ck_assert_int_eq(t.node[0].type, DP_EVENT_APPROX);
+		ck_assert(t.node[0].epsilon <= 0.006);
+		ck_assert(draws_event(DP_EVENT_BOUNDED_RANGE, 1.0, 100, temp, ACCOUNTING_RENYI,
+				      1e-9, &t, &e) == ERR_OK);
+		ck_assert(accountant_epsilon(&t, ACCOUNTING_BASIC, 1e-9, NULL, true, &r, &e) ==
+			  ERR_OK);
+		ck_assert_msg(r.epsilon > 0.006, "the tree alone meets it: %g", r.epsilon);
+	}
 }
 END_TEST
 
