@@ -36,12 +36,15 @@ mirror_entropic_step(double *theta, const double *g, double eta, size_t d)
  * with Neumaier's compensation (the terms span many magnitudes).
  */
 static void
-softmax_into(const double *theta, size_t n, size_t stride, double m, double *ret_z)
+softmax_into(const double *theta, size_t n, size_t stride, double m, double *ret_w, double *ret_z)
 {
 	double s = 0.0, comp = 0.0;
 
 	for (size_t j = 0; j < n; j++) {
 		double w = exp(theta[j * stride] - m), t = s + w;
+
+		if (ret_w != NULL) /* the weights too (stride 1 callers) */
+			ret_w[j] = w;
 
 		comp += fabs(s) >= fabs(w) ? (s - t) + w : (w - t) + s;
 		s = t;
@@ -56,9 +59,11 @@ mirror_entropic_point(const double *theta, size_t d, double scale, double *ret_x
 
 	for (size_t j = 0; j < d; j++)
 		m = fmax(m, theta[j]);
-	softmax_into(theta, d, 1, m, &z);
+	/* ret_x holds the weights e^{theta_j - m} first (written after theta_j
+	 * is read: ret_x may alias theta), then the point */
+	softmax_into(theta, d, 1, m, ret_x, &z);
 	for (size_t j = 0; j < d; j++)
-		ret_x[j] = scale * (exp(theta[j] - m) / z);
+		ret_x[j] = scale * (ret_x[j] / z);
 }
 
 double
@@ -101,7 +106,7 @@ mirror_l1_point(const double *theta, size_t d, double radius, double *ret_x)
 
 	for (size_t j = 0; j < 2 * d; j++)
 		m = fmax(m, theta[j]);
-	softmax_into(theta, 2 * d, 1, m, &z);
+	softmax_into(theta, 2 * d, 1, m, NULL, &z);
 	for (size_t j = 0; j < d; j++)
 		ret_x[j] = radius * ((exp(theta[j] - m) - exp(theta[d + j] - m)) / z);
 }

@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "alg.h"
+#include "mirror.h"
 #include "privacy/calibrate.h"
 #include "privacy/noise.h"
 #include "synthetic/kway.h"
@@ -399,22 +400,13 @@ smdq_step(void *state, struct err *e)
 {
 	struct smdq_state *s = state;
 	size_t z = s->q.universe, m = s->q.n_conj, j = 0;
-	double mx = -INFINITY, sum = 0.0, inv;
 
 	if (s->t >= s->steps)
 		return err_set(e, ERR_INTERNAL, "step past the end of the plan");
 	/* x^t = softmax(theta_x), added to the average. */
+	mirror_entropic_point(s->theta_x, z, 1.0, s->x);
 	for (size_t u = 0; u < z; u++)
-		mx = fmax(mx, s->theta_x[u]);
-	for (size_t u = 0; u < z; u++) {
-		s->x[u] = exp(s->theta_x[u] - mx);
-		sum += s->x[u];
-	}
-	inv = 1.0 / sum;
-	for (size_t u = 0; u < z; u++) {
-		s->x[u] *= inv;
 		s->xsum[u] += s->x[u];
-	}
 	/* J_t ~ softmax(theta_y): the exponential mechanism. */
 	if (noise_exp_mech(s->rng, s->theta_y, s->nq, &j, e) != ERR_OK)
 		return err_set(e, ERR_INTERNAL, "the run failed");
