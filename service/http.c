@@ -325,18 +325,79 @@ cors_headers(const struct server *srv, const struct request *rq, struct MHD_Resp
 	MHD_add_response_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
 }
 
-static enum MHD_Result
-send_reply(struct server *srv, struct MHD_Connection *conn, struct request *rq, struct reply *r)
+void
+reply_stream_close(struct reply *r)
+{
+	if (r->stream.read != NULL && r->stream.close != NULL)
+		r->stream.close(r->stream.cls);
+	r->stream = (struct reply_stream){ 0 };
+}
+
+/* MHD's reader of a streamed reply: cls a malloc'd struct reply_stream. */
+static ssize_t
+stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct reply_stream *s = cls;
+	size_t n;
+
+	(void)pos;
+	n = max > 0 ? s->read(s->cls, buf, max) : 0;
+	return n > 0 ? (ssize_t)n : (ssize_t)MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void
+stream_free(void *cls)
+{
+	struct reply_stream *s = cls;
+
+	if (s->close != NULL)
+		s->close(s->cls);
+	free(s);
+}
+
+/* The response of a streamed reply (r->stream moves into it, or is
+ * closed); NULL on failure. */
+static struct MHD_Response *
+stream_response(struct reply *r)
+{
+	struct reply_stream *s = malloc(sizeof(*s));
+	struct MHD_Response *resp;
+
+	if (s == NULL) {
+		reply_stream_close(r);
+		return NULL;
+	}
+	*s = r->stream;
+	r->stream = (struct reply_stream){ 0 };
+	/* 64 KiB: MHD's buffer, filled by the reader between socket writes. */
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, s,
+						 stream_free);
+	if (resp == NULL)
+		stream_free(s);
+	return resp;
+}
+
+/* The response of reply r (its body, text or stream moves into it) and its
+ * content type; NULL on failure (r's parts are freed). */
+static struct MHD_Response *
+reply_response(struct reply *r, const char **ret_type)
 {
 	struct MHD_Response *resp;
-	const char *type = "application/json";
-	char *text, num[16];
-	enum MHD_Result ret;
+	char *text;
 
+	*ret_type = "application/json";
+	if (r->stream.read != NULL) {
+		*ret_type = r->text_type;
+		json_decref(r->body);
+		r->body = NULL;
+		free(r->text);
+		r->text = NULL;
+		return stream_response(r);
+	}
 	if (r->text != NULL) {
 		text = r->text;
 		r->text = NULL;
-		type = r->text_type;
+		*ret_type = r->text_type;
 	} else if (r->body != NULL) {
 		text = json_dumps(r->body, JSON_COMPACT);
 	} else {
@@ -345,13 +406,24 @@ send_reply(struct server *srv, struct MHD_Connection *conn, struct request *rq, 
 	json_decref(r->body);
 	r->body = NULL;
 	if (text == NULL)
-		return MHD_NO;
+		return NULL;
 	/* MUST_FREE: MHD frees text with free() when it is done with it. */
 	resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-	if (resp == NULL) {
+	if (resp == NULL)
 		free(text);
+	return resp;
+}
+
+static enum MHD_Result
+send_reply(struct server *srv, struct MHD_Connection *conn, struct request *rq, struct reply *r)
+{
+	const char *type;
+	struct MHD_Response *resp = reply_response(r, &type);
+	char num[16];
+	enum MHD_Result ret;
+
+	if (resp == NULL)
 		return MHD_NO;
-	}
 	if (r->status != MHD_HTTP_NO_CONTENT)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(resp, "X-Request-Id", rq->id);
@@ -780,6 +852,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 	if (rq->failed) {
 		json_decref(reply.body);
 		free(reply.text);
+		reply_stream_close(&reply);
 		return send_error(srv, conn, rq, &rq->err);
 	}
 	ret = send_reply(srv, conn, rq, &reply);

@@ -72,7 +72,19 @@ struct reply {
 	const char *text_type; /* static content type of text */
 	char location[128];    /* Location header, if any */
 	bool replayed;         /* an idempotent replay: Idempotent-Replayed: true */
+	/* A body streamed in chunks of unknown total size (HTTP/1.1 chunked),
+	 * when read != NULL: read(cls, buf, max) fills up to max bytes and
+	 * returns 0 at the end only; close(cls) once, whether the body was
+	 * sent or not.  Owned: http.c closes it.  text_type its content type. */
+	struct reply_stream {
+		size_t (*read)(void *cls, char *buf, size_t max);
+		void (*close)(void *cls);
+		void *cls;
+	} stream;
 };
+
+/* Close r's stream (if any) and forget it. */
+void reply_stream_close(struct reply *r);
 
 /* Handler of a JSON route: fill *ret or return an error. */
 typedef enum err_code (*handler_fn)(struct server *srv, struct request *rq, struct reply *ret,

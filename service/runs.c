@@ -595,8 +595,8 @@ runs_model(struct db_conn *db, const char *tenant, const char *id, json_t **ret,
 }
 
 enum err_code
-runs_synthetic_csv(struct db_conn *db, const char *tenant, const char *id, char **ret,
-		   struct err *e)
+runs_synthetic_csv(struct db_conn *db, const char *tenant, const char *id,
+		   struct synthetic_csv **ret, struct err *e)
 {
 	const char *values[2] = { id, tenant };
 	json_t *run = NULL, *spec = NULL;
@@ -622,7 +622,7 @@ runs_synthetic_csv(struct db_conn *db, const char *tenant, const char *id, char 
 	if (run == NULL || spec == NULL)
 		rc = err_set(e, ERR_INTERNAL, "run '%s': unreadable stored run", id);
 	else
-		rc = synthetic_csv(run, spec, ret, e);
+		rc = synthetic_csv_open(run, spec, ret, e);
 	json_decref(run);
 	json_decref(spec);
 	return rc;

@@ -13,6 +13,7 @@
 #include "db.h"
 #include "err.h"
 #include "run_pipeline.h"
+#include "synthetic_csv.h"
 
 /* Channel that admission NOTIFYs and idle workers LISTEN on. */
 #define RUNS_CHANNEL "dpopt_runs"
@@ -63,11 +64,12 @@ enum err_code runs_list_all(struct db_conn *db, const char *tenant, const struct
 enum err_code runs_model(struct db_conn *db, const char *tenant, const char *id, json_t **ret,
 			 struct err *e);
 
-/* The synthetic rows of run id of tenant as CSV (synthetic_csv.h; *ret
- * malloc'd): ERR_NOT_FOUND when it is not the tenant's or has no synthetic
- * rows, ERR_CONFLICT when it has not succeeded. */
-enum err_code runs_synthetic_csv(struct db_conn *db, const char *tenant, const char *id, char **ret,
-				 struct err *e);
+/* A reader of the synthetic rows of run id of tenant as CSV
+ * (synthetic_csv.h; *ret the caller's, synthetic_csv_close()):
+ * ERR_NOT_FOUND when it is not the tenant's or has no synthetic rows,
+ * ERR_CONFLICT when it has not succeeded. */
+enum err_code runs_synthetic_csv(struct db_conn *db, const char *tenant, const char *id,
+				 struct synthetic_csv **ret, struct err *e);
 
 #endif /* SERVICE_RUNS_H */
 
