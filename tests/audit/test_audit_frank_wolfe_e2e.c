@@ -24,6 +24,20 @@
  * both orientations, alpha / 8 each: false-failure probability <= alpha
  * = 1e-6).
  *
+ * That argument covers a run given its secret order.  A plain run draws
+ * the order too, so its law is a mixture over the canary's position, and a
+ * mixture of eps-bounded-range mechanisms (weights independent of the
+ * data) is eps-DP but in general only (2 eps)-bounded-range: the
+ * normalisers of its components move differently.  For private (no
+ * sampling: every position gives the same law) nothing changes.  For
+ * private_vr the claim eps_run on the range of K is therefore not implied
+ * by the event alone; it holds for this world because the law below is
+ * computed exactly: its true range is 1.419 at the audited temperature
+ * (the level-3 line prints it; eps_run = 1.999).  A world where the
+ * mixture's range exceeded eps_run would need the claim 2 eps_run (or
+ * eps_run on |log P_A(o) / P_B(o)|, the pure-DP statement), not a weaker
+ * method.
+ *
  * Worlds (least_squares, feature_l2 = 1, label 1, so L = lipschitz_linf =
  * 2, as in test_audit_frank_wolfe.c): the other records are x = 0, y = 0
  * (gradient 0 everywhere); the canary has x = 1, y = +100 (A) or -100 (B),
