@@ -72,7 +72,9 @@ gap_json(const struct run_spec *spec, const struct data_schema *s, const struct 
 	return r;
 }
 
-/* The VI gaps of one point u on ds (vi_gap_eval: closed forms). */
+/* The VI gaps of one point u on ds (vi_gap_eval: closed forms; for an
+ * affine non-skew operator the weak gap is the upper end of a certified
+ * bracket within 1e-10 relative). */
 static json_t *
 vi_gap_json(const struct run_spec *spec, const struct dataset *ds, const double *u,
 	    const char *dataset_id, struct err *e)
