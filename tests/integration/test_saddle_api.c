@@ -498,7 +498,8 @@ START_TEST(test_catalogue)
 			ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "saddle");
 			ck_assert_uint_eq(json_array_size(json_object_get(o, "params")), 2);
 			o = json_array_get(json_object_get(a, "objectives"), 7);
-			ck_assert_str_eq(json_string_value(json_object_get(o, "name")), "affine_vi");
+			ck_assert_str_eq(json_string_value(json_object_get(o, "name")),
+					 "affine_vi");
 			ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "operator");
 		}
 		if (strcmp(name, "dp_sgd.one_pass") == 0) {
