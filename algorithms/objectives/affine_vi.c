@@ -40,7 +40,8 @@
  * Cholesky test, bisected from t = ||A||_F^2 (always true) down to within
  * 1e-9 of the smallest such t, plus the rounding of fl(A^T A) (entrywise
  * at most gamma_d (|A|^T |A|)_ij, so of l2 norm at most gamma_d ||A||_F^2,
- * gamma_k = k u / (1 - k u), u = 2^-53).
+ * gamma_k = k u / (1 - k u), u = 2^-53) and of t I - fl(A^T A)'s diagonal
+ * (at most 2 u ||A||_F^2).
  *
  * The gap (vi.h): the strong gap by one LMO as for every operator; the
  * weak gap sup_v <A v + b_bar, u_bar - v> is a concave quadratic in v,
@@ -148,9 +149,11 @@ opnorm_bound(const double *A, size_t n)
 		else
 			lo = t;
 	}
-	/* lambda_max(A^T A) <= lambda_max(fl(A^T A)) + gamma_n ||A||_F^2;
-	 * the sqrt and the sum round by at most a few ulps. */
-	return sqrt((hi + gamma_k(n) * frob2) * (1.0 + 8.0 * DBL_EPSILON)) *
+	/* The certificate is for M = fl(t I - fl(A^T A)): lambda_max(A^T A) <=
+	 * t + (the diagonal's rounding, u (t + S_ii) <= 2 u ||A||_F^2) +
+	 * (fl(A^T A)'s, gamma_n ||A||_F^2) <= hi + gamma_{n+4} ||A||_F^2; the
+	 * sqrt and the sum round by at most a few ulps. */
+	return sqrt((hi + gamma_k(n + 4) * frob2) * (1.0 + 8.0 * DBL_EPSILON)) *
 	       (1.0 + 4.0 * DBL_EPSILON);
 }
 
