@@ -85,7 +85,7 @@ affine_psi(const struct objective *o, const double *c, const double *u_bar, cons
  * ps: the projection's. */
 static double
 affine_weak_gap(const struct objective *o, const struct constraint *u, const double *u_bar,
-		const double *c, double *w, double *ps)
+		const double *c, double *w, double *ps, double *ret_lo)
 {
 	const struct vi_ops *vo = o->ops->vi;
 	const size_t d = o->dim;
@@ -140,12 +140,24 @@ affine_weak_gap(const struct objective *o, const struct constraint *u, const dou
 			v[j] += grad[j] / beta;
 		constraint_project(u, v, d, ps);
 	}
+	*ret_lo = lo;
 	return fmax(hi, lo);
 }
 
 enum err_code
 vi_gap_eval(const struct objective *o, const struct dataset *ds, const struct constraint *u,
 	    const double *u_bar, double *ret_strong, double *ret_weak, struct err *e)
+{
+	double lo;
+
+	return vi_gap_bracket(o, ds, u, u_bar, ret_strong, ret_weak != NULL ? &lo : NULL, ret_weak,
+			      e);
+}
+
+enum err_code
+vi_gap_bracket(const struct objective *o, const struct dataset *ds, const struct constraint *u,
+	       const double *u_bar, double *ret_strong, double *ret_weak_lo, double *ret_weak,
+	       struct err *e)
 {
 	const size_t d = o->dim;
 	const bool affine = o->ops->vi != NULL && o->ops->vi->jacobian != NULL &&
@@ -181,20 +193,20 @@ vi_gap_eval(const struct objective *o, const struct dataset *ds, const struct co
 		fu_u += fu[j] * u_bar[j];
 	if (ret_strong != NULL)
 		*ret_strong = fu_u - min_v;
-	if (ret_weak != NULL) {
-		*ret_weak = NAN;
+	if (ret_weak != NULL && ret_weak_lo != NULL) {
+		*ret_weak = *ret_weak_lo = NAN;
 		if (o->ops->vi->skew_affine) {
 			/* c = F(0), the mean of the records' c(z). */
 			memset(s, 0, d * sizeof(*s));
 			mean_operator(o, ds, s, c);
 			for (size_t j = 0; j < d; j++)
 				c_u += c[j] * u_bar[j];
-			*ret_weak = c_u - min_v;
+			*ret_weak = *ret_weak_lo = c_u - min_v;
 		} else if (affine) {
 			/* c = F(0), the mean of the records' c(z). */
 			memset(s, 0, d * sizeof(*s));
 			mean_operator(o, ds, s, c);
-			*ret_weak = affine_weak_gap(o, u, u_bar, c, w, ps);
+			*ret_weak = affine_weak_gap(o, u, u_bar, c, w, ps, ret_weak_lo);
 		}
 	}
 	free(fu);

@@ -95,12 +95,20 @@ void vi_batch_operator(const struct objective *o, const struct dataset *ds, cons
  * Frank-Wolfe certificate max_U psi <= psi(v) + max_{s in U} <grad psi(v),
  * s - v>; the weak gap returned is the bracket's upper end, a certified
  * upper bound within 1e-10 (1 + |gap|) of the value unless 10^5 steps did
- * not close the bracket (then still an upper bound).  For other operators
+ * not close the bracket (then still an upper bound; vi_gap_bracket gives
+ * both ends).  For other operators
  * the weak gap is NAN (not computed).  ERR_INVALID for an empty ds or an
  * unusable set; ERR_NOMEM.
  */
 enum err_code vi_gap_eval(const struct objective *o, const struct dataset *ds,
 			  const struct constraint *u, const double *u_bar, double *ret_strong,
 			  double *ret_weak, struct err *e);
+
+/* The same with the weak gap's certified bracket [*ret_weak_lo, *ret_weak]
+ * (equal for the closed forms; NAN both when not computed).  ret_weak and
+ * ret_weak_lo both NULL or both not. */
+enum err_code vi_gap_bracket(const struct objective *o, const struct dataset *ds,
+			     const struct constraint *u, const double *u_bar, double *ret_strong,
+			     double *ret_weak_lo, double *ret_weak, struct err *e);
 
 #endif /* ALGORITHMS_VI_H */

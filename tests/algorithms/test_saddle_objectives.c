@@ -836,13 +836,14 @@ affine_psi(const struct vprob *p, const double *A, const double *cbar, const dou
 /*
  * The weak gap sup_v <F(v), u_bar - v>.  Skew A (4 x 4) over the unit
  * ball: spec 002 §9.4's closed form <b, u_bar> + R ||A^T u_bar - b||
- * (c = 0).  A non-skew monotone A (2 x 2) over the unit disk: within 1e-6
- * above the max over a polar grid of 400 x 400 points (and never below
- * it), and weak <= strong.
+ * (c = 0).  A non-skew monotone A (2 x 2) over the unit disk: within 1e-4
+ * above the max over a polar grid of 400 x 401 points (and never below
+ * it), its bracket (vi_gap_bracket) within 1e-10 relative, and weak <=
+ * strong.
  */
 START_TEST(test_affine_gap)
 {
-	double A[MAXD * MAXD], ub[MAXD], cbar[MAXD] = { 0 }, s, w;
+	double A[MAXD * MAXD], ub[MAXD], cbar[MAXD] = { 0 }, s, w, wlo;
 	struct err e = { 0 };
 	struct vprob *p;
 	struct rng r;
@@ -892,10 +893,12 @@ START_TEST(test_affine_gap)
 
 				grid = fmax(grid, affine_psi(p, A, cbar, ub, v));
 			}
-		ck_assert(vi_gap_eval(&p->o, &p->ds, &p->u, ub, &s, &w, &e) == ERR_OK);
-		printf("affine_vi non-skew: weak %.10f grid %.10f strong %.10f\n", w, grid, s);
+		ck_assert(vi_gap_bracket(&p->o, &p->ds, &p->u, ub, &s, &wlo, &w, &e) == ERR_OK);
+		printf("affine_vi non-skew: weak [%.12f, %.12f] grid %.12f strong %.10f\n", wlo, w,
+		       grid, s);
 		ck_assert(w >= grid - 1e-12);
 		ck_assert(w <= grid + 1e-4);
+		ck_assert(wlo <= w && w - wlo <= 1e-10 * (1.0 + fabs(w)));
 		ck_assert(w <= s + 1e-9);
 	}
 	free(p);

@@ -650,6 +650,7 @@ START_TEST(test_fair_auc_affine)
 	bracket(j, "result.evaluation.strong_gap", &slo, &shi);
 	bracket(j, "result.evaluation.weak_gap", &wlo, &whi);
 	ck_assert_msg(wlo >= -1e-12 && wlo <= slo + 1e-9, "weak %.17g strong %.17g", wlo, slo);
+	ck_assert_msg(wlo <= whi && whi - wlo <= 1e-9, "weak gap [%.17g, %.17g]", wlo, whi);
 	json_decref(j);
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", v);
 	snprintf(body, sizeof(body), "%s", AFFINE_RUN("[[1, 0], [0, -0.1]]", ""));
