@@ -48,7 +48,10 @@ extern const struct objective_ops objective_bilinear;
 extern const struct objective_ops objective_worst_group_logistic;
 extern const struct objective_ops objective_matrix_game;
 extern const struct objective_ops objective_quadratic_game;
+extern const struct objective_ops objective_fair_logistic_lagrangian;
+extern const struct objective_ops objective_auc_minimax;
 extern const struct objective_ops objective_bilinear_vi;
+extern const struct objective_ops objective_affine_vi;
 
 /* Minimisation objectives first, then the saddle ones (saddle.h), then
  * the operator ones (vi.h). */
@@ -62,7 +65,10 @@ static const struct objective_ops *const objectives[] = {
 	&objective_worst_group_logistic,
 	&objective_matrix_game,
 	&objective_quadratic_game,
+	&objective_fair_logistic_lagrangian,
+	&objective_auc_minimax,
 	&objective_bilinear_vi,
+	&objective_affine_vi,
 };
 
 static const char *const kind_names[OBJECTIVE__KIND_COUNT] = {
@@ -79,6 +85,8 @@ static const char *const param_names[OBJ_P__COUNT] = {
 	[OBJ_P_CLASS_PRIOR] = "class_prior",
 	[OBJ_P_GROUP_PROPORTIONS] = "group_proportions",
 	[OBJ_P_COUPLING] = "coupling",
+	[OBJ_P_PARITY_TOLERANCE] = "parity_tolerance",
+	[OBJ_P_MATRIX] = "matrix",
 };
 
 /* Priors must sum to 1 within this. */
@@ -230,6 +238,21 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 	if (!(isfinite(p->coupling) && p->coupling >= 0.0))
 		return err_set_field(e, ERR_INVALID, "objective.coupling",
 				     "'objective.coupling' must be a finite number >= 0");
+	if (p->parity_tolerance != 0.0 && !accepts(ops, OBJ_P_PARITY_TOLERANCE))
+		return refuse_param(ops, OBJ_P_PARITY_TOLERANCE, e);
+	if (!(isfinite(p->parity_tolerance) && p->parity_tolerance >= 0.0))
+		return err_set_field(e, ERR_INVALID, "objective.parity_tolerance",
+				     "'objective.parity_tolerance' must be a finite number >= 0");
+	if (p->matrix_dim != 0 && !accepts(ops, OBJ_P_MATRIX))
+		return refuse_param(ops, OBJ_P_MATRIX, e);
+	if (p->matrix_dim > OBJECTIVE_MAX_MATRIX_DIM)
+		return err_set_field(e, ERR_INVALID, "objective.matrix",
+				     "'objective.matrix' may have at most %d rows",
+				     OBJECTIVE_MAX_MATRIX_DIM);
+	for (size_t j = 0; j < p->matrix_dim * p->matrix_dim; j++)
+		if (!isfinite(p->matrix[j]))
+			return err_set_field(e, ERR_INVALID, "objective.matrix",
+					     "'objective.matrix' entries must be finite numbers");
 
 	memset(&o, 0, sizeof(o));
 	o.ops = ops;

@@ -45,7 +45,9 @@ enum objective_param {
 	OBJ_P_HUBER_DELTA,
 	OBJ_P_CLASS_PRIOR,
 	OBJ_P_GROUP_PROPORTIONS,
-	OBJ_P_COUPLING, /* bilinear: gamma of the public coupling gamma <x, y> */
+	OBJ_P_COUPLING,         /* bilinear: gamma of the public coupling gamma <x, y> */
+	OBJ_P_PARITY_TOLERANCE, /* fair_logistic_lagrangian: tau_f >= 0 */
+	OBJ_P_MATRIX,           /* affine_vi: the public square matrix A */
 	OBJ_P__COUNT
 };
 
@@ -73,6 +75,9 @@ const char *objective_kind_name(enum objective_kind k);
 /* API key of a parameter ("intercept", ...). */
 const char *objective_param_name(enum objective_param p);
 
+/* The largest public matrix ('objective.matrix', affine_vi): its order. */
+#define OBJECTIVE_MAX_MATRIX_DIM 32
+
 /* Public parameters, as the request gives them. */
 struct objective_params {
 	bool intercept;     /* unpenalised bias as the last coordinate(s) of w */
@@ -83,7 +88,12 @@ struct objective_params {
 	double class_prior[DATA_MAX_CLASSES]; /* K (multiclass) or 2 ([-1, +1]) entries */
 	size_t n_group_proportions;
 	double group_proportions[DATA_MAX_GROUPS]; /* G entries */
-	double coupling; /* bilinear: gamma >= 0 of gamma <x, y> (0: none) */
+	double coupling;         /* bilinear: gamma >= 0 of gamma <x, y> (0: none) */
+	double parity_tolerance; /* fair_logistic_lagrangian: tau_f >= 0 (default 0) */
+	/* affine_vi: the public matrix A, matrix_dim x matrix_dim row-major
+	 * (matrix[r * matrix_dim + c]); matrix_dim 0 when absent. */
+	size_t matrix_dim;
+	double matrix[OBJECTIVE_MAX_MATRIX_DIM * OBJECTIVE_MAX_MATRIX_DIM];
 };
 
 /* Bounds every constant is built from (objective_constants fills it; a

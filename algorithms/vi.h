@@ -51,6 +51,11 @@ struct vi_ops {
 	/* F(u; z) = c(z) + J u with one public J, J^T = -J (monotone with
 	 * <F(u) - F(v), u - v> = 0): vi_gap_eval's closed form needs it. */
 	bool skew_affine;
+	/* F(u; z) = c(z) + J u with one public monotone J (J + J^T PSD):
+	 * out += J v and out += J^T v.  Both or neither; with them
+	 * vi_gap_eval computes the weak gap by a certified inner solve. */
+	void (*jacobian)(const struct objective *o, const double *v, double *out);
+	void (*jacobian_t)(const struct objective *o, const double *v, double *out);
 };
 
 /* Constants of o over u from the declared bounds of s.  ERR_INVALID
@@ -82,12 +87,28 @@ void vi_batch_operator(const struct objective *o, const struct dataset *ds, cons
  * both >= 0.  For a skew-affine F = c + J u (vi_ops.skew_affine), <F(v),
  * u_bar - v> = <c, u_bar> - <c + J u_bar, v> (as <J v, v> = 0 and
  * <J v, u_bar> = -<v, J u_bar>), so weak = <c, u_bar> - min_v <F(u_bar),
- * v>, a closed form (it equals the strong gap, as <J u_bar, u_bar> = 0);
- * for other operators the weak gap is NAN (not computed).  ERR_INVALID
- * for an empty ds or an unusable set; ERR_NOMEM.
+ * v>, a closed form (it equals the strong gap, as <J u_bar, u_bar> = 0).
+ * For an affine F = c + J u with J + J^T PSD (vi_ops.jacobian and
+ * jacobian_t), psi(v) = <c + J v, u_bar - v> is a concave quadratic: it is
+ * maximised over U by projected gradient ascent (step 1 / beta, beta a
+ * power-iteration estimate of ||J + J^T||) and bracketed by the
+ * Frank-Wolfe certificate max_U psi <= psi(v) + max_{s in U} <grad psi(v),
+ * s - v>; the weak gap returned is the bracket's upper end, a certified
+ * upper bound within 1e-10 (1 + |gap|) of the value unless 10^5 steps did
+ * not close the bracket (then still an upper bound; vi_gap_bracket gives
+ * both ends).  For other operators
+ * the weak gap is NAN (not computed).  ERR_INVALID for an empty ds or an
+ * unusable set; ERR_NOMEM.
  */
 enum err_code vi_gap_eval(const struct objective *o, const struct dataset *ds,
 			  const struct constraint *u, const double *u_bar, double *ret_strong,
 			  double *ret_weak, struct err *e);
+
+/* The same with the weak gap's certified bracket [*ret_weak_lo, *ret_weak]
+ * (equal for the closed forms; NAN both when not computed).  ret_weak and
+ * ret_weak_lo both NULL or both not. */
+enum err_code vi_gap_bracket(const struct objective *o, const struct dataset *ds,
+			     const struct constraint *u, const double *u_bar, double *ret_strong,
+			     double *ret_weak_lo, double *ret_weak, struct err *e);
 
 #endif /* ALGORITHMS_VI_H */

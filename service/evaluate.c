@@ -72,23 +72,25 @@ gap_json(const struct run_spec *spec, const struct data_schema *s, const struct 
 	return r;
 }
 
-/* The VI gaps of one point u on ds (vi_gap_eval: closed forms). */
+/* The VI gaps of one point u on ds (vi_gap_bracket: closed forms, lower =
+ * upper; for an affine non-skew operator the weak gap's certified
+ * bracket). */
 static json_t *
 vi_gap_json(const struct run_spec *spec, const struct dataset *ds, const double *u,
 	    const char *dataset_id, struct err *e)
 {
-	double strong, weak;
+	double strong, weak_lo, weak;
 	json_t *r;
 
-	if (vi_gap_eval(&spec->objective, ds, &spec->x, u, &strong, &weak, e) != ERR_OK)
+	if (vi_gap_bracket(&spec->objective, ds, &spec->x, u, &strong, &weak_lo, &weak, e) !=
+	    ERR_OK)
 		return NULL;
-	if (!isfinite(strong) || !isfinite(weak)) {
+	if (!isfinite(strong) || !isfinite(weak) || !isfinite(weak_lo)) {
 		err_set(e, ERR_NUMERIC, "the gap is not finite");
 		return NULL;
 	}
-	/* Closed forms: the bracket is a point. */
 	r = json_pack("{s:I, s:{s:f, s:f}, s:{s:f, s:f}}", "n_rows", (json_int_t)ds->n,
-		      "strong_gap", "lower", strong, "upper", strong, "weak_gap", "lower", weak,
+		      "strong_gap", "lower", strong, "upper", strong, "weak_gap", "lower", weak_lo,
 		      "upper", weak);
 	if (r != NULL && dataset_id != NULL &&
 	    json_object_set_new(r, "dataset_id", json_string(dataset_id)) != 0) {

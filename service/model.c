@@ -124,10 +124,17 @@ numbers(const json_t *arr, size_t n, const char *field, double *out, struct err 
 enum err_code
 model_load(const json_t *doc, struct model *ret, struct err *e)
 {
-	static const char *const obj_keys[] = {
-		"name",        "intercept",         "ridge",    "l1", "huber_delta",
-		"class_prior", "group_proportions", "coupling", NULL
-	};
+	static const char *const obj_keys[] = { "name",
+						"intercept",
+						"ridge",
+						"l1",
+						"huber_delta",
+						"class_prior",
+						"group_proportions",
+						"coupling",
+						"parity_tolerance",
+						"matrix",
+						NULL };
 	struct model m = { 0 };
 	json_t *obj, *coef, *icpt;
 	const char *name;

@@ -36,6 +36,58 @@ parse_prior(const json_t *obj, const char *key, size_t max, double *v, size_t *r
 	return ERR_OK;
 }
 
+/* "objective.matrix": a square array of arrays of numbers, at most
+ * OBJECTIVE_MAX_MATRIX_DIM rows, into p (row-major). */
+static enum err_code
+parse_matrix(const json_t *obj, struct objective_params *p, struct err *e)
+{
+	const char *path = "objective.matrix";
+	json_t *a = json_object_get(obj, "matrix"), *row, *x;
+	size_t n, i, j;
+
+	p->matrix_dim = 0;
+	if (a == NULL)
+		return ERR_OK;
+	n = json_is_array(a) ? json_array_size(a) : 0;
+	if (n == 0 || n > OBJECTIVE_MAX_MATRIX_DIM)
+		return err_set_field(e, ERR_INVALID, path, "'%s' must be an array of 1 to %d rows",
+				     path, OBJECTIVE_MAX_MATRIX_DIM);
+	json_array_foreach (a, i, row) {
+		if (!json_is_array(row) || json_array_size(row) != n)
+			return err_set_field(e, ERR_INVALID, path,
+					     "'%s' must be square: row %zu must be an array of %zu "
+					     "numbers",
+					     path, i, n);
+		json_array_foreach (row, j, x) {
+			if (!json_is_number(x) || !isfinite(json_number_value(x)))
+				return err_set_field(e, ERR_INVALID, path, "'%s' must hold numbers",
+						     path);
+			p->matrix[i * n + j] = json_number_value(x);
+		}
+	}
+	p->matrix_dim = n;
+	return ERR_OK;
+}
+
+/* The rows of a square row-major matrix as an array of arrays. */
+static json_t *
+matrix_json(const double *m, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a != NULL && i < n; i++) {
+		json_t *row = json_array();
+
+		for (size_t j = 0; row != NULL && j < n; j++)
+			json_array_append_new(row, json_real(m[i * n + j]));
+		if (row == NULL || json_array_append_new(a, row) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 static json_t *
 array_json(const double *v, size_t n)
 {
@@ -48,7 +100,8 @@ array_json(const double *v, size_t n)
 
 /*
  * The "objective" object: {"name", "intercept", "ridge", "l1",
- * "huber_delta", "class_prior", "group_proportions", "coupling"}, checked against the
+ * "huber_delta", "class_prior", "group_proportions", "coupling",
+ * "parity_tolerance", "matrix"}, checked against the
  * dataset's public schema by objective_init().  "params": {} is still
  * accepted (and dropped) so that runs stored before objectives had
  * parameters parse again in the worker.  *ret_norm (owned) is the object
@@ -58,10 +111,18 @@ static enum err_code
 parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_schema *schema,
 		struct objective *ret, json_t **ret_norm, struct err *e)
 {
-	static const char *const keys[] = {
-		"name",        "intercept",         "ridge",  "l1",       "huber_delta",
-		"class_prior", "group_proportions", "params", "coupling", NULL
-	};
+	static const char *const keys[] = { "name",
+					    "intercept",
+					    "ridge",
+					    "l1",
+					    "huber_delta",
+					    "class_prior",
+					    "group_proportions",
+					    "params",
+					    "coupling",
+					    "parity_tolerance",
+					    "matrix",
+					    NULL };
 	static const char *const no_keys[] = { NULL };
 	struct objective_params p;
 	const struct objective_ops *ops;
@@ -101,6 +162,9 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 			    NULL, e)) != ERR_OK ||
 	    (rc = jv_number(obj, "objective", "coupling", false, 0, false, 1e9, &p.coupling, NULL,
 			    e)) != ERR_OK ||
+	    (rc = jv_number(obj, "objective", "parity_tolerance", false, 0, false, 1e9,
+			    &p.parity_tolerance, NULL, e)) != ERR_OK ||
+	    (rc = parse_matrix(obj, &p, e)) != ERR_OK ||
 	    (rc = parse_prior(obj, "class_prior", DATA_MAX_CLASSES, p.class_prior, &p.n_class_prior,
 			      e)) != ERR_OK ||
 	    (rc = parse_prior(obj, "group_proportions", DATA_MAX_GROUPS, p.group_proportions,
@@ -116,6 +180,10 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 		json_object_set_new(norm, "huber_delta", json_real(ret->delta));
 	if (norm != NULL && ops->params & (1u << OBJ_P_COUPLING))
 		json_object_set_new(norm, "coupling", json_real(p.coupling));
+	if (norm != NULL && ops->params & (1u << OBJ_P_PARITY_TOLERANCE))
+		json_object_set_new(norm, "parity_tolerance", json_real(p.parity_tolerance));
+	if (norm != NULL && p.matrix_dim > 0)
+		json_object_set_new(norm, "matrix", matrix_json(p.matrix, p.matrix_dim));
 	if (norm != NULL && p.n_class_prior > 0)
 		json_object_set_new(norm, "class_prior",
 				    array_json(p.class_prior, p.n_class_prior));

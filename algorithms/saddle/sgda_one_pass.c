@@ -75,9 +75,15 @@ static const struct alg_param sgda_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const sgda_objectives[] = { "bilinear",    "worst_group_logistic",
-					       "matrix_game", "quadratic_game",
-					       "bilinear_vi", NULL };
+static const char *const sgda_objectives[] = { "bilinear",
+					       "worst_group_logistic",
+					       "matrix_game",
+					       "quadratic_game",
+					       "fair_logistic_lagrangian",
+					       "auc_minimax",
+					       "bilinear_vi",
+					       "affine_vi",
+					       NULL };
 
 #define ALL_SETS                                                                                   \
 	((1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_LP_BALL) |    \

@@ -149,7 +149,9 @@ is_saddle(const struct objective_ops *o)
 /* A saddle objective's schema: bilinear and matrix_game (rank one) read
  * blocks a = columns 0..2 and b = 3..5 (rows have ||x|| <= 1, so each block
  * too); quadratic_game A = 0..1 (2 x 1), p = 2..3, r = 4; worst_group a
- * group column of 3 groups with public proportions. */
+ * group column of 3 groups with public proportions; fair_logistic_lagrangian
+ * one of 2 and y the box [0, 2]; auc_minimax the class prior; affine_vi a
+ * public monotone 6 x 6 matrix. */
 static void
 saddle_schema(struct fixture *f, const struct objective_ops *o, enum constraint_kind k,
 	      struct objective_params *p)
@@ -168,6 +170,41 @@ saddle_schema(struct fixture *f, const struct objective_ops *o, enum constraint_
 			p->coupling = 0.5;
 		if (f->spec.has_y)
 			f->spec.y = canonical_set(k);
+		return;
+	}
+	if (strcmp(o->name, "affine_vi") == 0) {
+		/* A = 0.5 I + 0.3 (a skew rotation of pairs): monotone, not skew. */
+		f->ds.y = NULL;
+		p->matrix_dim = D_COLS;
+		for (size_t j = 0; j < D_COLS; j++) {
+			p->matrix[j * D_COLS + j] = 0.5;
+			if (j % 2 == 0) {
+				p->matrix[j * D_COLS + j + 1] = 0.3;
+				p->matrix[(j + 1) * D_COLS + j] = -0.3;
+			}
+		}
+		return;
+	}
+	if (strcmp(o->name, "auc_minimax") == 0) {
+		/* binary rows; alpha over the method's set kind in one coordinate */
+		p->n_class_prior = 2;
+		p->class_prior[0] = 0.45;
+		p->class_prior[1] = 0.55;
+		f->spec.y = canonical_set(k == CONSTRAINT_SIMPLEX ? CONSTRAINT_BOX : k);
+		return;
+	}
+	if (strcmp(o->name, "fair_logistic_lagrangian") == 0) {
+		/* the sensitive attribute: a group column of 2; the multipliers'
+		 * box [0, 2] */
+		for (size_t i = 0; i < N_ROWS; i++)
+			f->group[i] = (uint32_t)(i % 3 == 0);
+		f->ds.group = f->group;
+		f->ds.n_groups = f->spec.schema.n_groups = 2;
+		p->n_group_proportions = 2;
+		p->group_proportions[0] = 0.65;
+		p->group_proportions[1] = 0.35;
+		p->parity_tolerance = 0.05;
+		f->spec.y = (struct constraint){ .kind = CONSTRAINT_BOX, .lo = 0.0, .hi = 2.0 };
 		return;
 	}
 	if (strcmp(o->name, "quadratic_game") == 0) {

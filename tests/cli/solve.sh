@@ -292,6 +292,33 @@ check "vi weak gap recomputed in closed form" sh -c "awk -F, -v u=\"\$(cat '$TMP
 		gap = m[1] * v[1] + m[2] * v[2] + m[3] * v[3] + m[4] * v[4] \
 		    + 1.5 * sqrt(f1^2 + f2^2 + f3^2 + f4^2)
 		exit !(v[5] - 1e-9 <= gap && gap <= v[6] + 1e-9) }' '$TMP/pairs.csv'"
+# fair_logistic_lagrangian: binary rows of 3 features with the sensitive
+# attribute as a group column of 2; x in an l2 ball, the multipliers in the
+# box [0, 1]; a y box with lo != 0 names constraints.y.lo.  affine_vi on
+# the pairs' 4 columns as b with a monotone 4 x 4 matrix; a non-monotone
+# one names objective.matrix.
+awk 'BEGIN { srand(3); for (i = 0; i < 2000; i++) { s = (rand() < 0.4);
+	a = rand() - 0.5 + 0.2 * s; b = rand() - 0.5; c = rand() - 0.5;
+	printf "%.4f,%.4f,%.4f,%d,%d\n", a, b, c, s, (2 * a + b > 0) * 2 - 1 } }' >"$TMP/fair.csv"
+echo '{"schema": {"features": 3, "task": "binary", "group": {"groups": 2}}, "bounds": {"feature_l2": 1}}' \
+	>"$TMP/fair.schema.json"
+FAIR="--data $TMP/fair.csv --format csv --schema $TMP/fair.schema.json --algorithm saddle.sgda_one_pass --epsilon 1 --delta 1e-6"
+"$BIN" solve $FAIR --objective '{"name": "fair_logistic_lagrangian", "group_proportions": [0.6, 0.4], "parity_tolerance": 0.05}' \
+	--constraint l2_ball:radius=2 --constraint-y box:lo=0,hi=1 --eval "$TMP/fair.csv" >"$TMP/fair.json" 2>"$TMP/err"
+check "fair solve exits 0" test $? -eq 0
+check "fair x in the ball, y in [0, 1]^2, gap bracket" sh -c "jq -e '(.x | length == 3) and ([.x[] | . * .] | add <= 4 + 1e-9)
+	and (.y | length == 2) and all(.y[]; . >= 0 and . <= 1)
+	and .evaluation.strong_gap.lower >= -1e-9 and .evaluation.strong_gap.lower <= .evaluation.strong_gap.upper' '$TMP/fair.json' >/dev/null"
+check "fair y box with lo != 0 names constraints.y.lo" run_err 1 constraints.y.lo "" -- \
+	$FAIR --objective '{"name": "fair_logistic_lagrangian", "group_proportions": [0.6, 0.4]}' \
+	--constraint l2_ball:radius=2 --constraint-y box:lo=-1,hi=1
+"$BIN" solve $SADDLE --objective '{"name": "affine_vi", "matrix": [[1, 0.5, 0, 0], [-0.5, 1, 0, 0], [0, 0, 0, 1], [0, 0, -1, 0]]}' \
+	--constraint l2_ball:radius=1 --eval "$TMP/pairs.csv" >"$TMP/aff.json" 2>"$TMP/err"
+check "affine_vi solve exits 0, weak <= strong" sh -c "jq -e '(.x | length == 4) and .evaluation.weak_gap.upper >= -1e-12
+	and .evaluation.weak_gap.upper <= .evaluation.strong_gap.upper + 1e-9' '$TMP/aff.json' >/dev/null"
+check "affine_vi non-monotone matrix names objective.matrix" run_err 1 objective.matrix "monotone" -- \
+	$SADDLE --objective '{"name": "affine_vi", "matrix": [[1, 0, 0, 0], [0, -1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]}' \
+	--constraint l2_ball:radius=1
 check "vi with --constraint-y names constraints.y" run_err 1 constraints.y "operator" -- \
 	$SADDLE --objective bilinear_vi --constraint l2_ball:radius=1 --constraint-y l2_ball:radius=1
 check "saddle without --constraint-y names constraints.y" run_err 1 constraints.y "" -- \

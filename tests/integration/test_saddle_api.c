@@ -8,7 +8,9 @@
  * naming constraints.y; the catalogue's kinds, saddle flag and
  * constraints.y.  VI mode: bilinear_vi (an operator objective on one set)
  * through saddle.sgda_one_pass with constraints.x only, the result x, the
- * VI gaps recomputed here, and its refusals.
+ * VI gaps recomputed here, and its refusals.  fair_logistic_lagrangian,
+ * auc_minimax and affine_vi through saddle.sgda_one_pass (their results,
+ * gaps and refusals naming the field).
  */
 #include <check.h>
 #include <math.h>
@@ -360,7 +362,6 @@ START_TEST(test_worst_group)
 	free(train);
 	free(test);
 #undef WG_SMD
-#undef GROUP_SCHEMA
 #undef WG_RUN
 }
 END_TEST
@@ -486,10 +487,19 @@ START_TEST(test_catalogue)
 			seen_sgda = true;
 			ck_assert(saddle);
 			ck_assert_uint_ge(json_array_size(h_get(a, "constraints.y")), 2);
-			ck_assert_uint_eq(json_array_size(json_object_get(a, "objectives")), 5);
-			o = json_array_get(json_object_get(a, "objectives"), 4);
+			ck_assert_uint_eq(json_array_size(json_object_get(a, "objectives")), 8);
+			o = json_array_get(json_object_get(a, "objectives"), 6);
 			ck_assert_str_eq(json_string_value(json_object_get(o, "name")),
 					 "bilinear_vi");
+			ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "operator");
+			o = json_array_get(json_object_get(a, "objectives"), 4);
+			ck_assert_str_eq(json_string_value(json_object_get(o, "name")),
+					 "fair_logistic_lagrangian");
+			ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "saddle");
+			ck_assert_uint_eq(json_array_size(json_object_get(o, "params")), 2);
+			o = json_array_get(json_object_get(a, "objectives"), 7);
+			ck_assert_str_eq(json_string_value(json_object_get(o, "name")),
+					 "affine_vi");
 			ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "operator");
 		}
 		if (strcmp(name, "dp_sgd.one_pass") == 0) {
@@ -499,6 +509,158 @@ START_TEST(test_catalogue)
 	}
 	ck_assert(seen_sgda && seen_sgd);
 	json_decref(j);
+}
+END_TEST
+
+/* The mean over the CSV rows "x0,x1,x2,g,y" of the logistic loss at x
+ * and of c(g) <x, a> (c = g / p1 - (1 - g) / p0): R(x) and H(x). */
+static void
+fair_means(const char *rows, const double *x, double p0, double p1, double *ret_r, double *ret_h)
+{
+	double a[3], r = 0.0, h = 0.0;
+	unsigned g;
+	int y, used;
+	size_t n = 0;
+
+	while (sscanf(rows, "%lf,%lf,%lf,%u,%d\n%n", &a[0], &a[1], &a[2], &g, &y, &used) == 5) {
+		double z = a[0] * x[0] + a[1] * x[1] + a[2] * x[2];
+
+		r += log1p(exp(-(double)y * z));
+		h += (g == 1 ? 1.0 / p1 : -1.0 / p0) * z;
+		n++;
+		rows += used;
+	}
+	ck_assert_uint_gt(n, 0);
+	*ret_r = r / (double)n;
+	*ret_h = h / (double)n;
+}
+
+/*
+ * fair_logistic_lagrangian (x in an l2 ball, the multipliers y in the box
+ * [0, 2]) on the binary rows with a group column of 2 (the sensitive
+ * attribute): the result's x and y in their sets, the normalised request
+ * keeps parity_tolerance, and the strong gap on the public rows is at
+ * least the closed-form max over y minus F(x, y) (spec 001 §7.4: max_y F
+ * = R(x) + Lambda (max(0, H - tau) + max(0, -H - tau)); the min over x is
+ * at most F(x, y)).  Refusals naming the field: a y box with lo != 0, a y
+ * ball, no group proportions.  auc_minimax runs on the same rows (x =
+ * (w, a_+, b_-) in a box, alpha in a box).  affine_vi on two-feature
+ * unlabeled rows with a monotone public matrix, its VI gaps on public
+ * rows; a non-monotone matrix and a non-square one refused naming
+ * objective.matrix.
+ */
+START_TEST(test_fair_auc_affine)
+{
+	char a[40], p[40], v[40], vp[40], run[40], body[1024], path[128];
+	char *train = group_rows(3000, 13), *test = group_rows(600, 14);
+	double x[6], y[2], slo, shi, wlo, whi, R, H, closed, F;
+	const double tau = 0.05, lam = 2.0;
+	json_t *j;
+
+#define FAIR_RUN(ysets, extra)                                                                     \
+	"{\"algorithm\": \"saddle.sgda_one_pass\","                                                \
+	" \"objective\": {\"name\": \"fair_logistic_lagrangian\","                                 \
+	" \"group_proportions\": [0.5, 0.5], \"parity_tolerance\": 0.05},"                         \
+	" \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": 2}, \"y\": " ysets "},"     \
+	" \"privacy\": {\"epsilon\": 2, \"delta\": 1e-6}" extra "}"
+#define FAIR_Y "{\"kind\": \"box\", \"lo\": 0, \"hi\": 2}"
+
+	h_dataset_create(&srv, owner, GROUP_SCHEMA("fair", "2", BUDGET), a);
+	h_upload(&srv, owner, a, train);
+	h_dataset_create(&srv, owner, GROUP_SCHEMA("fair-public", "2", "\"public\": true"), p);
+	h_upload(&srv, owner, p, test);
+	snprintf(body, sizeof(body), FAIR_RUN(FAIR_Y, ", \"eval_dataset_id\": \"%s\""), p);
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 3, x);
+	numbers(j, "result.y", 2, y);
+	ck_assert(sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) <= 2.0 + 1e-9);
+	ck_assert(y[0] >= 0.0 && y[0] <= lam && y[1] >= 0.0 && y[1] <= lam);
+	ck_assert(json_number_value(h_get(j, "request.objective.parity_tolerance")) == tau);
+	bracket(j, "result.evaluation.strong_gap", &slo, &shi);
+	bracket(j, "result.evaluation.weak_gap", &wlo, &whi);
+	fair_means(test, x, 0.5, 0.5, &R, &H);
+	closed = R + lam * (fmax(0.0, H - tau) + fmax(0.0, -H - tau));
+	F = R + (y[0] - y[1]) * H - (y[0] + y[1]) * tau;
+	ck_assert_msg(shi >= closed - F - 1e-9 && slo >= -1e-9,
+		      "gap [%.17g, %.17g], max_y F - F(x, y) = %.17g", slo, shi, closed - F);
+	ck_assert(shi - slo <= 1e-6);
+	json_decref(j);
+
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", a);
+	snprintf(body, sizeof(body), "%s",
+		 FAIR_RUN("{\"kind\": \"box\", \"lo\": -1, \"hi\": 2}", ""));
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "constraints.y.lo", NULL);
+	snprintf(body, sizeof(body), "%s", FAIR_RUN("{\"kind\": \"l2_ball\", \"radius\": 2}", ""));
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "constraints.y", NULL);
+	snprintf(body, sizeof(body),
+		 "{\"algorithm\": \"saddle.sgda_one_pass\", \"objective\": {\"name\": "
+		 "\"fair_logistic_lagrangian\"}, \"constraints\": {\"x\": {\"kind\": \"l2_ball\", "
+		 "\"radius\": 2}, \"y\": " FAIR_Y
+		 "}, \"privacy\": {\"epsilon\": 2, \"delta\": 1e-6}}");
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "objective.group_proportions", NULL);
+
+	/* auc_minimax on the same rows */
+	snprintf(
+		body, sizeof(body),
+		"{\"algorithm\": \"saddle.sgda_one_pass\", \"objective\": {\"name\": "
+		"\"auc_minimax\", \"class_prior\": [0.5, 0.5]}, \"constraints\": {\"x\": "
+		"{\"kind\": \"box\", \"lo\": -1, \"hi\": 1}, \"y\": {\"kind\": \"box\", \"lo\": "
+		"-2, "
+		"\"hi\": 2}}, \"privacy\": {\"epsilon\": 2, \"delta\": 1e-6}, \"eval_dataset_id\": "
+		"\"%s\"}",
+		p);
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 5, x);
+	numbers(j, "result.y", 1, y);
+	for (int k = 0; k < 5; k++)
+		ck_assert(fabs(x[k]) <= 1.0);
+	ck_assert(fabs(y[0]) <= 2.0);
+	bracket(j, "result.evaluation.strong_gap", &slo, &shi);
+	ck_assert(slo >= -1e-9 && shi - slo <= 1e-6);
+	json_decref(j);
+
+	/* affine_vi: F(u; b) = A u + b on rows b of two features */
+	h_dataset_create(&srv, owner,
+			 "{\"name\": \"affine\", \"schema\": {\"features\": 2, \"task\": "
+			 "\"unlabeled\"}, \"bounds\": {\"feature_l2\": 1}," BUDGET "}",
+			 v);
+	h_upload(&srv, owner, v, "0.5,-0.2\n0.3,0.1\n0.6,-0.4\n0.2,0.2\n0.4,-0.1\n0.7,0.0\n");
+	h_dataset_create(&srv, owner,
+			 "{\"name\": \"affine-public\", \"schema\": {\"features\": 2, \"task\": "
+			 "\"unlabeled\"}, \"bounds\": {\"feature_l2\": 1}, \"public\": true}",
+			 vp);
+	h_upload(&srv, owner, vp, "0.5,-0.2\n0.4,0.0\n");
+#define AFFINE_RUN(matrix, extra)                                                                  \
+	"{\"algorithm\": \"saddle.sgda_one_pass\", \"objective\": {\"name\": \"affine_vi\", "      \
+	"\"matrix\": " matrix "}, \"constraints\": {\"x\": {\"kind\": \"l2_ball\", \"radius\": "   \
+	"1}}, \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}" extra "}"
+	snprintf(body, sizeof(body),
+		 AFFINE_RUN("[[1, 0.5], [-0.5, 0.2]]", ", \"eval_dataset_id\": \"%s\""), vp);
+	json_decref(h_run_create(&srv, owner, v, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 2, x);
+	ck_assert(hypot(x[0], x[1]) <= 1.0 + 1e-9);
+	ck_assert(json_number_value(json_array_get(
+			  json_array_get(h_get(j, "request.objective.matrix"), 1), 0)) == -0.5);
+	bracket(j, "result.evaluation.strong_gap", &slo, &shi);
+	bracket(j, "result.evaluation.weak_gap", &wlo, &whi);
+	ck_assert_msg(wlo >= -1e-12 && wlo <= slo + 1e-9, "weak %.17g strong %.17g", wlo, slo);
+	ck_assert_msg(wlo <= whi && whi - wlo <= 1e-9, "weak gap [%.17g, %.17g]", wlo, whi);
+	json_decref(j);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", v);
+	snprintf(body, sizeof(body), "%s", AFFINE_RUN("[[1, 0], [0, -0.1]]", ""));
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "objective.matrix", "monotone");
+	snprintf(body, sizeof(body), "%s", AFFINE_RUN("[[1, 0], [0]]", ""));
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "objective.matrix", "square");
+	free(train);
+	free(test);
 }
 END_TEST
 
@@ -516,6 +678,7 @@ main(void)
 	tcase_add_test(tc, test_bilinear);
 	tcase_add_test(tc, test_worst_group);
 	tcase_add_test(tc, test_vi);
+	tcase_add_test(tc, test_fair_auc_affine);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_catalogue);
 	suite_add_tcase(s, tc);
