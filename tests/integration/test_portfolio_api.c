@@ -1,0 +1,200 @@
+/*
+ * test_portfolio_api.c - the log-optimal portfolio through the API
+ * (docs/algorithms/portfolio.md): a dataset of returns with
+ * bounds.feature_range (its view shows the range, not the implied
+ * feature_linf; the range alone, and not with the sparse format when it
+ * excludes 0, else 400 naming it; a LIBSVM upload 415), CSV cells outside
+ * the range clipped into it (a run on the clipped rows matches the
+ * constants: nothing refused), mirror_descent.maurey_sco and
+ * frank_wolfe.private at their defaults returning a point of the simplex,
+ * the refusals naming their fields (another set: constraints.x.kind; a
+ * dataset without a range: bounds.feature_range), and no model (400
+ * naming objective.name).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static struct h_server srv;
+static char db[512];
+static char owner[128];
+
+static void
+setup(void)
+{
+	h_db_create(db, sizeof(db));
+	h_key_create(db, "acme", "owner", owner, sizeof(owner));
+	h_server_start(&srv, db, NULL);
+}
+
+static void
+teardown(void)
+{
+	h_server_stop_fixture(&srv, 30.0);
+}
+
+#define DATASET(name, format, bounds)                                                              \
+	"{\"name\": \"" name "\", \"schema\": {\"features\": 4, \"task\": \"unlabeled\"" format    \
+	"}, \"bounds\": " bounds ", \"budget\": {\"epsilon\": 20, \"delta\": 1e-5},"               \
+	" \"accounting_mode\": \"basic\"}"
+#define RUN(alg, set)                                                                              \
+	"{\"algorithm\": \"" alg "\", \"objective\": {\"name\": \"log_optimal_portfolio\"},"       \
+	" \"constraints\": {\"x\": " set "}, \"privacy\": {\"epsilon\": 2, \"delta\": 1e-6}}"
+#define SIMPLEX "{\"kind\": \"simplex\", \"scale\": 1}"
+
+/* n rows of 4 gross returns around 1 (asset 0 ahead); every 50th row has
+ * a 0 and a 3 (outside [0.8, 1.25]: clipped at upload).  Owned. */
+static char *
+returns_csv(size_t n, unsigned seed)
+{
+	size_t cap = n * 64 + 1, len = 0;
+	char *csv = malloc(cap);
+	unsigned long long st = seed;
+
+	ck_assert_ptr_nonnull(csv);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < 4; j++) {
+			double u;
+
+			st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+			u = (double)(st >> 11) * 0x1p-53;
+			u = 1.0 + (j == 0 ? 0.03 : -0.01) + 0.2 * (u - 0.5);
+			if (i % 50 == 0 && j == 1)
+				u = 0.0;
+			if (i % 50 == 0 && j == 2)
+				u = 3.0;
+			len += (size_t)snprintf(csv + len, cap - len, "%.6f%s", u,
+						j < 3 ? "," : "\n");
+		}
+	return csv;
+}
+
+START_TEST(test_dataset_with_range)
+{
+	char ds[40], path[128];
+	json_t *j, *r;
+
+	h_dataset_create(&srv, owner, DATASET("returns", "", "{\"feature_range\": [0.8, 1.25]}"),
+			 ds);
+	snprintf(path, sizeof(path), "/v1/datasets/%s", ds);
+	j = h_json(&srv, "GET", path, owner, NULL, 200);
+	r = h_get(j, "bounds.feature_range");
+	ck_assert_int_eq(json_array_size(r), 2);
+	ck_assert_double_eq(json_number_value(json_array_get(r, 0)), 0.8);
+	ck_assert_double_eq(json_number_value(json_array_get(r, 1)), 1.25);
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "bounds"), "feature_linf"));
+	json_decref(j);
+	/* LIBSVM lines leave absent cells 0: refused before any row */
+	snprintf(path, sizeof(path), "/v1/datasets/%s/data", ds);
+	h_expect_error(&srv, "PUT", path, owner, "text/x-libsvm", "1:1.1 2:0.9 3:1 4:1\n", 20, NULL,
+		       415, "unsupported_media_type", "Content-Type", "feature_range");
+	/* the range alone, and no sparse format without 0 */
+	h_expect_error(
+		&srv, "POST", "/v1/datasets", owner, "application/json",
+		DATASET("r2", "", "{\"feature_range\": [0.8, 1.25], \"feature_l2\": 3}"),
+		strlen(DATASET("r2", "", "{\"feature_range\": [0.8, 1.25], \"feature_l2\": 3}")),
+		NULL, 400, "invalid_request", "bounds.feature_range", NULL);
+	h_expect_error(
+		&srv, "POST", "/v1/datasets", owner, "application/json",
+		DATASET("r3", ", \"format\": \"sparse\"", "{\"feature_range\": [0.8, 1.25]}"),
+		strlen(DATASET("r3", ", \"format\": \"sparse\"",
+			       "{\"feature_range\": [0.8, 1.25]}")),
+		NULL, 400, "invalid_request", "bounds.feature_range", "sparse");
+	h_expect_error(&srv, "POST", "/v1/datasets", owner, "application/json",
+		       DATASET("r4", "", "{\"feature_range\": [1.25, 0.8]}"),
+		       strlen(DATASET("r4", "", "{\"feature_range\": [1.25, 0.8]}")), NULL, 400,
+		       "invalid_request", "bounds.feature_range", "lo < hi");
+}
+END_TEST
+
+/* Sum and sign of result.x: a point of the unit simplex. */
+static void
+assert_on_simplex(json_t *run)
+{
+	json_t *x = h_get(run, "result.x"), *v;
+	double s = 0.0;
+	size_t i;
+
+	ck_assert_int_eq(json_array_size(x), 4);
+	json_array_foreach (x, i, v) {
+		ck_assert(json_number_value(v) >= 0.0);
+		s += json_number_value(v);
+	}
+	ck_assert_double_eq_tol(s, 1.0, 1e-9);
+}
+
+START_TEST(test_runs)
+{
+	char ds[40], plain[40], run[40], path[128], before[4096], after[4096];
+	char *csv = returns_csv(3000, 0x77);
+	const char *bad_set =
+		RUN("mirror_descent.maurey_sco", "{\"kind\": \"l1_ball\", \"radius\": 1}");
+	const char *body;
+	json_t *j;
+
+	h_dataset_create(&srv, owner, DATASET("market", "", "{\"feature_range\": [0.8, 1.25]}"),
+			 ds);
+	h_upload(&srv, owner, ds, csv);
+
+	json_decref(h_run_create(&srv, owner, ds, RUN("mirror_descent.maurey_sco", SIMPLEX), run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 120);
+	assert_on_simplex(j);
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "self_composed");
+	/* the lifted L_0 = b / a, the declared clamp */
+	ck_assert_double_eq_tol(json_number_value(h_get(j, "plan.params_used.lipschitz_linf")),
+				1.25 / 0.8, 1e-12);
+	json_decref(j);
+	/* no model: a portfolio is not a predictor */
+	snprintf(path, sizeof(path), "/v1/runs/%s/model", run);
+	h_expect_error(&srv, "GET", path, owner, NULL, NULL, 0, NULL, 400, "invalid_request",
+		       "objective.name", "does not predict");
+
+	json_decref(h_run_create(&srv, owner, ds, RUN("frank_wolfe.private", SIMPLEX), run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 120);
+	assert_on_simplex(j);
+	json_decref(j);
+
+	/* refusals, before any charge */
+	h_ledger_snapshot(db, before, sizeof(before));
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", ds);
+	h_expect_error(&srv, "POST", path, owner, "application/json", bad_set, strlen(bad_set),
+		       NULL, 400, "invalid_request", "constraints.x.kind", NULL);
+	body = RUN("dp_sgd.subsampled", SIMPLEX);
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "objective.name", NULL);
+	h_dataset_create(&srv, owner, DATASET("plain", "", "{\"feature_linf\": 2}"), plain);
+	h_upload(&srv, owner, plain, csv);
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", plain);
+	body = RUN("mirror_descent.maurey_sco", SIMPLEX);
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "bounds.feature_range", NULL);
+	h_ledger_snapshot(db, after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	free(csv);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("portfolio_api");
+	TCase *tc = tcase_create("portfolio_api");
+	SRunner *sr;
+	int failed;
+
+	h_init();
+	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_dataset_with_range);
+	tcase_add_test(tc, test_runs);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return h_finish(failed);
+}
