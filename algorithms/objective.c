@@ -331,7 +331,7 @@ row_linf(const struct bounds *b)
 	double v = INFINITY;
 
 	if (isfinite(b->feature_linf) && b->feature_linf > 0.0)
-		v = fmin(v, b->feature_linf);
+		v = b->feature_linf;
 	if (isfinite(b->feature_l2) && b->feature_l2 > 0.0)
 		v = fmin(v, b->feature_l2);
 	return v;

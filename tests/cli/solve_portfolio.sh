@@ -19,6 +19,10 @@ check() { # check NAME CONDITION...
 	shift
 	if "$@"; then echo "ok $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
 }
+# jq 1.6 -e exits 0 on an empty file: refuse one first.
+jqf() { # jqf FILE FILTER: FILTER true on the non-empty FILE
+	test -s "$1" && jq -e "$2" "$1" >/dev/null
+}
 DATA=$SRC/examples/returns_demo.csv
 SCHEMA=$SRC/examples/returns_demo.schema.json
 run() { # run ALGORITHM SET EXTRA...
@@ -32,27 +36,27 @@ run() { # run ALGORITHM SET EXTRA...
 run mirror_descent.maurey_sco simplex:scale=1 >"$TMP/msc.json" 2>"$TMP/err"
 check "maurey_sco exits 0" test $? -eq 0
 check "maurey_sco: 5 weights >= 0 summing to 1" \
-	sh -c "jq -e '(.x | length) == 5 and all(.x[]; . >= 0) and ((.x | add) - 1 | fabs) < 1e-9' '$TMP/msc.json' >/dev/null"
+	jqf "$TMP/msc.json" '(.x | length) == 5 and all(.x[]; . >= 0) and ((.x | add) - 1 | fabs) < 1e-9'
 check "maurey_sco: self_composed(pure) over the draws" \
-	sh -c "jq -e '.privacy.event.type == \"self_composed\" and .privacy.event.count == .params_used.draw_count and .privacy.event.event.type == \"pure\"' '$TMP/msc.json' >/dev/null"
+	jqf "$TMP/msc.json" '.privacy.event.type == "self_composed" and .privacy.event.count == .params_used.draw_count and .privacy.event.event.type == "pure"'
 check "maurey_sco: a K-vertex average, clamp b / a" \
-	sh -c "jq -e '.params_used.draws as \$k | all(.x[]; ((. * \$k) - ((. * \$k) | round) | fabs) < 1e-9) and ((.params_used.lipschitz_linf - 1.5625) | fabs) < 1e-12' '$TMP/msc.json' >/dev/null"
+	jqf "$TMP/msc.json" '.params_used.draws as $k | all(.x[]; ((. * $k) - ((. * $k) | round) | fabs) < 1e-9) and ((.params_used.lipschitz_linf - 1.5625) | fabs) < 1e-12'
 run frank_wolfe.private simplex:scale=1 --eval "$DATA" >"$TMP/fw.json" 2>"$TMP/err"
 check "frank_wolfe.private exits 0" test $? -eq 0
 check "frank_wolfe.private: log-loss below the uniform portfolio's 0.0706" \
-	sh -c "jq -e '.evaluation.loss < 0.0706 and ((.x | add) - 1 | fabs) < 1e-9' '$TMP/fw.json' >/dev/null"
+	jqf "$TMP/fw.json" '.evaluation.loss < 0.0706 and ((.x | add) - 1 | fabs) < 1e-9'
 run mirror_descent.maurey_sco l1_ball:radius=1 >"$TMP/out" 2>"$TMP/l1.json"
 check "an l1 ball: refused naming constraints.x.kind" \
-	sh -c "jq -e '.error.field == \"constraints.x.kind\"' '$TMP/l1.json' >/dev/null"
+	jqf "$TMP/l1.json" '.error.field == "constraints.x.kind"'
 printf '1:1.1 2:0.9 3:1 4:1 5:1\n' >"$TMP/r.svm"
 "$BIN" solve --data "$TMP/r.svm" --format libsvm --schema "$SCHEMA" \
 	--algorithm mirror_descent.maurey_sco --objective log_optimal_portfolio \
 	--constraint simplex:scale=1 --epsilon 1 --delta 1e-6 >"$TMP/out" 2>"$TMP/svm.json"
 check "LIBSVM rows: refused naming data" \
-	sh -c "jq -e '.error.field == \"data\" and (.error.message | test(\"feature_range\"))' '$TMP/svm.json' >/dev/null"
+	jqf "$TMP/svm.json" '.error.field == "data" and (.error.message | test("feature_range"))'
 "$BIN" solve --list >"$TMP/list.json"
 check "list: maurey_sco takes log_optimal_portfolio" \
-	sh -c "jq -e '.algorithms[] | select(.name == \"mirror_descent.maurey_sco\") | [.objectives[].name] | index(\"log_optimal_portfolio\") != null' '$TMP/list.json' >/dev/null"
+	jqf "$TMP/list.json" '.algorithms[] | select(.name == "mirror_descent.maurey_sco") | [.objectives[].name] | index("log_optimal_portfolio") != null'
 
 [ "$fails" -eq 0 ] && echo "solve_portfolio: all checks passed"
 exit "$fails"

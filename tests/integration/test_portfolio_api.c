@@ -1,6 +1,7 @@
 /*
  * test_portfolio_api.c - the log-optimal portfolio through the API
- * (docs/algorithms/portfolio.md): a dataset of returns with
+ * (docs/algorithms/portfolio.md): the catalogue lists it with its one set
+ * (simplex); a dataset of returns with
  * bounds.feature_range (its view shows the range, not the implied
  * feature_linf; the range alone, and not with the sparse format when it
  * excludes 0, else 400 naming it; a LIBSVM upload 415), CSV cells outside
@@ -72,6 +73,35 @@ returns_csv(size_t n, unsigned seed)
 		}
 	return csv;
 }
+
+/* The catalogue: maurey_sco lists the objective, with its one set. */
+START_TEST(test_catalogue)
+{
+	json_t *algs = h_json(&srv, "GET", "/v1/algorithms", owner, NULL, 200), *a, *o;
+	size_t i, k;
+	bool found = false;
+
+	json_array_foreach (h_get(algs, "algorithms"), i, a) {
+		if (strcmp(json_string_value(json_object_get(a, "name")),
+			   "mirror_descent.maurey_sco") != 0)
+			continue;
+		json_array_foreach (json_object_get(a, "objectives"), k, o) {
+			if (strcmp(json_string_value(json_object_get(o, "name")),
+				   "log_optimal_portfolio") != 0) {
+				ck_assert_ptr_null(json_object_get(o, "sets"));
+				continue;
+			}
+			found = true;
+			ck_assert_int_eq(json_array_size(json_object_get(o, "sets")), 1);
+			ck_assert_str_eq(
+				json_string_value(json_array_get(json_object_get(o, "sets"), 0)),
+				"simplex");
+		}
+	}
+	ck_assert(found);
+	json_decref(algs);
+}
+END_TEST
 
 START_TEST(test_dataset_with_range)
 {
@@ -189,6 +219,7 @@ main(void)
 	h_init();
 	tcase_add_unchecked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_catalogue);
 	tcase_add_test(tc, test_dataset_with_range);
 	tcase_add_test(tc, test_runs);
 	suite_add_tcase(s, tc);
