@@ -7,7 +7,9 @@
  * excludes 0, else 400 naming it; a LIBSVM upload 415), CSV cells outside
  * the range clipped into it (a run on the clipped rows matches the
  * constants: nothing refused), mirror_descent.maurey_sco and
- * frank_wolfe.private at their defaults returning a point of the simplex,
+ * frank_wolfe.private at their defaults returning a point of the simplex
+ * (frank_wolfe.private evaluated on a public sample: the mean log-loss of
+ * its clipped rows at the released portfolio),
  * the refusals naming their fields (another set: constraints.x.kind; a
  * dataset without a range: bounds.feature_range), and no model (400
  * naming objective.name).
@@ -42,6 +44,9 @@ teardown(void)
 	"{\"name\": \"" name "\", \"schema\": {\"features\": 4, \"task\": \"unlabeled\"" format    \
 	"}, \"bounds\": " bounds ", \"budget\": {\"epsilon\": 20, \"delta\": 1e-5},"               \
 	" \"accounting_mode\": \"basic\"}"
+#define PUBLIC_DATASET(name)                                                                       \
+	"{\"name\": \"" name "\", \"schema\": {\"features\": 4, \"task\": \"unlabeled\"},"         \
+	" \"bounds\": {\"feature_range\": [0.8, 1.25]}, \"public\": true}"
 #define RUN(alg, set)                                                                              \
 	"{\"algorithm\": \"" alg "\", \"objective\": {\"name\": \"log_optimal_portfolio\"},"       \
 	" \"constraints\": {\"x\": " set "}, \"privacy\": {\"epsilon\": 2, \"delta\": 1e-6}}"
@@ -157,10 +162,33 @@ assert_on_simplex(json_t *run)
 	ck_assert_double_eq_tol(s, 1.0, 1e-9);
 }
 
+/* The mean log-loss -ln <clip(r), x> of the CSV rows at x. */
+static double
+csv_loss(const char *csv, const double *x)
+{
+	double sum = 0.0, r[4];
+	size_t n = 0;
+	int used;
+
+	while (sscanf(csv, "%lf,%lf,%lf,%lf\n%n", &r[0], &r[1], &r[2], &r[3], &used) == 4) {
+		double z = 0.0;
+
+		for (size_t j = 0; j < 4; j++)
+			z += fmax(0.8, fmin(1.25, r[j])) * x[j];
+		sum -= log(z);
+		n++;
+		csv += used;
+	}
+	ck_assert_uint_eq(n, 1000);
+	return sum / (double)n;
+}
+
 START_TEST(test_runs)
 {
-	char ds[40], plain[40], run[40], path[128], before[4096], after[4096];
-	char *csv = returns_csv(3000, 0x77);
+	char ds[40], plain[40], pub[40], run[40], path[128], before[4096], after[4096];
+	char body_eval[1024];
+	char *csv = returns_csv(3000, 0x77), *test = returns_csv(1000, 0x78);
+	double x[4];
 	const char *bad_set =
 		RUN("mirror_descent.maurey_sco", "{\"kind\": \"l1_ball\", \"radius\": 1}");
 	const char *body;
@@ -183,9 +211,24 @@ START_TEST(test_runs)
 	h_expect_error(&srv, "GET", path, owner, NULL, NULL, 0, NULL, 400, "invalid_request",
 		       "objective.name", "does not predict");
 
-	json_decref(h_run_create(&srv, owner, ds, RUN("frank_wolfe.private", SIMPLEX), run));
+	/* frank_wolfe.private, evaluated on a public sample of the market:
+	 * the mean log-loss of the clipped rows at the released portfolio */
+	h_dataset_create(&srv, owner, PUBLIC_DATASET("market-public"), pub);
+	h_upload(&srv, owner, pub, test);
+	snprintf(body_eval, sizeof(body_eval),
+		 "{\"algorithm\": \"frank_wolfe.private\", \"objective\": {\"name\":"
+		 " \"log_optimal_portfolio\"}, \"constraints\": {\"x\": " SIMPLEX "},"
+		 " \"privacy\": {\"epsilon\": 2, \"delta\": 1e-6}, \"eval_dataset_id\": \"%s\"}",
+		 pub);
+	json_decref(h_run_create(&srv, owner, ds, body_eval, run));
 	j = h_run_wait(&srv, owner, run, "succeeded", 120);
 	assert_on_simplex(j);
+	for (size_t k = 0; k < 4; k++)
+		x[k] = json_number_value(json_array_get(h_get(j, "result.x"), k));
+	ck_assert_int_eq(json_integer_value(h_get(j, "result.evaluation.n_rows")), 1000);
+	ck_assert_double_eq_tol(json_number_value(h_get(j, "result.evaluation.loss")),
+				csv_loss(test, x), 1e-12);
+	ck_assert_ptr_null(json_object_get(h_get(j, "result.evaluation"), "accuracy"));
 	json_decref(j);
 
 	/* refusals, before any charge */
@@ -205,6 +248,7 @@ START_TEST(test_runs)
 	h_ledger_snapshot(db, after, sizeof(after));
 	ck_assert_str_eq(before, after);
 	free(csv);
+	free(test);
 }
 END_TEST
 
