@@ -6,7 +6,8 @@
 # under self_composed(pure) over its draws; frank_wolfe.private's portfolio
 # has a mean log-loss on the rows below the uniform portfolio's (0.0706;
 # measured 0.0129); another set is refused naming constraints.x.kind, LIBSVM
-# rows (absent cells 0, outside the range) naming data; --list lists the
+# rows (absent cells 0, outside the range) naming data, --save-model (a
+# portfolio is not a predictor) naming objective.name; --list lists the
 # objective under maurey_sco.
 set -u
 BIN=$1
@@ -54,6 +55,9 @@ printf '1:1.1 2:0.9 3:1 4:1 5:1\n' >"$TMP/r.svm"
 	--constraint simplex:scale=1 --epsilon 1 --delta 1e-6 >"$TMP/out" 2>"$TMP/svm.json"
 check "LIBSVM rows: refused naming data" \
 	jqf "$TMP/svm.json" '.error.field == "data" and (.error.message | test("feature_range"))'
+run frank_wolfe.private simplex:scale=1 --save-model "$TMP/model.json" >"$TMP/out" 2>"$TMP/model.err"
+check "--save-model: no model, refused naming objective.name" \
+	jqf "$TMP/model.err" '.error.field == "objective.name"'
 "$BIN" solve --list >"$TMP/list.json"
 check "list: maurey_sco takes log_optimal_portfolio" \
 	jqf "$TMP/list.json" '.algorithms[] | select(.name == "mirror_descent.maurey_sco") | [.objectives[].name] | index("log_optimal_portfolio") != null'
