@@ -29,6 +29,18 @@ check_bound(double v, const char *field, bool *ret_declared, struct err *e)
 	return ERR_OK;
 }
 
+bool
+schema_feature_range(const struct data_schema *s, double *ret_lo, double *ret_hi)
+{
+	if (!(isfinite(s->feature_lo) && isfinite(s->feature_hi) && s->feature_lo < s->feature_hi))
+		return false;
+	if (ret_lo != NULL)
+		*ret_lo = s->feature_lo;
+	if (ret_hi != NULL)
+		*ret_hi = s->feature_hi;
+	return true;
+}
+
 enum err_code
 bounds_row_l2(const struct bounds *b, size_t d, double *ret, struct err *e)
 {

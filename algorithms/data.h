@@ -11,6 +11,7 @@
 #ifndef ALGORITHMS_DATA_H
 #define ALGORITHMS_DATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,7 +82,21 @@ struct data_schema {
 	size_t n_categorical;
 	struct data_categorical categorical[DATA_MAX_CATEGORICAL];
 	struct bounds bounds;
+	/*
+	 * The public range of every feature cell ("bounds.feature_range",
+	 * service/schema.h): each cell is clipped into [feature_lo, feature_hi]
+	 * at ingestion.  Declared only when both are finite and lo < hi
+	 * (schema_feature_range()), so a zeroed schema declares none.  A range
+	 * implies |x_j| <= max(|lo|, |hi|), which the schema also holds as
+	 * bounds.feature_linf (service/schema.c sets it).  Kept out of struct
+	 * bounds so that its positional initialisers stay valid.
+	 */
+	double feature_lo, feature_hi;
 };
+
+/* True when s declares a feature range; then *ret_lo < *ret_hi, both
+ * finite (either pointer may be NULL). */
+bool schema_feature_range(const struct data_schema *s, double *ret_lo, double *ret_hi);
 
 /*
  * A read-only view of a sealed dataset, rows already clipped to the

@@ -44,6 +44,7 @@ extern const struct objective_ops objective_least_squares;
 extern const struct objective_ops objective_hinge;
 extern const struct objective_ops objective_huber;
 extern const struct objective_ops objective_multiclass_logistic;
+extern const struct objective_ops objective_log_optimal_portfolio;
 extern const struct objective_ops objective_bilinear;
 extern const struct objective_ops objective_worst_group_logistic;
 extern const struct objective_ops objective_matrix_game;
@@ -61,6 +62,7 @@ static const struct objective_ops *const objectives[] = {
 	&objective_hinge,
 	&objective_huber,
 	&objective_multiclass_logistic,
+	&objective_log_optimal_portfolio,
 	&objective_bilinear,
 	&objective_worst_group_logistic,
 	&objective_matrix_game,
@@ -483,6 +485,13 @@ objective_constants(const struct objective *o, const struct data_schema *s,
 	g.r_l1 = radius_or_inf(constraint_l1_radius(c, o->dim));
 	g.margin = fmin(g.r_l2 * g.x_l2, g.r_l1 * g.x_linf);
 	g.n_classes = o->n_classes;
+	g.x_lo = g.x_hi = NAN;
+	(void)schema_feature_range(s, &g.x_lo, &g.x_hi);
+	g.simplex_scale = c->kind == CONSTRAINT_SIMPLEX ? c->radius : NAN;
+	if (o->ops->sets != 0 && ((unsigned)c->kind >= 32 || !(o->ops->sets & (1u << c->kind))))
+		return err_set_field(e, ERR_INVALID, "constraints.x.kind",
+				     "objective '%s' does not take a %s ('constraints.x.kind')",
+				     o->ops->name, constraint_kind_name(c->kind));
 
 	memset(&k, 0, sizeof(k));
 	rc = o->ops->constants(o, &g, &k, e);
@@ -538,6 +547,14 @@ record_weight(const struct objective *o, const struct dataset *ds, size_t i)
 	return w;
 }
 
+/* A one-margin record's label; 0 for an unlabeled dataset (a loss of the
+ * margin alone, log_optimal_portfolio). */
+static inline double
+label_of(const struct dataset *ds, size_t i)
+{
+	return ds->y != NULL ? ds->y[i] : 0.0;
+}
+
 /* s = W^T x~_i (K margins); s has o->n_out entries. */
 static inline void
 margins(const struct objective *o, const struct dataset *ds, size_t i, const double *w,
@@ -560,7 +577,7 @@ objective_value(const struct objective *o, const struct dataset *ds, size_t i, c
 		return record_weight(o, ds, i) * o->ops->multi(s, o->n_out, (size_t)ds->y[i], NULL);
 	}
 	z = data_row_dot(ds, i, w) + (o->p.intercept ? icpt_c(o) * w[o->d] : 0.0);
-	return record_weight(o, ds, i) * o->ops->phi(z, ds->y[i], o->delta);
+	return record_weight(o, ds, i) * o->ops->phi(z, label_of(ds, i), o->delta);
 }
 
 double
@@ -585,11 +602,11 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
 		return om * loss;
 	}
 	z = data_row_dot(ds, i, w) + (o->p.intercept ? icpt_c(o) * w[o->d] : 0.0);
-	c = scale * om * o->ops->dphi(z, ds->y[i], o->delta);
+	c = scale * om * o->ops->dphi(z, label_of(ds, i), o->delta);
 	data_row_axpy(ds, i, c, g);
 	if (o->p.intercept)
 		g[o->d] += icpt_c(o) * c;
-	return om * o->ops->phi(z, ds->y[i], o->delta);
+	return om * o->ops->phi(z, label_of(ds, i), o->delta);
 }
 
 /*
@@ -659,7 +676,7 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 		}
 		/* 2. c_t = omega_t phi'(z_t, y_t), clipped */
 		for (size_t t = 0; t < nb; t++) {
-			double v = dphi(c[t], y[row[t]], delta);
+			double v = dphi(c[t], y != NULL ? y[row[t]] : 0.0, delta);
 
 			if (weighted)
 				v *= record_weight(o, ds, row[t]);

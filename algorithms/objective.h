@@ -106,6 +106,8 @@ struct objective_geometry {
 	double margin; /* |<w, x~>| <= margin: min(r_l2 x_l2, r_l1 x_linf) */
 	double label;  /* |y| bound: 1 binary, bounds.label regression, NAN undeclared */
 	size_t n_classes;
+	double x_lo, x_hi;    /* every cell in [x_lo, x_hi] (bounds.feature_range), else NAN */
+	double simplex_scale; /* the set is {w >= 0, sum w = s}: s; NAN for other sets */
 };
 
 /*
@@ -159,6 +161,10 @@ struct objective_ops {
 	/* OBJECTIVE_MINIMIZE (0) unless set.  A saddle objective leaves phi,
 	 * multi and constants NULL and gives its operations in saddle. */
 	enum objective_kind kind;
+	/* Minimisation objectives: the constraint kinds (bit 1u <<
+	 * CONSTRAINT_*) their constants cover; 0 = every kind.
+	 * objective_constants() refuses another naming "constraints.x.kind". */
+	unsigned sets;
 	const struct saddle_ops *saddle; /* OBJECTIVE_SADDLE only; static */
 	const struct vi_ops *vi;         /* OBJECTIVE_OPERATOR only; static */
 };
@@ -240,7 +246,8 @@ enum err_code objective_constants(const struct objective *o, const struct data_s
 enum err_code objective_grad_origin_l2(const struct objective *o, const struct data_schema *s,
 				       double *ret, struct err *e);
 
-/* omega_i loss(w; x_i, y_i): function-value-only access.  Multi-output
+/* omega_i loss(w; x_i, y_i): function-value-only access (an unlabeled
+ * record's y reads as 0).  Multi-output
  * losses use up to DATA_MAX_CLASSES doubles of stack. */
 double objective_value(const struct objective *o, const struct dataset *ds, size_t i,
 		       const double *w);

@@ -219,7 +219,7 @@ datasets_create(struct db_conn *db, const char *tenant, unsigned max_features, c
 	if (rc != ERR_OK)
 		goto out;
 	spec = json_pack("{s:o*, s:o*}", "schema", schema_to_json_extra(&c.schema, &c.extra),
-			 "bounds", schema_bounds_to_json(&c.schema.bounds));
+			 "bounds", schema_bounds_to_json(&c.schema));
 	spec_text =
 		spec != NULL && json_object_size(spec) == 2 ? json_dumps(spec, JSON_COMPACT) : NULL;
 	if (spec_text == NULL) {

@@ -75,9 +75,23 @@ static const char *const task_names[TASK__COUNT] = {
 	[TASK_UNLABELED] = "unlabeled",
 };
 
+/* The set kinds of the bits of mask (1u << CONSTRAINT_*). */
+static json_t *
+kinds_json(unsigned mask)
+{
+	json_t *kinds = json_array();
+
+	for (int k = 0; kinds != NULL && k < CONSTRAINT__COUNT; k++)
+		if (mask & (1u << k))
+			json_array_append_new(
+				kinds, json_string(constraint_kind_name((enum constraint_kind)k)));
+	return kinds;
+}
+
 /* One objective of the catalogue: name, kind ("minimize", "saddle"), doc
- * (formula and how each constant is derived), the tasks it fits and the
- * request keys it takes. */
+ * (formula and how each constant is derived), the tasks it fits, the
+ * request keys it takes and, when it restricts them (objective_ops.sets),
+ * the set kinds it takes for constraints.x. */
 static json_t *
 objective_json(const char *name, const struct objective_ops *o)
 {
@@ -92,22 +106,16 @@ objective_json(const char *name, const struct objective_ops *o)
 				params, json_string(objective_param_name((enum objective_param)p)));
 	const char *kind = o != NULL ? objective_kind_name(o->kind) : NULL;
 
-	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b}", "name", name, "kind",
-			 kind != NULL ? kind : "minimize", "doc", o != NULL ? o->doc : "", "tasks",
-			 tasks, "params", params, "smooth", o != NULL && o->smooth);
-}
+	json_t *r = json_pack("{s:s, s:s, s:s, s:o, s:o, s:b}", "name", name, "kind",
+			      kind != NULL ? kind : "minimize", "doc", o != NULL ? o->doc : "",
+			      "tasks", tasks, "params", params, "smooth", o != NULL && o->smooth);
 
-/* The set kinds of the bits of mask (1u << CONSTRAINT_*). */
-static json_t *
-kinds_json(unsigned mask)
-{
-	json_t *kinds = json_array();
-
-	for (int k = 0; kinds != NULL && k < CONSTRAINT__COUNT; k++)
-		if (mask & (1u << k))
-			json_array_append_new(
-				kinds, json_string(constraint_kind_name((enum constraint_kind)k)));
-	return kinds;
+	if (r != NULL && o != NULL && o->sets != 0 &&
+	    json_object_set_new(r, "sets", kinds_json(o->sets)) != 0) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
 }
 
 /* One algorithm: ... "saddle" (solves min_x max_y of saddle objectives),

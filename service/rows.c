@@ -25,6 +25,15 @@ rows_tail_len(const struct data_schema *s)
 	return s->n_categorical + (s->n_groups > 0 ? 1 : 0) + (labeled(s) ? 1 : 0);
 }
 
+/* A sparse row leaves its absent cells 0: only a range holding 0 fits. */
+static bool
+range_fits_sparse(const struct data_schema *s)
+{
+	double lo, hi;
+
+	return !schema_feature_range(s, &lo, &hi) || (lo <= 0.0 && 0.0 <= hi);
+}
+
 /* v is an integer in [0, n). */
 static bool
 is_index(double v, size_t n)
@@ -176,6 +185,10 @@ rows_ingest_libsvm(const struct data_schema *s, const struct libsvm_row *r, uint
 	if (s->n_categorical > 0)
 		return err_set_field(e, ERR_INVALID, "data",
 				     "LIBSVM lines have no categorical cells: upload as CSV");
+	if (!range_fits_sparse(s))
+		return err_set_field(e, ERR_INVALID, "data",
+				     "LIBSVM lines leave absent cells 0, outside "
+				     "'bounds.feature_range': upload as CSV");
 	if (s->n_groups > 0)
 		tail[t++] = (double)r->group;
 	if (s->task != TASK_UNLABELED)
@@ -246,9 +259,24 @@ clip_linf(double *v, size_t k, double bound)
 		v[j] = fmax(-bound, fmin(bound, v[j]));
 }
 
+/* Every cell into the declared feature range (schema.h: then no other
+ * feature bound is declared but the feature_linf it implies, which the
+ * range meets). */
+static void
+clip_range(const struct data_schema *s, double *v, size_t k)
+{
+	double lo, hi;
+
+	if (!schema_feature_range(s, &lo, &hi))
+		return;
+	for (size_t j = 0; j < k; j++)
+		v[j] = fmax(lo, fmin(hi, v[j]));
+}
+
 void
 rows_clip_dense(const struct data_schema *s, double *x)
 {
+	clip_range(s, x, s->d);
 	clip_linf(x, s->d, s->bounds.feature_linf);
 	for (size_t b = 0; b < s->n_blocks; b++) {
 		const struct data_block *bl = &s->blocks[b];
@@ -264,6 +292,7 @@ rows_clip_sparse(const struct data_schema *s, const uint32_t *col, double *val, 
 {
 	size_t a = 0;
 
+	clip_range(s, val, nnz);
 	clip_linf(val, nnz, s->bounds.feature_linf);
 	/* Columns increase, so a block's entries are one run of val. */
 	for (size_t b = 0; b < s->n_blocks; b++) {
@@ -593,6 +622,9 @@ add_records(struct rows_builder *b, const unsigned char *p, size_t len, size_t r
 			if (nnz > s->d || len - off < need)
 				return err_set(e, ERR_INTERNAL, "a stored record is truncated");
 			base = off + 4;
+			if (!range_fits_sparse(s))
+				return err_set(e, ERR_INTERNAL,
+					       "a stored sparse record breaks the feature range");
 			for (size_t j = 0; j < t; j++)
 				tail[j] = get_f64(p + base + 12 * nnz + 8 * j);
 			if (!tail_ok(s, tail))

@@ -15,7 +15,9 @@
  *	dense   d float64 features, tail float64s
  *	sparse  uint32 nnz, nnz uint32 columns, nnz float64 values, tail float64s
  *
- * Clipping order: every coordinate to bounds.feature_linf and its block's
+ * Clipping order: every coordinate into the feature range (schema.h: a
+ * range is declared alone, and a sparse row, whose absent cells are 0, is
+ * refused when the range excludes 0), to bounds.feature_linf and its block's
  * linf, each block to its l2 bound, then the row to bounds.feature_l2.
  * Scaling down never breaks a bound already met, so every declared bound
  * holds afterwards (checked by the tests with one ulp of slack removed:

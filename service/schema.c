@@ -432,11 +432,11 @@ parse_schema(const json_t *schema, struct data_schema *s, struct schema_extra *x
 	return parse_binary_labels(schema, s, &x->binary, e);
 }
 
-/* "bounds.label_range": [lo, hi], finite, lo < hi. */
+/* "bounds.label_range" or "bounds.feature_range" (path): [lo, hi],
+ * finite, lo < hi. */
 static enum err_code
-parse_range(const json_t *v, double *ret_lo, double *ret_hi, struct err *e)
+parse_range(const json_t *v, const char *path, double *ret_lo, double *ret_hi, struct err *e)
 {
-	const char *path = "bounds.label_range";
 	double lo, hi;
 
 	if (!json_is_array(v) || json_array_size(v) != 2 || !json_is_number(json_array_get(v, 0)) ||
@@ -457,18 +457,59 @@ parse_range(const json_t *v, double *ret_lo, double *ret_hi, struct err *e)
 	return ERR_OK;
 }
 
+/*
+ * "bounds.feature_range": every feature cell in [lo, hi], clipped there at
+ * ingestion.  It bounds each cell, so feature_linf = max(|lo|, |hi|) is
+ * derived from it (and not written back, schema_bounds_to_json()).  It is
+ * given alone: a feature_linf or feature_l2, or a block's bounds, clip
+ * after it and could move a cell out of the range again (a row scaled into
+ * an l2 ball leaves [lo, hi] when lo > 0).  A sparse dataset stores no
+ * zeros: an absent cell is 0, so a range without 0 refuses the sparse
+ * format (and LIBSVM uploads, rows.c).
+ */
 static enum err_code
-parse_bounds(const json_t *bounds, struct data_schema *s, struct err *e)
+parse_feature_range(const json_t *range, bool has_linf, bool has_l2, enum schema_format format,
+		    struct data_schema *s, struct err *e)
 {
-	static const char *const keys[] = { "feature_linf", "feature_l2", "label", "label_range",
-					    NULL };
+	const char *path = "bounds.feature_range";
+	double lo, hi;
+	enum err_code rc;
+
+	rc = parse_range(range, path, &lo, &hi, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (has_linf || has_l2)
+		return err_set_field(e, ERR_INVALID, path,
+				     "'%s' bounds every cell already: give it without "
+				     "'bounds.feature_linf' and 'bounds.feature_l2'",
+				     path);
+	if (s->n_blocks > 0)
+		return err_set_field(e, ERR_INVALID, path,
+				     "'%s' is for datasets without 'schema.blocks'", path);
+	if (format == SCHEMA_SPARSE && !(lo <= 0.0 && 0.0 <= hi))
+		return err_set_field(e, ERR_INVALID, path,
+				     "'%s' excludes 0, the value of every absent cell of a sparse "
+				     "dataset: use the dense format",
+				     path);
+	s->feature_lo = lo;
+	s->feature_hi = hi;
+	s->bounds.feature_linf = fmax(fabs(lo), fabs(hi));
+	return ERR_OK;
+}
+
+static enum err_code
+parse_bounds(const json_t *bounds, enum schema_format format, struct data_schema *s, struct err *e)
+{
+	static const char *const keys[] = { "feature_linf", "feature_l2",    "label",
+					    "label_range",  "feature_range", NULL };
 	struct bounds *b = &s->bounds;
-	json_t *range;
+	json_t *range, *frange;
 	bool has_linf, has_l2, has_label;
 	double label = NAN, lo = NAN, hi = NAN;
 	enum err_code rc;
 
 	*b = (struct bounds){ NAN, NAN, NAN, NAN, NAN };
+	s->feature_lo = s->feature_hi = NAN;
 	if (bounds == NULL || json_is_null(bounds))
 		return err_set_field(e, ERR_INVALID, "bounds", "'bounds' is required");
 	if (!json_is_object(bounds))
@@ -484,12 +525,18 @@ parse_bounds(const json_t *bounds, struct data_schema *s, struct err *e)
 	range = json_object_get(bounds, "label_range");
 	if (json_is_null(range))
 		range = NULL;
-	if (range != NULL && (rc = parse_range(range, &lo, &hi, e)) != ERR_OK)
+	if (range != NULL && (rc = parse_range(range, "bounds.label_range", &lo, &hi, e)) != ERR_OK)
 		return rc;
-	if (s->d > 0 && !has_linf && !has_l2)
+	frange = json_object_get(bounds, "feature_range");
+	if (json_is_null(frange))
+		frange = NULL;
+	if (frange != NULL &&
+	    (rc = parse_feature_range(frange, has_linf, has_l2, format, s, e)) != ERR_OK)
+		return rc;
+	if (s->d > 0 && !has_linf && !has_l2 && frange == NULL)
 		return err_set_field(e, ERR_INVALID, "bounds.feature_l2",
-				     "declare at least one feature bound: 'bounds.feature_l2' or "
-				     "'bounds.feature_linf'");
+				     "declare at least one feature bound: 'bounds.feature_l2', "
+				     "'bounds.feature_linf' or 'bounds.feature_range'");
 	if (s->task != TASK_REGRESSION) {
 		if (has_label)
 			return err_set_field(e, ERR_INVALID, "bounds.label",
@@ -529,7 +576,7 @@ schema_parse_extra(const json_t *schema, const json_t *bounds, struct data_schem
 	memset(&x, 0, sizeof(x));
 	rc = parse_schema(schema, &s, &x, e);
 	if (rc == ERR_OK)
-		rc = parse_bounds(bounds, &s, e);
+		rc = parse_bounds(bounds, x.format, &s, e);
 	if (rc != ERR_OK) {
 		schema_extra_clear(&x);
 		return rc;
@@ -657,12 +704,17 @@ schema_to_json(const struct data_schema *s)
 }
 
 json_t *
-schema_bounds_to_json(const struct bounds *b)
+schema_bounds_to_json(const struct data_schema *s)
 {
+	const struct bounds *b = &s->bounds;
 	json_t *o = json_object();
-	bool bad = o == NULL;
+	double lo, hi;
+	bool bad = o == NULL, range = schema_feature_range(s, &lo, &hi);
 
-	if (!bad && !isnan(b->feature_linf))
+	/* With a range, feature_linf is derived from it (parse_feature_range). */
+	if (!bad && range)
+		bad = set(o, "feature_range", json_pack("[f, f]", lo, hi));
+	if (!bad && !range && !isnan(b->feature_linf))
 		bad = set(o, "feature_linf", json_real(b->feature_linf));
 	if (!bad && !isnan(b->feature_l2))
 		bad = set(o, "feature_l2", json_real(b->feature_l2));
@@ -708,7 +760,10 @@ schema_equal(const struct data_schema *a, const struct data_schema *b)
 	       same(a->bounds.feature_l2, b->bounds.feature_l2) &&
 	       same(a->bounds.label, b->bounds.label) &&
 	       same(a->bounds.label_lo, b->bounds.label_lo) &&
-	       same(a->bounds.label_hi, b->bounds.label_hi);
+	       same(a->bounds.label_hi, b->bounds.label_hi) &&
+	       schema_feature_range(a, NULL, NULL) == schema_feature_range(b, NULL, NULL) &&
+	       (!schema_feature_range(a, NULL, NULL) ||
+		(a->feature_lo == b->feature_lo && a->feature_hi == b->feature_hi));
 }
 
 bool

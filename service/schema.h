@@ -32,10 +32,16 @@
  *     "feature_linf", "feature_l2"   at least one when d > 0
  *     "label"                        max |y|, regression only
  *     "label_range": [lo, hi]        regression only, lo < hi
+ *     "feature_range": [lo, hi]      every feature cell in [lo, hi], lo < hi,
+ *                                    clipped there at ingestion; alone (no
+ *                                    feature_linf, feature_l2 or blocks),
+ *                                    and not with the sparse format unless
+ *                                    lo <= 0 <= hi (an absent cell is 0);
+ *                                    implies feature_linf = max(|lo|, |hi|)
  *   }
  *
  * Names are 1 .. DATA_MAX_NAME - 1 bytes.  Norm bounds are in (0, 1e12];
- * label_range ends in [-1e12, 1e12].  Regression needs exactly one of
+ * label_range and feature_range ends in [-1e12, 1e12].  Regression needs exactly one of
  * "label" and "label_range".  A label of a categorical attribute is 1 ..
  * SCHEMA_MAX_LABEL bytes, unique within its attribute, and must be a
  * string some CSV cell can spell that is not also a number: no comma,
@@ -119,9 +125,10 @@ json_t *schema_to_json(const struct data_schema *s);
 /* As schema_to_json(), with labels and format from x (may be NULL). */
 json_t *schema_to_json_extra(const struct data_schema *s, const struct schema_extra *x);
 
-/* The "bounds" member for b (new reference; NULL when out of memory).  A
- * symmetric regression range is written as "label". */
-json_t *schema_bounds_to_json(const struct bounds *b);
+/* The "bounds" member of s (new reference; NULL when out of memory).  A
+ * symmetric regression range is written as "label"; with a feature range,
+ * "feature_range" and not the feature_linf derived from it. */
+json_t *schema_bounds_to_json(const struct data_schema *s);
 
 /* Field-by-field equality (NAN equals NAN; name bytes after the NUL
  * ignored). */

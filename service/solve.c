@@ -478,7 +478,7 @@ solved_model(const struct solve_opts *o, const struct data_schema *s, const stru
 			 "succeeded", "request", run->req.normalised, "privacy",
 			 json_object_get(result, "privacy"), "result", result);
 	spec = json_pack("{s:o?, s:o?}", "schema", schema_to_json_extra(s, x), "bounds",
-			 schema_bounds_to_json(&s->bounds));
+			 schema_bounds_to_json(s));
 	if (view == NULL || spec == NULL)
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 	else

@@ -261,6 +261,7 @@ upload_begin(struct server *srv, struct request *rq, struct err *e)
 {
 	struct upload *u = calloc(1, sizeof(*u));
 	size_t d, t, cells, max_record;
+	double lo, hi;
 	enum err_code rc;
 
 	if (u == NULL)
@@ -300,6 +301,11 @@ upload_begin(struct server *srv, struct request *rq, struct err *e)
 		return err_set_field(e, ERR_MEDIA_TYPE, "Content-Type",
 				     "a dataset with categorical attributes is uploaded as "
 				     "text/csv: LIBSVM lines have no categorical cells");
+	if (u->sparse && schema_feature_range(u->s, &lo, &hi) && !(lo <= 0.0 && 0.0 <= hi))
+		return err_set_field(
+			e, ERR_MEDIA_TYPE, "Content-Type",
+			"a dataset whose 'bounds.feature_range' excludes 0 is uploaded "
+			"as text/csv: LIBSVM lines leave absent cells 0");
 	if (u->sparse && u->extra.binary.declared && !u->extra.binary.numeric)
 		return err_set_field(e, ERR_MEDIA_TYPE, "Content-Type",
 				     "a dataset with string labels ('schema.labels') is uploaded "

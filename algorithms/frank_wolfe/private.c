@@ -67,7 +67,8 @@ static const struct alg_param fwp_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const fwp_objectives[] = { "logistic", "least_squares", "huber", NULL };
+static const char *const fwp_objectives[] = { "logistic", "least_squares", "huber",
+					      "log_optimal_portfolio", NULL };
 
 /* Everything derived from the public spec (plan() and init() alike). */
 struct fwp_setup {

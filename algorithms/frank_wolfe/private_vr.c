@@ -126,7 +126,8 @@ static const struct alg_mode_rule vr_mode_rules[] = {
 	{ 0 },
 };
 
-static const char *const vr_objectives[] = { "logistic", "least_squares", "huber", NULL };
+static const char *const vr_objectives[] = { "logistic", "least_squares", "huber",
+					     "log_optimal_portfolio", NULL };
 
 /* Everything derived from the public spec (plan() and init() alike). */
 struct vr_setup {

@@ -130,8 +130,11 @@ static const struct alg_param loc_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const loc_objectives[] = { "logistic", "least_squares",       "hinge",
-					      "huber",    "multiclass_logistic", NULL };
+static const char *const loc_objectives[] = {
+	"logistic", "least_squares",       "hinge",
+	"huber",    "multiclass_logistic", "log_optimal_portfolio",
+	NULL
+};
 
 /* Everything derived from the public spec (plan() and init() alike). */
 struct loc_setup {

@@ -88,7 +88,8 @@ static const struct alg_param msc_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const msc_objectives[] = { "logistic", "least_squares", "huber", NULL };
+static const char *const msc_objectives[] = { "logistic", "least_squares", "huber",
+					      "log_optimal_portfolio", NULL };
 
 struct msc_setup {
 	double lip;  /* L: the clamp */

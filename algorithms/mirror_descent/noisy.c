@@ -101,8 +101,11 @@ static const struct alg_param nmd_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const nmd_objectives[] = { "logistic", "least_squares",       "hinge",
-					      "huber",    "multiclass_logistic", NULL };
+static const char *const nmd_objectives[] = {
+	"logistic", "least_squares",       "hinge",
+	"huber",    "multiclass_logistic", "log_optimal_portfolio",
+	NULL
+};
 
 struct nmd_setup {
 	struct md_geom g;

@@ -22,8 +22,10 @@
  * rounding can trigger: it makes the sensitivity below hold for the
  * floating-point values actually summed (up to the rounding of the clip).
  * Any objective with a finite lipschitz_l2 on the ball is accepted
- * (logistic, least_squares, hinge, huber, multiclass_logistic); hinge is
- * not smooth, which the analysis below never needs.
+ * (logistic, least_squares, hinge, huber, multiclass_logistic, and
+ * log_optimal_portfolio on the simplex, where x_0 = Pi(0) is its centre
+ * and every iterate keeps <r, x> >= s a); hinge is not smooth, which the
+ * analysis below never needs.
  *
  * Privacy (replace-one, docs/privacy-model.md §1).  Fix the permutation (it
  * is independent of the data).  Replacing record i changes one batch mean
@@ -76,8 +78,11 @@ static const struct alg_param sgd_params[P__COUNT + 1] = {
 	[P__COUNT] = { 0 },
 };
 
-static const char *const sgd_objectives[] = { "logistic", "least_squares",       "hinge",
-					      "huber",    "multiclass_logistic", NULL };
+static const char *const sgd_objectives[] = {
+	"logistic", "least_squares",       "hinge",
+	"huber",    "multiclass_logistic", "log_optimal_portfolio",
+	NULL
+};
 
 /* Everything derived from the public spec: plan() calibrates z and
  * derives the rest (sgd_bounds, sgd_schedule); init() reads z back from the

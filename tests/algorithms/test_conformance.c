@@ -8,7 +8,9 @@
  * one, the objective with an intercept and an elastic-net regularizer), on
  * small synthetic data (saddle methods: the objective's schema, blocks or
  * groups, and a y set of the same kind, or the simplex where the objective
- * needs it; no "extra" variant), on
+ * needs it; no "extra" variant; log_optimal_portfolio: positive returns in
+ * a declared feature range, its sets only (objective_ops.sets), no
+ * "extra" variant as it takes no parameter), on
  * small synthetic data with a seeded splitmix generator:
  * plan() succeeds and is deterministic; the run succeeds, calls progress
  * once per planned step, and returns a finite feasible point; the same
@@ -225,6 +227,45 @@ saddle_schema(struct fixture *f, const struct objective_ops *o, enum constraint_
 	f->spec.y = canonical_set(CONSTRAINT_SIMPLEX);
 }
 
+/* An objective of the returns' range (log_optimal_portfolio): rows with
+ * every cell in [RANGE_LO, RANGE_HI] (no zeros: the CSR copy stores every
+ * cell), declared as bounds.feature_range, and no labels. */
+#define RANGE_LO 0.6
+#define RANGE_HI 1.5
+
+static bool
+needs_range(const struct objective_ops *o)
+{
+	return strcmp(o->name, "log_optimal_portfolio") == 0;
+}
+
+static void
+make_range_data(struct fixture *f, uint64_t seed)
+{
+	struct rng r;
+	size_t nnz = 0;
+
+	rng_splitmix_init(&r, seed);
+	for (size_t i = 0; i < N_ROWS; i++) {
+		f->row_ptr[i] = nnz;
+		for (size_t j = 0; j < D_COLS; j++) {
+			double v = RANGE_LO + (RANGE_HI - RANGE_LO) * rng_uniform(&r);
+
+			/* asset j drifts by (j - 2.5) / 50 */
+			v = fmin(RANGE_HI, v + ((double)j - 2.5) / 50.0);
+			f->x[i * D_COLS + j] = v;
+			f->col[nnz] = (uint32_t)j;
+			f->val[nnz++] = v;
+		}
+	}
+	f->row_ptr[N_ROWS] = nnz;
+	f->ds.y = NULL;
+	f->spec.schema.feature_lo = RANGE_LO;
+	f->spec.schema.feature_hi = RANGE_HI;
+	f->spec.schema.bounds.feature_l2 = NAN;
+	f->spec.schema.bounds.feature_linf = RANGE_HI;
+}
+
 /* Rows with ||x||_2 <= 1, about a third of the entries zero, and labels
  * of the task from a planted model. */
 static void
@@ -349,6 +390,8 @@ fixture_new(const struct alg_ops *a, const struct objective_ops *o, enum task ta
 	f->spec.schema.bounds.label = task == TASK_REGRESSION ? 2.0 : NAN;
 	f->spec.schema.bounds.label_lo = f->spec.schema.bounds.label_hi = NAN;
 	objective_params_default(&p);
+	if (needs_range(o))
+		make_range_data(f, 0x9e7 + (uint64_t)task);
 	if (is_saddle(o))
 		saddle_schema(f, o, k, &p);
 	if (v == V_EXTRA) {
@@ -425,9 +468,16 @@ for_each_combo(const struct alg_ops *a, combo_fn fn)
 			if (!(o->tasks & (1u << t)))
 				continue;
 			for (int k = 0; k < CONSTRAINT__COUNT; k++) {
-				if (!(a->constraints & (1u << k)))
+				/* the method's sets that the objective takes */
+				if (!(a->constraints & (1u << k)) ||
+				    (o->sets != 0 && !(o->sets & (1u << k))))
 					continue;
-				for (int v = 0; v < (is_saddle(o) ? V_EXTRA : V__COUNT); v++) {
+				/* "extra": only with an intercept and regularizers */
+				for (int v = 0;
+				     v < (is_saddle(o)                            ? V_EXTRA
+					  : (o->params & (1u << OBJ_P_INTERCEPT)) ? V__COUNT
+										  : V_EXTRA);
+				     v++) {
 					static const char *const vn[V__COUNT] = { "dense", "csr",
 										  "extra" };
 					static const char *const tn[TASK__COUNT] = {

@@ -25,7 +25,7 @@ round_trip(const struct data_schema *s, const struct schema_extra *x)
 	char *ts, *tb;
 
 	js = schema_to_json_extra(s, x);
-	jb = schema_bounds_to_json(&s->bounds);
+	jb = schema_bounds_to_json(s);
 	if (js == NULL || jb == NULL)
 		abort();
 	ts = json_dumps(js, JSON_COMPACT);

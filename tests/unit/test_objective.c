@@ -185,10 +185,12 @@ START_TEST(test_registry)
 	static const char *const names[NOBJ] = { "logistic", "least_squares", "hinge", "huber",
 						 "multiclass_logistic" };
 
-	/* The minimisation objectives come first; saddle ones follow
-	 * (tests/algorithms/test_saddle.c). */
-	ck_assert_uint_ge(objective_count(), NOBJ);
-	for (size_t i = NOBJ; i < objective_count(); i++) {
+	/* The minimisation objectives come first (the ones here, then
+	 * log_optimal_portfolio, tests/algorithms/test_portfolio.c); saddle
+	 * ones follow (tests/algorithms/test_saddle.c). */
+	ck_assert_uint_ge(objective_count(), NOBJ + 1);
+	ck_assert_str_eq(objective_at(NOBJ)->name, "log_optimal_portfolio");
+	for (size_t i = NOBJ + 1; i < objective_count(); i++) {
 		const struct objective_ops *o = objective_at(i);
 
 		/* Each kind carries exactly its own table. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "libsvm.h"
 #include "rows.h"
 #include "schema.h"
 
@@ -259,6 +260,54 @@ START_TEST(test_clip_bounds_dense_and_sparse)
 }
 END_TEST
 
+/* bounds.feature_range: every cell clipped into [lo, hi] (0 and negatives
+ * up to lo, large down to hi), the implied feature_linf met; a LIBSVM row
+ * (absent cells 0) refused when 0 is outside, clipped when inside; a
+ * stored sparse record refused (fail closed) when 0 is outside. */
+START_TEST(test_clip_feature_range)
+{
+	struct data_schema s = schema(5, TASK_UNLABELED);
+	double x[5] = { 0.0, -3.0, 1.1, 7.5, 0.5 }, val[3] = { 2.0, -0.5, 0.25 }, v[3], tail[1];
+	uint32_t col[3] = { 0, 2, 4 }, c[3];
+	struct libsvm_row r = { .col = col, .val = val, .nnz = 3, .line = 4 };
+	struct err e = { 0 };
+	size_t nnz = 0;
+
+	s.feature_lo = 0.5;
+	s.feature_hi = 2.0;
+	s.bounds.feature_linf = 2.0;
+	ck_assert_int_eq(rows_ingest_dense(&s, x, 1, &e), ERR_OK);
+	ck_assert_double_eq(x[0], 0.5);
+	ck_assert_double_eq(x[1], 0.5);
+	ck_assert_double_eq(x[2], 1.1);
+	ck_assert_double_eq(x[3], 2.0);
+	ck_assert_double_eq(x[4], 0.5);
+	ck_assert_int_eq(rows_ingest_libsvm(&s, &r, c, v, &nnz, tail, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "data");
+	ck_assert(strstr(e.msg, "feature_range") != NULL);
+	{
+		struct rows_builder b;
+		unsigned char rec[4 + 12 * 3];
+
+		ck_assert_int_eq(rows_builder_init(&b, &s, DATA_CSR, 1, 3, &e), ERR_OK);
+		rows_put_sparse(&s, rec, col, val, 3, NULL);
+		ck_assert_int_eq(rows_builder_add_records(&b, rec, sizeof(rec), 1, &e),
+				 ERR_INTERNAL);
+		rows_builder_clear(&b);
+	}
+	/* a range holding 0: sparse rows clipped, a clipped-to-0 entry dropped */
+	s.feature_lo = 0.0;
+	s.feature_hi = 1.0;
+	s.bounds.feature_linf = 1.0;
+	ck_assert_int_eq(rows_ingest_libsvm(&s, &r, c, v, &nnz, tail, &e), ERR_OK);
+	ck_assert_uint_eq(nnz, 2);
+	ck_assert_uint_eq(c[0], 0);
+	ck_assert_double_eq(v[0], 1.0);
+	ck_assert_uint_eq(c[1], 4);
+	ck_assert_double_eq(v[1], 0.25);
+}
+END_TEST
+
 static void
 assert_same(const struct dataset *a, const struct dataset *b, const struct data_schema *s)
 {
@@ -415,6 +464,7 @@ main(void)
 	tcase_add_test(tc, test_tail_checks);
 	tcase_add_test(tc, test_declared_labels);
 	tcase_add_test(tc, test_clip_bounds_dense_and_sparse);
+	tcase_add_test(tc, test_clip_feature_range);
 	tcase_add_test(tc, test_records_round_trip);
 	tcase_add_test(tc, test_corrupt_records_refused);
 	suite_add_tcase(s, tc);

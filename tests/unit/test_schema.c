@@ -130,6 +130,31 @@ START_TEST(test_full)
 			 ERR_OK);
 	ck_assert_int_eq(s.task, TASK_UNLABELED);
 	ck_assert_uint_eq(s.n_blocks, 0);
+	ck_assert(!schema_feature_range(&s, NULL, NULL));
+
+	/* a feature range: the cells' box, feature_linf derived from it */
+	ck_assert_int_eq(parse("{\"features\": 4, \"task\": \"unlabeled\"}",
+			       "{\"feature_range\": [0.5, 2.5]}", &s, NULL, &e),
+			 ERR_OK);
+	ck_assert(schema_feature_range(&s, NULL, NULL));
+	ck_assert_double_eq(s.feature_lo, 0.5);
+	ck_assert_double_eq(s.feature_hi, 2.5);
+	ck_assert_double_eq(s.bounds.feature_linf, 2.5);
+	ck_assert(isnan(s.bounds.feature_l2));
+	{
+		json_t *jb = schema_bounds_to_json(&s);
+
+		ck_assert_ptr_nonnull(jb);
+		ck_assert_ptr_null(json_object_get(jb, "feature_linf"));
+		ck_assert_double_eq(
+			json_number_value(json_array_get(json_object_get(jb, "feature_range"), 1)),
+			2.5);
+		json_decref(jb);
+	}
+	ck_assert_int_eq(parse("{\"features\": 4, \"task\": \"unlabeled\"}",
+			       "{\"feature_range\": [-4, 1]}", &s, NULL, &e),
+			 ERR_OK);
+	ck_assert_double_eq(s.bounds.feature_linf, 4.0);
 }
 END_TEST
 
@@ -281,6 +306,22 @@ static const struct bad_case bad_cases[] = {
 	  "two numbers" },
 	{ REG, "{\"feature_l2\": 1, \"label_range\": [-2e12, 0]}", "bounds.label_range",
 	  "within [-1e+12, 1e+12]" },
+/* bounds.feature_range: a box for every cell, given alone */
+#define UNL "{\"features\": 3, \"task\": \"unlabeled\""
+	{ UNL "}", "{\"feature_range\": [1, 1]}", "bounds.feature_range", "lo < hi" },
+	{ UNL "}", "{\"feature_range\": [1.2, 0.8]}", "bounds.feature_range", "lo < hi" },
+	{ UNL "}", "{\"feature_range\": [0.8]}", "bounds.feature_range", "two numbers" },
+	{ UNL "}", "{\"feature_range\": [0.8, 2e12]}", "bounds.feature_range", "within" },
+	{ UNL "}", "{\"feature_range\": [0.5, 2], \"feature_linf\": 2}", "bounds.feature_range",
+	  "without 'bounds.feature_linf'" },
+	{ UNL "}", "{\"feature_range\": [0.5, 2], \"feature_l2\": 9}", "bounds.feature_range",
+	  "without 'bounds.feature_linf'" },
+	{ UNL ", \"format\": \"sparse\"}", "{\"feature_range\": [0.5, 2]}", "bounds.feature_range",
+	  "sparse" },
+	{ UNL ", \"format\": \"sparse\"}", "{\"feature_range\": [-2, -0.5]}",
+	  "bounds.feature_range", "sparse" },
+	{ UNL ", \"blocks\": [{\"name\": \"a\", \"size\": 3, \"bounds\": {\"l2\": 1}}]}",
+	  "{\"feature_range\": [0.5, 2]}", "bounds.feature_range", "schema.blocks" },
 	/* schema.labels: a binary task's two values */
 	{ "{\"features\": 2, \"task\": \"regression\", \"labels\": [0, 1]}",
 	  "{\"feature_l2\": 1, \"label\": 1}", "schema.labels", "only for the binary task" },
@@ -341,6 +382,9 @@ static const char *const good_cases[][2] = {
 	  "0.30000000000000004, \"l2\": 7}}]}",
 	  "{\"feature_linf\": 1e-300}" },
 	{ B10 ", \"labels\": [0, 1]}", L2 },
+	{ UNL "}", "{\"feature_range\": [0.5, 2.25]}" },
+	{ UNL ", \"format\": \"sparse\"}", "{\"feature_range\": [-1, 0.75]}" },
+	{ REG, "{\"feature_range\": [-0.3, 0.1], \"label\": 1}" },
 	{ B10 ", \"labels\": [2.5, -7]}", L2 },
 	{ B10 ", \"labels\": [\"no\", \"yes\"]}", L2 },
 };
@@ -357,7 +401,7 @@ START_TEST(test_round_trip)
 
 	/* with labels and format, through text */
 	js = schema_to_json_extra(&s, &x);
-	jb = schema_bounds_to_json(&s.bounds);
+	jb = schema_bounds_to_json(&s);
 	ck_assert_ptr_nonnull(js);
 	ck_assert_ptr_nonnull(jb);
 	text = json_dumps(js, JSON_COMPACT);
