@@ -32,7 +32,8 @@
  *	||F(u; b)||_2 <= sup_U ||A u||_2 + r_b
  *	    <= min(||A||_op R_2, max_j ||A e_j||_2 R_1) + r_b
  *	    (the second: ||A u|| <= sum_j |u_j| ||A e_j||; on an l1 ball or a
- *	    simplex it is exact at a vertex; spec 002 §9.4's M with c = 0)
+ *	    simplex it is exact at a vertex; the affine-VI bound M = ||A|| (||c|| + R) + sup ||b||
+ *with c = 0)
  *	||F(u; b) - F(v; b)||_2 = ||A (u - v)||_2 <= ||A||_op ||u - v||_2 (beta)
  *
  * ||A||_op is bounded from above with a certificate, never estimated:
@@ -47,8 +48,8 @@
  * weak gap sup_v <A v + b_bar, u_bar - v> is a concave quadratic in v,
  * solved by projected gradient ascent with a Frank-Wolfe certificate
  * (vi_gap_eval, through vi_ops.jacobian and jacobian_t).  For a skew A it
- * equals the closed form <b_bar, u_bar> - min_v <F(u_bar), v> (spec 002
- * §9.4 over a ball: <b_bar, u_bar> + R ||A^T u_bar - b_bar||), which the
+ * equals the closed form <b_bar, u_bar> - min_v <F(u_bar), v> (over a
+ * ball: <b_bar, u_bar> + R ||A^T u_bar - b_bar||), which the
  * tests check.
  */
 #include <float.h>

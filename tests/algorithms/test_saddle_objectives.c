@@ -9,11 +9,11 @@
  * 0.1% (the privacy constants: the operator's norm per block, and the
  * smoothness) at points and records built to attain it, the ratios
  * printed.  fair_logistic_lagrangian: the max over y of the gap in the
- * closed form of spec 001 §7.4 (GapHat's first term) and the refusals of a
+ * closed form of the max over the multipliers (the gap's first term) and the refusals of a
  * y set that is not the multipliers' box.  auc_minimax: the identity min
  * over (a_+, b_-) and max over alpha of F = p q (E[(1 - <w, a - a'>)^2 |
  * +1, -1] - 1) at a_+ = E[z | +1], b_- = E[z | -1], alpha = b_- - a_+
- * (spec 001 §7.5), by brute force over all pairs.  affine_vi: the
+ * (Ying, Wen, Lyu 2016), by brute force over all pairs.  affine_vi: the
  * certified ||A||_op bound against power iteration, monotonicity on sampled
  * pairs, a non-monotone matrix refused, the weak gap by the certified
  * inner solve against the closed form (skew A) and against brute force
@@ -417,7 +417,7 @@ END_TEST
 
 static const struct saddle_gap_opts OPTS = { 1e-9, 20000 };
 
-/* fair: max over the box of F(x_bar, .) is spec 001 §7.4's closed form
+/* fair: max over the box of F(x_bar, .) is the closed form of docs/algorithms/saddle-objectives.md
  * R(x_bar) + Lambda (max(0, H - tau) + max(0, -H - tau)), H(x) = <x, E[c
  * a]>; the min over x is bracketed (random feasible x never beat its lower
  * end, its upper end is a value). */
@@ -835,7 +835,7 @@ affine_psi(const struct vprob *p, const double *A, const double *cbar, const dou
 
 /*
  * The weak gap sup_v <F(v), u_bar - v>.  Skew A (4 x 4) over the unit
- * ball: spec 002 §9.4's closed form <b, u_bar> + R ||A^T u_bar - b||
+ * ball: the closed form <b, u_bar> + R ||A^T u_bar - b||
  * (c = 0).  A non-skew monotone A (2 x 2) over the unit disk: within 1e-4
  * above the max over a polar grid of 400 x 401 points (and never below
  * it), its bracket (vi_gap_bracket) within 1e-10 relative, and weak <=

@@ -540,7 +540,7 @@ fair_means(const char *rows, const double *x, double p0, double p1, double *ret_
  * [0, 2]) on the binary rows with a group column of 2 (the sensitive
  * attribute): the result's x and y in their sets, the normalised request
  * keeps parity_tolerance, and the strong gap on the public rows is at
- * least the closed-form max over y minus F(x, y) (spec 001 §7.4: max_y F
+ * least the closed-form max over y minus F(x, y) (docs/algorithms/saddle-objectives.md: max_y F
  * = R(x) + Lambda (max(0, H - tau) + max(0, -H - tau)); the min over x is
  * at most F(x, y)).  Refusals naming the field: a y box with lo != 0, a y
  * ball, no group proportions.  auc_minimax runs on the same rows (x =
