@@ -23,7 +23,7 @@
  * (the step is constant, so the gamma-weighted average of the paper is the
  * plain mean of the extrapolated points; it is in W by convexity).  The
  * noise is fresh for each of the two evaluations (the paper's Algorithm 1
- * prints xi^1 twice, spec erratum A1) and is the exact discrete Gaussian
+ * prints xi^1 for both) and is the exact discrete Gaussian
  * on a fine lattice (privacy/noise.h) as in saddle.sgda_one_pass; clip_M
  * is the rounding guard of every Gaussian method here (||g|| <= M holds
  * by the declared bounds, so it changes nothing in exact arithmetic).
@@ -52,8 +52,8 @@
  * by calibrate() on the dataset's ledger mode.  The paper's sigma^2 = 8 M^2
  * ln(1/delta) / eps^2 (Prop. 7, from Theorem 1 with an unknown constant
  * and n^2 releases counted instead of 2 n^2) is not used: under this
- * accountant it buys epsilon 2.6 at a target of 1 (spec 002 §5.6,
- * docs/algorithms/nseg.md "Accounting").  Defaults: T = n^2, gamma =
+ * accountant it buys epsilon 2.6 at a target of 1
+ * (docs/algorithms/nseg.md §4).  Defaults: T = n^2, gamma =
  * min(D / M, 1 / L) / (n max(sqrt(n), sqrt(p ln(1/delta)) / eps)).  The
  * guarantee is on the weak gap; the work is Theta(n^2 B p) and the
  * service's work limit bounds it (work()).
@@ -189,8 +189,8 @@ double
 nseg_sp_step_size(double diameter, double bound, double smooth, unsigned long steps, size_t p,
 		  double sigma)
 {
-	double g = diameter / sqrt(7.0 * (double)steps *
-				   (bound * bound + (double)p * sigma * sigma));
+	double g =
+		diameter / sqrt(7.0 * (double)steps * (bound * bound + (double)p * sigma * sigma));
 
 	if (smooth > 0.0)
 		g = fmin(g, 1.0 / (sqrt(3.0) * smooth));
@@ -198,8 +198,8 @@ nseg_sp_step_size(double diameter, double bound, double smooth, unsigned long st
 }
 
 double
-nseg_mp_step_size(double diameter, double bound, double smooth, size_t n, size_t p,
-		  double epsilon, double delta)
+nseg_mp_step_size(double diameter, double bound, double smooth, size_t n, size_t p, double epsilon,
+		  double delta)
 {
 	double num = diameter / bound, nn = (double)n;
 
@@ -275,8 +275,7 @@ nseg_bounds(const struct run_spec *spec, struct nseg_setup *ret, struct err *e)
 		unsigned long most;
 
 		if (b_param == 0.0) {
-			ret->batch = nseg_sp_batch(spec->n, spec->dim, spec->epsilon,
-						   spec->delta);
+			ret->batch = nseg_sp_batch(spec->n, spec->dim, spec->epsilon, spec->delta);
 			if (ret->batch == 0)
 				return err_set_field(e, ERR_TOO_SMALL, "privacy.epsilon",
 						     "privacy_too_small_for_n: a single pass "
@@ -387,8 +386,8 @@ nseg_calibrate(const struct run_spec *spec, const struct nseg_setup *s, double *
 		if (grid.order[i] <= top)
 			grid.order[k++] = grid.order[i];
 	grid.n = k;
-	rc = calibrate(nseg_wor_family, &c, spec->mode, eps_cal, delta_cal, 1e-2, 1e7, &grid,
-		       ret_z, &report, e);
+	rc = calibrate(nseg_wor_family, &c, spec->mode, eps_cal, delta_cal, 1e-2, 1e7, &grid, ret_z,
+		       &report, e);
 	if (rc == ERR_OK)
 		*ret_accountant = report.accountant;
 	return rc;

@@ -1,16 +1,16 @@
 /*
  * saddle/nseg.h - the public schedule of saddle.nseg (saddle/nseg.c,
  * docs/algorithms/nseg.md): pure functions of public inputs, shared by
- * plan() and the tests that check the spec's golden values.
+ * plan() and the tests that check its golden values
+ * (docs/algorithms/nseg.md §7).
  */
 #ifndef ALGORITHMS_SADDLE_NSEG_H
 #define ALGORITHMS_SADDLE_NSEG_H
 
 #include <stddef.h>
 
-/* Single pass, automatic batch (Corollary 1 with the spec's
- * integerization): round(sqrt(p ln(1/delta)) / epsilon), ties up, clamped
- * to [1, floor(n / 2)]; 0 when n < 2 (no iteration fits). */
+/* Single pass, automatic batch (Corollary 1, made an integer): round(sqrt(p ln(1/delta)) /
+ * epsilon), ties up, clamped to [1, floor(n / 2)]; 0 when n < 2 (no iteration fits). */
 size_t nseg_sp_batch(size_t n, size_t p, double epsilon, double delta);
 
 /* Single pass, automatic step: the minimiser over a constant gamma of

