@@ -10,7 +10,8 @@
  * through saddle.sgda_one_pass with constraints.x only, the result x, the
  * VI gaps recomputed here, and its refusals.  fair_logistic_lagrangian,
  * auc_minimax and affine_vi through saddle.sgda_one_pass (their results,
- * gaps and refusals naming the field).
+ * gaps and refusals naming the field).  saddle.nseg (both variants,
+ * VI mode, its refusals): test_nseg.
  */
 #include <check.h>
 #include <math.h>
@@ -462,6 +463,136 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+#define NSEG_RUN(obj, sets, params, extra)                                                         \
+	"{\"algorithm\": \"saddle.nseg\", \"objective\": " obj ","                                 \
+	" \"constraints\": {" sets "}, \"params\": {" params "},"                                  \
+	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}" extra "}"
+#define NSEG_BILINEAR "{\"name\": \"bilinear\", \"coupling\": 0.5}"
+#define NSEG_BALLS                                                                                 \
+	"\"x\": {\"kind\": \"l2_ball\", \"radius\": 1}, \"y\": {\"kind\": \"l2_ball\", "           \
+	"\"radius\": 1}"
+
+/*
+ * saddle.nseg (docs/algorithms/nseg.md) through the API.  single_pass on
+ * bilinear: the estimate's schedule (B = round(sqrt(4 ln 1e6)) = 7, T =
+ * floor(n / 14), one parallel Gaussian event of 2T parts), the result in
+ * the balls and its gap on public data against the closed form (as
+ * test_bilinear).  multi_pass on 120 rows: T = n^2 = 14400, the event
+ * self_composed(sampled_without_replacement(120, 1, gaussian), 28800),
+ * the run succeeds.  VI mode: bilinear_vi over one ball.  Refusals before
+ * any charge: the vacuous regime (422 privacy_too_small_for_n naming
+ * privacy.epsilon), a single-pass batch that does not fit twice
+ * (params.batch_size), a multi-pass run over the work limit (422 naming
+ * params, DPOPT_MAX_RUN_WORK).
+ */
+START_TEST(test_nseg)
+{
+	char a[40], p[40], s[40], run[40], body[2048], path[128], before[4096], after[4096];
+	double mtrain[4], meval[4], msmall[4], x[2], y[2], u[4], slo, shi, want;
+	char *train = bilinear_rows(4000, 11, mtrain), *test = bilinear_rows(1000, 12, meval);
+	char *small = bilinear_rows(120, 13, msmall);
+	const double g = 0.5;
+	json_t *j;
+
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("nseg-pairs", BUDGET), a);
+	h_upload(&srv, owner, a, train);
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("nseg-public", "\"public\": true"), p);
+	h_upload(&srv, owner, p, test);
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("nseg-small", BUDGET), s);
+	h_upload(&srv, owner, s, small);
+
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
+	j = h_json(&srv, "POST", path, owner, NSEG_RUN(NSEG_BILINEAR, NSEG_BALLS, "", ""), 200);
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.steps")), 4000 / 14);
+	ck_assert(json_number_value(h_get(j, "plan.params_used.batch_size")) == 7.0);
+	ck_assert(json_number_value(h_get(j, "plan.params_used.evaluations")) == 2.0 * (4000 / 14));
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "parallel");
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.event.parts")), 2 * (4000 / 14));
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_array_get(h_get(j, "plan.event.events"), 0), "type")),
+			 "gaussian");
+	ck_assert(json_number_value(h_get(j, "plan.params_used.noise_sigma")) <
+		  json_number_value(h_get(j, "plan.params_used.paper_noise_sigma")));
+	json_decref(j);
+
+	snprintf(body, sizeof(body),
+		 NSEG_RUN(NSEG_BILINEAR, NSEG_BALLS, "\"variant\": \"single_pass\"",
+			  ", \"eval_dataset_id\": \"%s\""),
+		 p);
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 2, x);
+	numbers(j, "result.y", 2, y);
+	ck_assert(norm2(x[0], x[1]) <= 1.0 + 1e-9);
+	ck_assert(norm2(y[0], y[1]) <= 1.0 + 1e-9);
+	ck_assert_str_eq(json_string_value(h_get(j, "request.params.variant")), "single_pass");
+	bracket(j, "result.evaluation.strong_gap", &slo, &shi);
+	want = meval[0] * x[0] + meval[1] * x[1] + norm2(g * x[0] - meval[2], g * x[1] - meval[3]) +
+	       meval[2] * y[0] + meval[3] * y[1] + norm2(g * y[0] + meval[0], g * y[1] + meval[1]);
+	ck_assert_msg(slo - 1e-9 <= want && want <= shi + 1e-9,
+		      "closed-form gap %.17g outside [%.17g, %.17g]", want, slo, shi);
+	json_decref(j);
+
+	/* multi_pass on 120 rows */
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", s);
+	j = h_json(&srv, "POST", path, owner,
+		   NSEG_RUN(NSEG_BILINEAR, NSEG_BALLS, "\"variant\": \"multi_pass\"", ""), 200);
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.steps")), 14400);
+	ck_assert(json_number_value(h_get(j, "plan.params_used.batch_size")) == 1.0);
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "self_composed");
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.event.count")), 28800);
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.event.type")),
+			 "sampled_without_replacement");
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.event.event.n")), 120);
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.event.event.batch")), 1);
+	json_decref(j);
+	snprintf(body, sizeof(body), "%s",
+		 NSEG_RUN(NSEG_BILINEAR, NSEG_BALLS, "\"variant\": \"multi_pass\"", ""));
+	json_decref(h_run_create(&srv, owner, s, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 2, x);
+	numbers(j, "result.y", 2, y);
+	ck_assert(norm2(x[0], x[1]) <= 1.0 + 1e-9);
+	ck_assert(norm2(y[0], y[1]) <= 1.0 + 1e-9);
+	json_decref(j);
+
+	/* VI mode: bilinear_vi over one ball, the result x holds all of u */
+	snprintf(body, sizeof(body), "%s",
+		 NSEG_RUN("{\"name\": \"bilinear_vi\", \"coupling\": 0.5}",
+			  "\"x\": {\"kind\": \"l2_ball\", \"radius\": 1.5}", "", ""));
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 4, u);
+	ck_assert_ptr_null(h_get(j, "result.y"));
+	ck_assert(sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2] + u[3] * u[3]) <= 1.5 + 1e-9);
+	json_decref(j);
+
+	/* Refusals, nothing charged. */
+	h_ledger_snapshot(db, before, sizeof(before));
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", a);
+	snprintf(body, sizeof(body), "%s",
+		 "{\"algorithm\": \"saddle.nseg\", \"objective\": " NSEG_BILINEAR
+		 ", \"constraints\": {" NSEG_BALLS "}, \"privacy\": {\"epsilon\": 0.001, "
+		 "\"delta\": 1e-6}}");
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 422,
+		       "privacy_too_small_for_n", "privacy.epsilon", NULL);
+	snprintf(body, sizeof(body), "%s",
+		 NSEG_RUN(NSEG_BILINEAR, NSEG_BALLS, "\"batch_size\": 2001", ""));
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "params.batch_size", NULL);
+	snprintf(body, sizeof(body), "%s",
+		 NSEG_RUN(NSEG_BILINEAR, NSEG_BALLS,
+			  "\"variant\": \"multi_pass\", \"iterations\": 10000000000", ""));
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 422,
+		       "unprocessable", "params", "DPOPT_MAX_RUN_WORK");
+	h_ledger_snapshot(db, after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	free(train);
+	free(test);
+	free(small);
+}
+END_TEST
+
 /* GET /v1/algorithms: objective kinds, the saddle flag, constraints.y. */
 START_TEST(test_catalogue)
 {
@@ -681,6 +812,7 @@ main(void)
 	tcase_add_test(tc, test_fair_auc_affine);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_catalogue);
+	tcase_add_test(tc, test_nseg);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
