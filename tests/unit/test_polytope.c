@@ -182,6 +182,11 @@ random_vertices(struct rng *r, int shape, size_t m, size_t d, double *v)
 			v[(m - 1) * d + k] = 0.5 * (v[k] + v[d + k]);
 }
 
+/* Points near the polytope, at its scale, and far away (where every
+ * Gram entry is about scale^2 and the differences that matter are
+ * smaller). */
+static const double SCALES[4] = { 0.1, 1.0, 10.0, 1000.0 };
+
 START_TEST(test_projection_brute_force)
 {
 	struct rng r;
@@ -193,10 +198,7 @@ START_TEST(test_projection_brute_force)
 		for (size_t m = 2; m <= 7; m++)
 			for (int shape = 0; shape < 4; shape++)
 				for (int t = 0; t < 12; t++) {
-					double scale = t % 3 == 0   ? 0.1
-						       : t % 3 == 1 ? 1.0
-								    : 10.0,
-					       err = 0.0;
+					double scale = SCALES[t % 4], err = 0.0;
 					struct constraint c;
 
 					if ((shape == 1 || shape == 3) && m < 3)
@@ -244,11 +246,8 @@ START_TEST(test_projection_kkt)
 	for (size_t d = 4; d <= MAX_D; d++)
 		for (size_t m = 2; m <= MAX_M; m += 3)
 			for (int shape = 0; shape < 4; shape++)
-				for (int t = 0; t < 9; t++) {
-					double scale = t % 3 == 0   ? 0.1
-						       : t % 3 == 1 ? 1.0
-								    : 10.0,
-					       g;
+				for (int t = 0; t < 12; t++) {
+					double scale = SCALES[t % 4], g;
 					struct constraint c;
 
 					if ((shape == 1 || shape == 3) && m < 3)
