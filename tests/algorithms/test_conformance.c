@@ -415,6 +415,14 @@ for_each_combo(const struct alg_ops *a, combo_fn fn)
 					struct fixture *f;
 					char what[160];
 
+					/* A polytope on dense rows only: what is the
+					 * set's own (the vertex helpers, frank_wolfe/lmo.c)
+					 * does not depend on the rows' layout or the
+					 * objective's extras, which the other kinds cover;
+					 * all three variants cost 18.7 s of CPU (124.2 s
+					 * against 105.5 s without, under load 5). */
+					if (k == CONSTRAINT_POLYTOPE && v != V_DENSE)
+						continue;
 					snprintf(what, sizeof(what), "%s/%s/%s/%s/%s", a->name,
 						 o->name, tn[t],
 						 constraint_kind_name((enum constraint_kind)k),
