@@ -39,6 +39,16 @@ struct constraint {
 	 * methods' states), so the storage's owner (the parsed request,
 	 * service/run_request.c) must outlive every copy.  Unused (NULL, 0)
 	 * by the other kinds.
+	 *
+	 * Design (issue 13's notes, and where this differs): the list is
+	 * borrowed, not copied, so that a struct constraint stays a small
+	 * value type; membership takes scratch (constraint_contains()),
+	 * because deciding x in conv(V) needs the projection's workspace and
+	 * nothing here allocates; the centre's candidates add the
+	 * coordinate-wise median to 0, v_1, the centroid and the mid-range,
+	 * which makes R_c translation-invariant on a translated simplex
+	 * (where the centroid gives 2s(1 - 1/d) instead of s); one vertex (a
+	 * point: every run trivial) and all-equal lists are refused.
 	 */
 	const double *vertices;
 	const double *centre;
@@ -161,7 +171,7 @@ bool constraint_contains(const struct constraint *c, const double *x, size_t d, 
 
 /* Doubles of scratch constraint_project() and constraint_contains() need
  * in dimension d (d for the l1 ball and the simplex, polytope_scratch(d)
- * = (d + 3)^2 + 4 (d + 3) for a polytope, 0 for the others). */
+ * = (d + 3)^2 + 6 (d + 3) for a polytope, 0 for the others). */
 size_t constraint_project_scratch(const struct constraint *c, size_t d);
 
 /* Replace x (d entries) by its Euclidean projection onto the set, with
