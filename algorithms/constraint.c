@@ -19,6 +19,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -387,6 +388,18 @@ lmo_lp_ball(double r, double p, const double *g, size_t d, double *s)
 
 /* ---- the kinds: one function per operation, one table row per kind ---- */
 
+static size_t
+no_scratch(const struct constraint *c, size_t d)
+{
+	return 0;
+}
+
+static size_t
+d_scratch(const struct constraint *c, size_t d)
+{
+	return d; /* the sort of the simplex threshold */
+}
+
 /* The largest l_q norm, 1 <= q <= inf, of the lp' ball of radius r in R^d,
  * 1 <= p' <= 2 (Hoelder): r when q >= p' (radius * e_1 is the farthest
  * point), r d^{1/q - 1/p'} when q < p' (the point (1, .., 1) scaled onto
@@ -407,7 +420,7 @@ ball_radius(double r, double p_ball, size_t d, double q)
 }
 
 static enum err_code
-validate_radius(const struct constraint *c, const char *field, struct err *e)
+validate_radius(const struct constraint *c, size_t d, const char *field, struct err *e)
 {
 	if (!(isfinite(c->radius) && c->radius > 0.0))
 		return invalid(e, field, "radius", "must be a finite number above 0");
@@ -423,7 +436,7 @@ l2_radius(const struct constraint *c, size_t d, double q)
 }
 
 static bool
-l2_contains(const struct constraint *c, const double *x, size_t d, double tol)
+l2_contains(const struct constraint *c, const double *x, size_t d, double tol, double *scratch)
 {
 	return lp_norm(x, d, 2.0) <= c->radius * (1.0 + tol);
 }
@@ -449,7 +462,7 @@ l1_radius(const struct constraint *c, size_t d, double q)
 }
 
 static bool
-l1_contains(const struct constraint *c, const double *x, size_t d, double tol)
+l1_contains(const struct constraint *c, const double *x, size_t d, double tol, double *scratch)
 {
 	double s = 0.0;
 
@@ -486,7 +499,7 @@ l1_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s)
 /* simplex of scale s (in radius) */
 
 static enum err_code
-simplex_validate(const struct constraint *c, const char *field, struct err *e)
+simplex_validate(const struct constraint *c, size_t d, const char *field, struct err *e)
 {
 	if (!(isfinite(c->radius) && c->radius > 0.0))
 		return invalid(e, field, "scale", "must be a finite number above 0");
@@ -500,7 +513,7 @@ simplex_radius(const struct constraint *c, size_t d, double q)
 }
 
 static bool
-simplex_contains(const struct constraint *c, const double *x, size_t d, double tol)
+simplex_contains(const struct constraint *c, const double *x, size_t d, double tol, double *scratch)
 {
 	double s = 0.0, slack = tol * c->radius;
 
@@ -540,7 +553,7 @@ simplex_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s
 /* box */
 
 static enum err_code
-box_validate(const struct constraint *c, const char *field, struct err *e)
+box_validate(const struct constraint *c, size_t d, const char *field, struct err *e)
 {
 	if (!isfinite(c->lo))
 		return invalid(e, field, "lo", "must be a finite number");
@@ -559,7 +572,7 @@ box_radius(const struct constraint *c, size_t d, double q)
 }
 
 static bool
-box_contains(const struct constraint *c, const double *x, size_t d, double tol)
+box_contains(const struct constraint *c, const double *x, size_t d, double tol, double *scratch)
 {
 	double slack = tol * fmax(fabs(c->lo), fabs(c->hi));
 
@@ -590,14 +603,14 @@ box_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s)
 /* lp ball, 1 < p <= 2 */
 
 static enum err_code
-lp_validate(const struct constraint *c, const char *field, struct err *e)
+lp_validate(const struct constraint *c, size_t d, const char *field, struct err *e)
 {
 	/* p = 1 is the l1 ball (its own kind); the exponent map |t|^{p-1} of
 	 * the projection is only continuous for p > 1, and p > 2 is outside
 	 * what the mirror maps need. */
 	if (!(isfinite(c->p) && c->p > 1.0 && c->p <= 2.0))
 		return invalid(e, field, "p", "must be a number in (1, 2]");
-	return validate_radius(c, field, e);
+	return validate_radius(c, d, field, e);
 }
 
 static double
@@ -611,7 +624,7 @@ lp_radius(const struct constraint *c, size_t d, double q)
 }
 
 static bool
-lp_contains(const struct constraint *c, const double *x, size_t d, double tol)
+lp_contains(const struct constraint *c, const double *x, size_t d, double tol, double *scratch)
 {
 	return lp_norm(x, d, c->p) <= c->radius * (1.0 + tol);
 }
@@ -629,6 +642,449 @@ lp_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s)
 }
 
 /*
+ * Polytope conv{v_1, .., v_m} given by its vertex list (the caller's,
+ * borrowed; constraint_polytope() checks it and picks the score centre).
+ *
+ * Radius: a norm is convex, so its maximum over the polytope is attained
+ * at a vertex: max_i ||v_i||_q, exact.  LMO: a linear function likewise;
+ * the first vertex of least <g, v_i>.
+ *
+ * Projection: Wolfe's minimum-norm-point algorithm (P. Wolfe, "Finding
+ * the nearest point in a polytope", Math. Programming 11, 1976) on the
+ * points P_i = v_i - y.  It keeps a "corral" S of affinely independent
+ * points and weights w > 0 on them, x = sum_S w_i P_i.  Major cycle: the
+ * point j minimising <x, P_j>; when ||x||^2 - <x, P_j> (which is max_i
+ * <y - p, v_i - p> for p = y + x, the optimality condition of the
+ * projection p) is at rounding level, x is the minimum-norm point; else j
+ * joins S.  Minor cycle: the minimum-norm point alpha of the affine hull
+ * of S (the bordered system [G 1; 1' 0] [alpha; mu] = [0; 1], G the Gram
+ * matrix of S, by Gaussian elimination with partial pivoting); when alpha
+ * > 0 it becomes w, otherwise w moves towards alpha until a weight
+ * vanishes and that point leaves S.  Finite in exact arithmetic; in
+ * floating point the loop also stops when j is already in S or S is full
+ * (d + 1 points), and after a bound on the major cycles.  Start: the
+ * vertex nearest y.  The answer is p = sum_S w_i v_i / sum_S w_i, a convex
+ * combination of the vertices up to rounding.  Cost per major cycle O(m d
+ * + |S|^2 d + |S|^3), |S| <= d + 1; scratch polytope_scratch(d), no
+ * allocation.
+ */
+static const double example_vertices[] = { 1.0, 0.0,  0.0, 1.0, -1.0, 0.5,
+					   0.0, -0.5, 1.0, 0.0, 0.1,  0.1 };
+static const double example_centre[] = { 0.0, 0.25 };
+
+/* "vertices[i]" into out (32 bytes; no stdio in algorithms/). */
+static const char *
+row_name(char *out, size_t i)
+{
+	char digits[24];
+	size_t n = 0, len = 0;
+
+	do {
+		digits[n++] = (char)('0' + i % 10);
+		i /= 10;
+	} while (i > 0 && n < sizeof(digits));
+	memcpy(out, "vertices[", 9);
+	len = 9;
+	while (n > 0)
+		out[len++] = digits[--n];
+	out[len++] = ']';
+	out[len] = '\0';
+	return out;
+}
+
+/* max_i ||v_i - c||_1, c NULL for 0. */
+static double
+polytope_rc(const double *v, size_t m, size_t d, const double *c)
+{
+	double r = 0.0;
+
+	for (size_t i = 0; i < m; i++) {
+		double s = 0.0;
+
+		for (size_t k = 0; k < d; k++)
+			s += fabs(v[i * d + k] - (c != NULL ? c[k] : 0.0));
+		r = fmax(r, s);
+	}
+	return r;
+}
+
+static int
+cmp_asc(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return (a > b) - (a < b);
+}
+
+size_t
+constraint_polytope_storage(size_t m, size_t d)
+{
+	if (m > CONSTRAINT_MAX_VERTICES || d == 0 || d > SIZE_MAX / 16 / (m + 2))
+		return 0;
+	return m * d + 2 * d + m;
+}
+
+enum err_code
+constraint_polytope(struct constraint *ret, size_t m, size_t d, double *storage, const char *field,
+		    struct err *e)
+{
+	double *centre = storage + m * d, *cand = centre + d, *col = cand + d, best;
+	const double *v = storage;
+
+	if (m < 2 || m > CONSTRAINT_MAX_VERTICES)
+		return invalid(e, field, "vertices", "must list 2 to 1000000 vertices");
+	if (d == 0)
+		return invalid(e, field, "vertices", "must have at least one coordinate each");
+	for (size_t i = 0; i < m; i++)
+		for (size_t k = 0; k < d; k++)
+			if (!isfinite(v[i * d + k])) {
+				char sub[40];
+
+				return invalid(e, field, row_name(sub, i),
+					       "must hold finite numbers");
+			}
+	/* Candidate 0: the origin. */
+	memset(centre, 0, d * sizeof(*centre));
+	best = polytope_rc(v, m, d, NULL);
+	for (int which = 1; which <= 4; which++) {
+		double r;
+
+		for (size_t k = 0; k < d; k++) {
+			double lo = v[k], hi = v[k], sum = 0.0;
+
+			switch (which) {
+			case 1: /* the first vertex */
+				cand[k] = v[k];
+				break;
+			case 2: /* the centroid */
+				for (size_t i = 0; i < m; i++)
+					sum += v[i * d + k];
+				cand[k] = sum / (double)m;
+				break;
+			case 3: /* the coordinate-wise mid-range */
+				for (size_t i = 1; i < m; i++) {
+					lo = fmin(lo, v[i * d + k]);
+					hi = fmax(hi, v[i * d + k]);
+				}
+				cand[k] = 0.5 * lo + 0.5 * hi;
+				break;
+			default: /* the coordinate-wise median */
+				for (size_t i = 0; i < m; i++)
+					col[i] = v[i * d + k];
+				qsort(col, m, sizeof(*col), cmp_asc);
+				cand[k] = m % 2 ? col[m / 2]
+						: 0.5 * col[m / 2 - 1] + 0.5 * col[m / 2];
+				break;
+			}
+		}
+		r = polytope_rc(v, m, d, cand);
+		if (r < best) { /* strict: the earlier candidate wins ties */
+			best = r;
+			memcpy(centre, cand, d * sizeof(*centre));
+		}
+	}
+	if (!(best > 0.0))
+		return invalid(e, field, "vertices",
+			       "are all the same point (a polytope needs "
+			       "two distinct vertices)");
+	*ret = (struct constraint){ .kind = CONSTRAINT_POLYTOPE,
+				    .vertices = v,
+				    .centre = centre,
+				    .n_vertices = m,
+				    .vertex_dim = d,
+				    .centre_radius = best };
+	return ERR_OK;
+}
+
+static enum err_code
+polytope_validate(const struct constraint *c, size_t d, const char *field, struct err *e)
+{
+	if (c->vertices == NULL || c->centre == NULL || c->n_vertices < 2 ||
+	    c->n_vertices > CONSTRAINT_MAX_VERTICES || !(c->centre_radius > 0.0) ||
+	    !isfinite(c->centre_radius))
+		return invalid(e, field, "vertices", "must be a list of at least 2 vertices");
+	if (c->vertex_dim != d) {
+		if (e == NULL)
+			return ERR_INVALID;
+		err_set_field(
+			e, ERR_INVALID, "vertices",
+			"'%s%svertices' has vertices of %zu coordinates; the variable has %zu",
+			field != NULL ? field : "", field != NULL && field[0] != '\0' ? "." : "",
+			c->vertex_dim, d);
+		err_prefix_field(e, field);
+		return ERR_INVALID;
+	}
+	for (size_t i = 0; i < c->n_vertices * d; i++)
+		if (!isfinite(c->vertices[i])) {
+			char sub[40];
+
+			return invalid(e, field, row_name(sub, i / d), "must hold finite numbers");
+		}
+	return ERR_OK;
+}
+
+static double
+polytope_radius(const struct constraint *c, size_t d, double q)
+{
+	double r = 0.0;
+
+	for (size_t i = 0; i < c->n_vertices; i++) {
+		const double *v = c->vertices + i * d;
+		double n = 0.0;
+
+		if (isinf(q)) {
+			for (size_t k = 0; k < d; k++)
+				n = fmax(n, fabs(v[k]));
+		} else if (q == 1.0) {
+			for (size_t k = 0; k < d; k++)
+				n += fabs(v[k]);
+		} else {
+			n = lp_norm(v, d, q);
+		}
+		r = fmax(r, n);
+	}
+	return r;
+}
+
+static double
+polytope_lmo(const struct constraint *c, const double *g, size_t d, double *ret_s)
+{
+	double best = INFINITY;
+	size_t ib = 0;
+
+	for (size_t i = 0; i < c->n_vertices; i++) {
+		double s = 0.0;
+
+		for (size_t k = 0; k < d; k++)
+			s += g[k] * c->vertices[i * d + k];
+		if (s < best) { /* strict: the lowest index wins ties */
+			best = s;
+			ib = i;
+		}
+	}
+	memcpy(ret_s, c->vertices + ib * d, d * sizeof(*ret_s));
+	return best;
+}
+
+/* Wolfe's algorithm needs K = d + 1 corral slots: indices, weights and
+ * the affine minimiser (3 K), the bordered system ((K + 1)^2 + K + 1),
+ * and x (d); contains() a copy of its point besides (d). */
+static size_t
+polytope_scratch(const struct constraint *c, size_t d)
+{
+	return (d + 3) * (d + 3) + 6 * (d + 3);
+}
+
+/* <v_i - y, v_j - y>. */
+static double
+pdot(const double *vi, const double *vj, const double *y, size_t d)
+{
+	double s = 0.0;
+
+	for (size_t k = 0; k < d; k++)
+		s += (vi[k] - y[k]) * (vj[k] - y[k]);
+	return s;
+}
+
+/*
+ * alpha (n entries) <- the minimum-norm point of the affine hull of the n
+ * corral points: the solution of [G s1; s1' 0] [alpha; mu / s] = [0; s]
+ * with s = scale (the border scaled like G for the pivoting).  a: (n +
+ * 1)^2 doubles, b: n + 1.  false when the system is singular to working
+ * precision (the points are affinely dependent).
+ */
+static bool
+affine_min_norm(const double *V, size_t d, const double *y, const double *S, size_t n, double scale,
+		double *a, double *b, double *alpha)
+{
+	const size_t N = n + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j <= i; j++)
+			a[i * N + j] = a[j * N + i] =
+				pdot(V + (size_t)S[i] * d, V + (size_t)S[j] * d, y, d);
+		a[i * N + n] = a[n * N + i] = scale;
+		b[i] = 0.0;
+	}
+	a[n * N + n] = 0.0;
+	b[n] = scale;
+	for (size_t col = 0; col < N; col++) {
+		size_t piv = col;
+
+		for (size_t r = col + 1; r < N; r++)
+			if (fabs(a[r * N + col]) > fabs(a[piv * N + col]))
+				piv = r;
+		if (!(fabs(a[piv * N + col]) > 1e-13 * scale))
+			return false;
+		if (piv != col) {
+			double t;
+
+			for (size_t k = 0; k < N; k++) {
+				t = a[col * N + k];
+				a[col * N + k] = a[piv * N + k];
+				a[piv * N + k] = t;
+			}
+			t = b[col];
+			b[col] = b[piv];
+			b[piv] = t;
+		}
+		for (size_t r = col + 1; r < N; r++) {
+			double f = a[r * N + col] / a[col * N + col];
+
+			if (f == 0.0)
+				continue;
+			for (size_t k = col; k < N; k++)
+				a[r * N + k] -= f * a[col * N + k];
+			b[r] -= f * b[col];
+		}
+	}
+	for (size_t r = N; r-- > 0;) {
+		double s = b[r];
+
+		for (size_t k = r + 1; k < N; k++)
+			s -= a[r * N + k] * b[k];
+		b[r] = s / a[r * N + r];
+	}
+	for (size_t i = 0; i < n; i++)
+		alpha[i] = b[i];
+	return true;
+}
+
+/* x (d) <- sum_S w_i (v_i - y) / sum_S w_i. */
+static void
+corral_point(const double *V, size_t d, const double *y, const double *S, const double *w, size_t n,
+	     double *x)
+{
+	double tot = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		tot += w[i];
+	memset(x, 0, d * sizeof(*x));
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < d; k++)
+			x[k] += w[i] / tot * (V[(size_t)S[i] * d + k] - y[k]);
+}
+
+static void
+polytope_project(const struct constraint *c, double *y, size_t d, double *scratch)
+{
+	const double *V = c->vertices;
+	const size_t m = c->n_vertices, K = d + 1;
+	size_t n = 0;
+	/* The corral's vertex indices, stored as doubles (exact: m <= 10^6). */
+	double *S = scratch, *w = scratch + K, *alpha = w + K, *a = alpha + K,
+	       *b = a + (K + 1) * (K + 1);
+	double *x = b + K + 1, scale = 0.0, near = INFINITY, tot = 0.0;
+	unsigned long max_major = 10ul * (m + K);
+
+	/* Start at the nearest vertex; scale = max_i ||v_i - y||^2. */
+	for (size_t i = 0; i < m; i++) {
+		double q = pdot(V + i * d, V + i * d, y, d);
+
+		scale = fmax(scale, q);
+		if (q < near) {
+			near = q;
+			S[0] = (double)i;
+		}
+	}
+	n = 1;
+	w[0] = 1.0;
+	if (!(scale > 0.0)) /* y is every vertex: the polytope is {y} */
+		return;
+	for (unsigned long major = 0; major < max_major; major++) {
+		double xx = 0.0, best = INFINITY;
+		size_t j = 0;
+		bool in_s = false;
+
+		corral_point(V, d, y, S, w, n, x);
+		for (size_t k = 0; k < d; k++)
+			xx += x[k] * x[k];
+		for (size_t i = 0; i < m; i++) {
+			double s = 0.0;
+
+			for (size_t k = 0; k < d; k++)
+				s += x[k] * (V[i * d + k] - y[k]);
+			if (s < best) {
+				best = s;
+				j = i;
+			}
+		}
+		/* max_i <y - p, v_i - p> = ||x||^2 - min_i <x, P_i>: done at
+		 * rounding level. */
+		if (xx - best <= 64.0 * DBL_EPSILON * (double)K * scale)
+			break;
+		for (size_t i = 0; i < n; i++)
+			in_s = in_s || (size_t)S[i] == j;
+		if (in_s || n == K)
+			break;
+		S[n] = (double)j;
+		w[n] = 0.0;
+		n++;
+		/* Minor cycles. */
+		for (;;) {
+			double theta = 1.0;
+			size_t drop = 0, keep = 0;
+			bool interior = true;
+
+			if (!affine_min_norm(V, d, y, S, n, scale, a, b, alpha)) {
+				n--; /* the new point is affinely dependent: stop */
+				major = max_major;
+				break;
+			}
+			for (size_t i = 0; i < n; i++)
+				if (!(alpha[i] > 0.0)) {
+					double t = w[i] / (w[i] - alpha[i]);
+
+					interior = false;
+					if (t < theta) {
+						theta = t;
+						drop = i;
+					}
+				}
+			if (interior) {
+				memcpy(w, alpha, n * sizeof(*w));
+				break;
+			}
+			for (size_t i = 0; i < n; i++)
+				w[i] = (1.0 - theta) * w[i] + theta * alpha[i];
+			w[drop] = 0.0;
+			for (size_t i = 0; i < n; i++)
+				if (w[i] > 0.0) {
+					S[keep] = S[i];
+					w[keep++] = w[i];
+				}
+			n = keep;
+			if (n == 0) { /* cannot happen in exact arithmetic */
+				n = 1;
+				w[0] = 1.0;
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		tot += w[i];
+	memset(x, 0, d * sizeof(*x));
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < d; k++)
+			x[k] += w[i] / tot * V[(size_t)S[i] * d + k];
+	memcpy(y, x, d * sizeof(*y));
+}
+
+static bool
+polytope_contains(const struct constraint *c, const double *x, size_t d, double tol,
+		  double *scratch)
+{
+	double *p = scratch + polytope_scratch(c, d) - d, dist2 = 0.0, r2;
+
+	memcpy(p, x, d * sizeof(*p));
+	polytope_project(c, p, d, scratch);
+	for (size_t k = 0; k < d; k++)
+		dist2 += (p[k] - x[k]) * (p[k] - x[k]);
+	r2 = polytope_radius(c, d, 2.0);
+	return sqrt(dist2) <= tol * r2;
+}
+
+/*
  * The table.  A kind added to enum constraint_kind without a row here
  * fails to compile when it is the last (the size assertion below) and
  * fails tests/algorithms/test_conformance.c otherwise (every member of
@@ -641,7 +1097,7 @@ static const struct constraint_ops kind_ops[] = {
 		.radius = l2_radius,
 		.contains = l2_contains,
 		.project = l2_project,
-		.project_scratch = false,
+		.scratch = no_scratch,
 		.lmo = l2_lmo,
 		.entropic = CONSTRAINT_ENTROPIC_NONE,
 		.pnorm_outer = CONSTRAINT_PNORM_OUTER_NONE,
@@ -653,7 +1109,7 @@ static const struct constraint_ops kind_ops[] = {
 		.radius = l1_radius,
 		.contains = l1_contains,
 		.project = l1_project,
-		.project_scratch = true,
+		.scratch = d_scratch,
 		.lmo = l1_lmo,
 		.entropic = CONSTRAINT_ENTROPIC_L1_LIFT,
 		.pnorm_outer = CONSTRAINT_PNORM_OUTER_L1,
@@ -665,7 +1121,7 @@ static const struct constraint_ops kind_ops[] = {
 		.radius = simplex_radius,
 		.contains = simplex_contains,
 		.project = simplex_project,
-		.project_scratch = true,
+		.scratch = d_scratch,
 		.lmo = simplex_lmo,
 		.entropic = CONSTRAINT_ENTROPIC_SIMPLEX,
 		.pnorm_outer = CONSTRAINT_PNORM_OUTER_SIMPLEX,
@@ -677,7 +1133,7 @@ static const struct constraint_ops kind_ops[] = {
 		.radius = box_radius,
 		.contains = box_contains,
 		.project = box_project,
-		.project_scratch = false,
+		.scratch = no_scratch,
 		.lmo = box_lmo,
 		.entropic = CONSTRAINT_ENTROPIC_NONE,
 		.pnorm_outer = CONSTRAINT_PNORM_OUTER_NONE,
@@ -689,11 +1145,33 @@ static const struct constraint_ops kind_ops[] = {
 		.radius = lp_radius,
 		.contains = lp_contains,
 		.project = lp_project,
-		.project_scratch = false,
+		.scratch = no_scratch,
 		.lmo = lp_lmo,
 		.entropic = CONSTRAINT_ENTROPIC_NONE,
 		.pnorm_outer = CONSTRAINT_PNORM_OUTER_LP,
 		.example = { .kind = CONSTRAINT_LP_BALL, .radius = 1.2, .p = 1.5 },
+	},
+	[CONSTRAINT_POLYTOPE] = {
+		.name = "polytope",
+		.validate = polytope_validate,
+		.radius = polytope_radius,
+		.contains = polytope_contains,
+		.project = polytope_project,
+		.scratch = polytope_scratch,
+		.lmo = polytope_lmo,
+		.entropic = CONSTRAINT_ENTROPIC_NONE,
+		.pnorm_outer = CONSTRAINT_PNORM_OUTER_NONE,
+		/* A quadrilateral in R^2 with a repeated vertex and a point
+		 * inside; its centre, the mid-range (0, 0.25) with R_c = 1.25
+		 * (0 has 1.5), is what constraint_polytope() picks
+		 * (tests/unit/test_polytope.c).  Usable in dimension 2 only:
+		 * tests build other dimensions with constraint_polytope(). */
+		.example = { .kind = CONSTRAINT_POLYTOPE,
+			     .vertices = example_vertices,
+			     .centre = example_centre,
+			     .n_vertices = 6,
+			     .vertex_dim = 2,
+			     .centre_radius = 1.25 },
 	},
 };
 
@@ -741,7 +1219,7 @@ constraint_validate(const struct constraint *c, size_t d, const char *field, str
 	}
 	if (ops == NULL)
 		return invalid(e, field, "kind", "is not a known set");
-	return ops->validate(c, field, e);
+	return ops->validate(c, d, field, e);
 }
 
 double
@@ -767,11 +1245,12 @@ constraint_l1_radius(const struct constraint *c, size_t d)
 }
 
 bool
-constraint_contains(const struct constraint *c, const double *x, size_t d, double tol)
+constraint_contains(const struct constraint *c, const double *x, size_t d, double tol,
+		    double *scratch)
 {
 	const struct constraint_ops *ops = constraint_ops_of(c->kind);
 
-	return ops != NULL && ops->contains(c, x, d, tol);
+	return ops != NULL && ops->contains(c, x, d, tol, scratch);
 }
 
 size_t
@@ -779,7 +1258,7 @@ constraint_project_scratch(const struct constraint *c, size_t d)
 {
 	const struct constraint_ops *ops = constraint_ops_of(c->kind);
 
-	return ops != NULL && ops->project_scratch ? d : 0;
+	return ops != NULL ? ops->scratch(c, d) : 0;
 }
 
 void
@@ -841,6 +1320,19 @@ constraint_product_validate(const struct constraint_product *cp, const char *fie
 	return ERR_OK;
 }
 
+size_t
+constraint_product_scratch(const struct constraint_product *cp)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < cp->nparts; i++) {
+		size_t k = constraint_project_scratch(&cp->part[i].c, cp->part[i].size);
+
+		n = k > n ? k : n;
+	}
+	return n;
+}
+
 void
 constraint_product_project(const struct constraint_product *cp, double *x, double *scratch)
 {
@@ -863,12 +1355,13 @@ constraint_product_lmo(const struct constraint_product *cp, const double *g, dou
 }
 
 bool
-constraint_product_contains(const struct constraint_product *cp, const double *x, double tol)
+constraint_product_contains(const struct constraint_product *cp, const double *x, double tol,
+			    double *scratch)
 {
 	for (size_t i = 0; i < cp->nparts; i++) {
 		const struct constraint_part *pt = &cp->part[i];
 
-		if (!constraint_contains(&pt->c, x + pt->offset, pt->size, tol))
+		if (!constraint_contains(&pt->c, x + pt->offset, pt->size, tol, scratch))
 			return false;
 	}
 	return true;

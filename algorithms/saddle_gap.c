@@ -50,7 +50,8 @@ psi(const struct inner *in, const double *v, double *grad)
 	return in->blk == 0 ? sum : -sum;
 }
 
-/* Bracket min_C psi; v, grad, vtx, scratch: len doubles each. */
+/* Bracket min_C psi; v, grad, vtx: len doubles each, scratch
+ * constraint_project_scratch(c, len). */
 static struct saddle_bracket
 solve(const struct inner *in, const struct constraint *c, double beta,
       const struct saddle_gap_opts *opts, double *v, double *grad, double *vtx, double *scratch,
@@ -131,7 +132,14 @@ saddle_gap_eval(const struct objective *o, const struct data_schema *s, const st
 		rc = objective_check_dataset(o, ds, e);
 	if (rc != ERR_OK)
 		return rc;
-	buf = calloc(6 * o->dim, sizeof(*buf));
+	/* u, g, v, grad, vtx (dim each), then the larger block's projection
+	 * scratch (d for a ball or simplex, O(d^2) for a polytope). */
+	{
+		size_t sx = constraint_project_scratch(&bx->set, o->dim_x),
+		       sy = constraint_project_scratch(&by->set, o->dim_y);
+
+		buf = calloc(5 * o->dim + (sx > sy ? sx : sy) + 1, sizeof(*buf));
+	}
 	if (buf == NULL)
 		return err_set(e, ERR_NOMEM, "cannot allocate the gap evaluation");
 	memset(&strong, 0, sizeof(strong));

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "constraint.h"
 #include "synthetic/kway.h"
 
 static enum err_code
@@ -282,6 +283,12 @@ config_from_env(struct config *ret, struct err *e)
 	if ((rc = env_uint("DPOPT_MAX_UNIVERSE", 1u << 20, 2, KWAY_MAX_UNIVERSE, &v, e)) != ERR_OK)
 		return rc;
 	c.max_universe = (size_t)v;
+	/* A polytope's vertex list ("constraints.x": {"kind": "polytope"}):
+	 * at most CONSTRAINT_MAX_VERTICES in any build. */
+	if ((rc = env_uint("DPOPT_MAX_VERTICES", 100000, 2, CONSTRAINT_MAX_VERTICES, &v, e)) !=
+	    ERR_OK)
+		return rc;
+	c.max_vertices = (size_t)v;
 	if ((rc = env_uint("DPOPT_LEASE_SECONDS", 30, 2, 86400, &v, e)) != ERR_OK)
 		return rc;
 	c.lease_seconds = (unsigned)v;

@@ -25,6 +25,7 @@ struct config {
 	uint64_t max_upload_bytes;    /* DPOPT_MAX_UPLOAD_BYTES: streamed dataset uploads */
 	unsigned max_features;        /* DPOPT_MAX_FEATURES */
 	size_t max_universe;          /* DPOPT_MAX_UNIVERSE: synthetic data's universe */
+	size_t max_vertices;          /* DPOPT_MAX_VERTICES: a polytope's vertex list */
 	unsigned lease_seconds;       /* DPOPT_LEASE_SECONDS: a claimed run's lease */
 	unsigned max_attempts;        /* DPOPT_MAX_ATTEMPTS: re-queues after lost leases */
 	double max_run_work;          /* DPOPT_MAX_RUN_WORK: admission limit on a run's work */

@@ -2,9 +2,14 @@
  * constraint_json.c - the JSON keys of each constraint kind (see
  * constraint_json.h).  Bounds: every radius and scale in (0, 1e9], box
  * ends in [-1e9, 1e9] with lo < hi (a one-point box is usable by the
- * algorithms but never what a request means), p in (1, 2].
+ * algorithms but never what a request means), p in (1, 2], a polytope's
+ * vertices 2 to CONSTRAINT_MAX_VERTICES rows of the same d >= 1 numbers
+ * in [-1e9, 1e9] (the service's DPOPT_MAX_VERTICES is checked by the run
+ * pipeline, 422; the 1 MB request body bounds the list besides).
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "constraint_json.h"
@@ -19,7 +24,8 @@ static const char *const box_keys[] = { "lo", "hi", NULL };
 static const char *const lp_keys[] = { "radius", "p", NULL };
 
 static enum err_code
-parse_radius(const json_t *obj, const char *prefix, struct constraint *c, struct err *e)
+parse_radius(const json_t *obj, const char *prefix, struct constraint *c, double **ret_owned,
+	     struct err *e)
 {
 	return jv_number(obj, prefix, "radius", true, 0, true, API_MAX, &c->radius, NULL, e);
 }
@@ -31,7 +37,8 @@ radius_json(const struct constraint *c, json_t *obj)
 }
 
 static enum err_code
-parse_scale(const json_t *obj, const char *prefix, struct constraint *c, struct err *e)
+parse_scale(const json_t *obj, const char *prefix, struct constraint *c, double **ret_owned,
+	    struct err *e)
 {
 	return jv_number(obj, prefix, "scale", true, 0, true, API_MAX, &c->radius, NULL, e);
 }
@@ -43,7 +50,8 @@ scale_json(const struct constraint *c, json_t *obj)
 }
 
 static enum err_code
-parse_box(const json_t *obj, const char *prefix, struct constraint *c, struct err *e)
+parse_box(const json_t *obj, const char *prefix, struct constraint *c, double **ret_owned,
+	  struct err *e)
 {
 	char path[96];
 	enum err_code rc;
@@ -68,11 +76,12 @@ box_json(const struct constraint *c, json_t *obj)
 }
 
 static enum err_code
-parse_lp(const json_t *obj, const char *prefix, struct constraint *c, struct err *e)
+parse_lp(const json_t *obj, const char *prefix, struct constraint *c, double **ret_owned,
+	 struct err *e)
 {
 	enum err_code rc;
 
-	if ((rc = parse_radius(obj, prefix, c, e)) != ERR_OK)
+	if ((rc = parse_radius(obj, prefix, c, ret_owned, e)) != ERR_OK)
 		return rc;
 	return jv_number(obj, prefix, "p", true, 1, true, 2, &c->p, NULL, e);
 }
@@ -83,12 +92,100 @@ lp_json(const struct constraint *c, json_t *obj)
 	return radius_json(c, obj) && json_object_set_new(obj, "p", json_real(c->p)) == 0;
 }
 
+/* "vertices": [[v_11, .., v_1d], .., [v_m1, .., v_md]] into storage owned
+ * by *ret_owned (constraint_polytope()'s layout), errors naming
+ * prefix.vertices or prefix.vertices[i]. */
+static enum err_code
+parse_polytope(const json_t *obj, const char *prefix, struct constraint *c, double **ret_owned,
+	       struct err *e)
+{
+	const json_t *rows = json_object_get(obj, "vertices");
+	char path[96], row_path[128];
+	size_t m, d, n;
+	double *storage;
+	enum err_code rc;
+
+	jv_path(path, sizeof(path), prefix, "vertices");
+	if (rows == NULL)
+		return err_set_field(e, ERR_INVALID, path, "'%s' is required", path);
+	if (!json_is_array(rows) || json_array_size(rows) < 2)
+		return err_set_field(e, ERR_INVALID, path,
+				     "'%s' must be an array of at least 2 vertices (arrays of "
+				     "numbers)",
+				     path);
+	m = json_array_size(rows);
+	if (m > CONSTRAINT_MAX_VERTICES)
+		return err_set_field(e, ERR_NUMERIC, path, "'%s' lists more than %d vertices", path,
+				     CONSTRAINT_MAX_VERTICES);
+	d = json_is_array(json_array_get(rows, 0)) ? json_array_size(json_array_get(rows, 0)) : 0;
+	n = constraint_polytope_storage(m, d);
+	for (size_t i = 0; i < m; i++) {
+		const json_t *row = json_array_get(rows, i);
+
+		snprintf(row_path, sizeof(row_path), "%s[%zu]", path, i);
+		if (!json_is_array(row) || json_array_size(row) == 0 || json_array_size(row) != d)
+			return err_set_field(e, ERR_INVALID, row_path,
+					     "'%s' must be an array of %zu numbers (every vertex "
+					     "has the length of the first, at least 1)",
+					     row_path, d > 0 ? d : 1);
+		for (size_t k = 0; k < d; k++) {
+			const json_t *v = json_array_get(row, k);
+
+			if (!json_is_number(v) || !(fabs(json_number_value(v)) <= API_MAX))
+				return err_set_field(e, ERR_INVALID, row_path,
+						     "'%s' must hold numbers in [-1e9, 1e9]",
+						     row_path);
+		}
+	}
+	if (n == 0)
+		return err_set_field(e, ERR_NUMERIC, path, "'%s' is too large", path);
+	storage = malloc(n * sizeof(*storage));
+	if (storage == NULL)
+		return err_set(e, ERR_NOMEM, "cannot store the polytope's vertices");
+	for (size_t i = 0; i < m; i++)
+		for (size_t k = 0; k < d; k++)
+			storage[i * d + k] =
+				json_number_value(json_array_get(json_array_get(rows, i), k));
+	rc = constraint_polytope(c, m, d, storage, prefix, e);
+	if (rc != ERR_OK) {
+		free(storage);
+		return rc;
+	}
+	*ret_owned = storage;
+	return ERR_OK;
+}
+
+static bool
+polytope_json(const struct constraint *c, json_t *obj)
+{
+	json_t *rows = json_array();
+
+	for (size_t i = 0; rows != NULL && i < c->n_vertices; i++) {
+		json_t *row = json_array();
+
+		for (size_t k = 0; row != NULL && k < c->vertex_dim; k++)
+			if (json_array_append_new(
+				    row, json_real(c->vertices[i * c->vertex_dim + k])) != 0) {
+				json_decref(row);
+				row = NULL;
+			}
+		if (row == NULL || json_array_append_new(rows, row) != 0) {
+			json_decref(rows);
+			rows = NULL;
+		}
+	}
+	return rows != NULL && json_object_set_new(obj, "vertices", rows) == 0;
+}
+
+static const char *const polytope_keys[] = { "vertices", NULL };
+
 static const struct constraint_json_ops json_ops[] = {
 	[CONSTRAINT_L2_BALL] = { radius_keys, parse_radius, radius_json },
 	[CONSTRAINT_L1_BALL] = { radius_keys, parse_radius, radius_json },
 	[CONSTRAINT_SIMPLEX] = { scale_keys, parse_scale, scale_json },
 	[CONSTRAINT_BOX] = { box_keys, parse_box, box_json },
 	[CONSTRAINT_LP_BALL] = { lp_keys, parse_lp, lp_json },
+	[CONSTRAINT_POLYTOPE] = { polytope_keys, parse_polytope, polytope_json },
 };
 
 _Static_assert(ARRAY_SIZE(json_ops) == CONSTRAINT__COUNT,
@@ -137,8 +234,9 @@ constraint_json(const struct constraint *c)
 
 enum err_code
 constraint_json_parse(const json_t *obj, const char *prefix, const char *who, unsigned supported,
-		      struct constraint *ret, json_t **ret_norm, struct err *e)
+		      struct constraint *ret, double **ret_owned, json_t **ret_norm, struct err *e)
 {
+	double *owned = NULL;
 	const struct constraint_json_ops *ops;
 	const char *allowed[8] = { "kind" };
 	struct constraint c = { 0 };
@@ -149,6 +247,7 @@ constraint_json_parse(const json_t *obj, const char *prefix, const char *who, un
 	enum err_code rc;
 
 	*ret_norm = NULL;
+	*ret_owned = NULL;
 	rc = jv_string(obj, prefix, "kind", true, 32, &kind, e);
 	if (rc != ERR_OK)
 		return rc;
@@ -168,14 +267,22 @@ constraint_json_parse(const json_t *obj, const char *prefix, const char *who, un
 		allowed[na++] = *key;
 	allowed[na] = NULL;
 	if ((rc = jv_only_keys(obj, prefix, allowed, e)) != ERR_OK ||
-	    (rc = ops->parse(obj, prefix, &c, e)) != ERR_OK)
+	    (rc = ops->parse(obj, prefix, &c, &owned, e)) != ERR_OK)
 		return rc;
-	/* The set's own rules (e.g. 1 < p <= 2), naming the field. */
-	if ((rc = constraint_validate(&c, 1, prefix, e)) != ERR_OK)
+	/* The set's own rules (e.g. 1 < p <= 2), naming the field, in its
+	 * own dimension (a polytope's vertices fix it; any for the others:
+	 * the variable's is checked when the run is planned). */
+	if ((rc = constraint_validate(&c, c.vertex_dim > 0 ? c.vertex_dim : 1, prefix, e)) !=
+	    ERR_OK) {
+		free(owned);
 		return rc;
+	}
 	*ret_norm = constraint_json(&c);
-	if (*ret_norm == NULL)
+	if (*ret_norm == NULL) {
+		free(owned);
 		return err_set(e, ERR_NOMEM, "cannot normalise the constraint");
+	}
 	*ret = c;
+	*ret_owned = owned;
 	return ERR_OK;
 }

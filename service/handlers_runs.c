@@ -19,6 +19,7 @@ limits(const struct server *srv)
 		.min_timeout = srv->cfg.min_run_timeout,
 		.max_seconds = srv->cfg.max_run_seconds,
 		.max_universe = srv->cfg.max_universe,
+		.max_vertices = srv->cfg.max_vertices,
 	};
 }
 

@@ -54,6 +54,18 @@ check_work(double work, const struct run_limits *lim, unsigned *ret_timeout, str
 	return ERR_OK;
 }
 
+/* A polytope's vertex list within the service's DPOPT_MAX_VERTICES. */
+static enum err_code
+check_vertices(const struct constraint *c, const char *field, size_t max, struct err *e)
+{
+	if (c->kind != CONSTRAINT_POLYTOPE || c->n_vertices <= max)
+		return ERR_OK;
+	return err_set_field(e, ERR_NUMERIC, field,
+			     "'%s' lists %zu vertices; this service's limit is %zu "
+			     "(DPOPT_MAX_VERTICES)",
+			     field, c->n_vertices, max);
+}
+
 enum err_code
 run_pipeline_plan(const json_t *doc, const struct dataset_meta *meta, run_check_fn check,
 		  void *check_ctx, const struct run_limits *lim, struct planned_run *ret,
@@ -72,6 +84,10 @@ run_pipeline_plan(const json_t *doc, const struct dataset_meta *meta, run_check_
 				   "their sizes) exceeds this service's limit %zu "
 				   "(DPOPT_MAX_UNIVERSE)",
 				   lim->max_universe);
+	if (rc == ERR_OK && lim != NULL && lim->max_vertices > 0)
+		rc = check_vertices(&p.req.spec.x, "constraints.x.vertices", lim->max_vertices, e);
+	if (rc == ERR_OK && lim != NULL && lim->max_vertices > 0 && p.req.spec.has_y)
+		rc = check_vertices(&p.req.spec.y, "constraints.y.vertices", lim->max_vertices, e);
 	if (rc == ERR_OK && check != NULL)
 		rc = check(check_ctx, &p.req, e);
 	if (rc == ERR_OK)

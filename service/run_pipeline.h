@@ -33,6 +33,8 @@ struct run_limits {
 				* admitted can finish within its timeout */
 	size_t max_universe;   /* a synthetic-data run's universe above this is refused
 				* (422, "schema.categorical"); 0: KWAY_MAX_UNIVERSE only */
+	size_t max_vertices;   /* a polytope with more vertices is refused (422,
+				* "constraints.x.vertices"); 0: CONSTRAINT_MAX_VERTICES only */
 };
 
 /* A request that passed every check, and its plan. */

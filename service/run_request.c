@@ -3,6 +3,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "constraint_json.h"
@@ -575,11 +576,11 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 		goto out_free;
 	}
 	if ((rc = constraint_json_parse(cx, "constraints.x", r.alg->name, r.alg->constraints,
-					&r.spec.x, &norm_x, e)) != ERR_OK)
+					&r.spec.x, &r.owned_x, &norm_x, e)) != ERR_OK)
 		goto out_free;
 	if (cy != NULL &&
 	    (rc = constraint_json_parse(cy, "constraints.y", r.alg->name, r.alg->constraints_y,
-					&r.spec.y, &norm_y, e)) != ERR_OK)
+					&r.spec.y, &r.owned_y, &norm_y, e)) != ERR_OK)
 		goto out_free;
 	r.spec.has_y = cy != NULL;
 	if ((rc = jv_object(doc, "", "privacy", true, &privacy, e)) != ERR_OK ||
@@ -622,7 +623,10 @@ run_request_parse(const json_t *doc, const struct dataset_meta *meta, struct run
 		goto out_free;
 	}
 	*ret = r;
+	r.owned_x = r.owned_y = NULL; /* moved into *ret */
 out_free:
+	free(r.owned_x);
+	free(r.owned_y);
 	json_decref(norm_obj);
 	json_decref(norm_x);
 	json_decref(norm_y);
@@ -637,6 +641,8 @@ void
 run_request_clear(struct run_request *r)
 {
 	json_decref(r->normalised);
+	free(r->owned_x);
+	free(r->owned_y);
 	*r = (struct run_request){ 0 };
 }
 

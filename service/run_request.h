@@ -25,7 +25,13 @@
 struct run_request {
 	const struct alg_ops *alg; /* points into the static registry */
 	struct run_spec spec;
-	json_t *normalised;       /* owned: the request with every default filled in */
+	json_t *normalised; /* owned: the request with every default filled in */
+	/* Owned: the storage of a polytope's vertices that spec.x / spec.y
+	 * borrow (constraint_json_parse()); NULL for the other kinds.  Freed
+	 * by run_request_clear(), so every copy of the spec (the worker's
+	 * run, the methods' states, the offline solver's) must be done with
+	 * before that. */
+	double *owned_x, *owned_y;
 	char eval_dataset_id[37]; /* a public dataset to evaluate the result on; "" if none */
 };
 

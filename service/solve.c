@@ -105,8 +105,10 @@ usage(const char *why)
 		"usage: dpoptd solve --data FILE --format csv|libsvm --schema FILE.json\n"
 		"                    --algorithm NAME [--objective NAME|JSON] (all but synthetic "
 		"data)\n"
-		"                    [--constraint KIND:KEY=VALUE,...] --epsilon E --delta D\n"
-		"                    [--constraint-y KIND:KEY=VALUE,...] (saddle methods)\n"
+		"                    [--constraint KIND:KEY=VALUE,...|JSON|@FILE.json]\n"
+		"                    --epsilon E --delta D\n"
+		"                    [--constraint-y KIND:KEY=VALUE,...|JSON|@FILE.json] (saddle "
+		"methods)\n"
 		"                    [--params JSON] [--mode renyi|basic] "
 		"[--acknowledge-large-delta]\n"
 		"                    [--eval FILE [--eval-format csv|libsvm]]\n"
@@ -241,10 +243,16 @@ read_schema(const char *path, struct data_schema *ret, struct schema_extra *ret_
 	return rc;
 }
 
+static enum err_code json_arg(const char *text, const char *field, json_t **ret, struct err *e);
+static enum err_code slurp(const char *path, const char *field, char **ret, size_t *ret_len,
+			   struct err *e);
+
 /* "l2_ball:radius=5" -> {"kind": "l2_ball", "radius": 5}; values are JSON
- * numbers (or strings when they are not numbers).  field names the block
- * ("constraints.x" for --constraint, "constraints.y" for --constraint-y)
- * and opt the option. */
+ * numbers (or strings when they are not numbers).  A JSON object is taken
+ * as it is, and "@FILE" reads one from FILE: the kinds whose keys are not
+ * numbers (a polytope's "vertices", an array of arrays) go that way.
+ * field names the block ("constraints.x" for --constraint, "constraints.y"
+ * for --constraint-y) and opt the option. */
 static enum err_code
 constraint_json(const char *spec, const char *field, const char *opt, json_t **ret, struct err *e)
 {
@@ -252,6 +260,18 @@ constraint_json(const char *spec, const char *field, const char *opt, json_t **r
 	char kind[64], item[256];
 	json_t *c;
 
+	if (spec[0] == '{')
+		return json_arg(spec, field, ret, e);
+	if (spec[0] == '@') {
+		char *text = NULL;
+		size_t len;
+		enum err_code rc = slurp(spec + 1, field, &text, &len, e);
+
+		if (rc == ERR_OK)
+			rc = json_arg(text, field, ret, e);
+		free(text);
+		return rc;
+	}
 	if (colon == NULL || colon == spec || (size_t)(colon - spec) >= sizeof(kind))
 		return err_set_field(e, ERR_INVALID, field,
 				     "'%s' must be KIND:KEY=VALUE,... (e.g. l2_ball:radius=5)",

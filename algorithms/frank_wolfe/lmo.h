@@ -5,11 +5,22 @@
  * Frank-Wolfe move towards the chosen one.
  *
  * Sets: the l1 ball of radius r (m = 2d vertices, index i < d is +r e_i,
- * i >= d is -r e_(i-d)) and the simplex of scale s (m = d vertices s e_i).
- * Both are centred at 0 in the sense of the scores' shift invariance: every
- * vertex has ||c_i||_1 = R_c (r, or s), so R_c = D / 2 with D the set's l1
- * diameter, and a change of the linear functional v by ||dv||_inf moves
- * every score <c_i, v> by at most R_c ||dv||_inf.
+ * i >= d is -r e_(i-d)), the simplex of scale s (m = d vertices s e_i)
+ * and a polytope given by its vertex list (m vertices v_i in the list's
+ * order; constraint.h).  The scores are shift invariant: adding the same
+ * <c, v> to every score changes no distribution of the mechanism below
+ * (nor an entropic mirror step), so a run may score vertex i by <c_i - c,
+ * v> for any fixed public centre c.  The sensitivity then needs only
+ *
+ *	R_c = max_i ||c_i - c||_1,
+ *
+ * an upper bound over the vertices, never that every vertex attains it: a
+ * change of the linear functional v by ||dv||_inf moves every score by at
+ * most ||c_i - c||_1 ||dv||_inf <= R_c ||dv||_inf.  The l1 ball and the
+ * simplex use c = 0 (R_c = r, or s, and there every vertex happens to
+ * attain it); a polytope the centre constraint_polytope() picks from the
+ * vertices alone (public: the vertices are part of the request), with R_c
+ * at most its l1 diameter.
  *
  * The mechanism: vertex i with probability proportional to
  * exp(-<c_i, v> / temp) (report-noisy-min with Gumbel noise, i.e. the
@@ -29,16 +40,26 @@
 #include "err.h"
 #include "rng.h"
 
-/* Number of vertices m of c in dimension d (2d or d); 0 for other kinds. */
+/* Number of vertices m of c in dimension d (2d, d, or the polytope's
+ * list when its vertices have d coordinates); 0 for other kinds. */
 size_t fw_vertex_count(const struct constraint *c, size_t d);
 
-/* R_c = ||c_i||_1 of every vertex (the radius, or the simplex's scale). */
+/* R_c = max_i ||c_i - c||_1 about the scores' centre c: the radius, the
+ * simplex's scale, or the polytope's centre_radius. */
 double fw_vertex_norm(const struct constraint *c);
 
-/* x <- the centre of the set (0, or s / d per coordinate on the simplex). */
+/* The extra work of a polytope's vertex list in dimension d: m d per
+ * evaluation of fw_log_weights() (one dot product per vertex; the l1 ball
+ * and the simplex cost O(d), counted by the methods already); 0 for the
+ * other kinds.  For the methods' work(). */
+double fw_polytope_work(const struct constraint *c, size_t d);
+
+/* x <- the centre of the set (0, or s / d per coordinate on the simplex,
+ * the vertices' mean on a polytope): the point of lambda uniform. */
 void fw_start(const struct constraint *c, double *x, size_t d);
 
-/* ret_w[i] = -<c_i, v> / temp for the m vertices. */
+/* ret_w[i] = -<c_i, v> / temp for the m vertices, up to a shift common to
+ * all i (-<c_i - c, v> / temp on a polytope). */
 void fw_log_weights(const struct constraint *c, const double *v, size_t d, double temp,
 		    double *ret_w);
 

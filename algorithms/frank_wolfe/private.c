@@ -18,7 +18,10 @@
  *
  * Privacy (replace-one).  Replacing one record moves the mean of the
  * clamped gradients by at most 2L/n in l_inf, so every score <c_i, v_k> by
- * at most Delta = 2 L R_c / n (R_c = ||c_i||_1 = D/2, lmo.h); the public
+ * at most Delta = 2 L R_c / n (scored about lmo.h's centre c: ||c_i -
+ * c||_1 <= R_c for every vertex, R_c = D / 2 on the l1 ball and the
+ * simplex, D / 2 <= R_c <= D on a request's vertex list, D the l1
+ * diameter, which 2 R_c then bounds in the schedule); the public
  * regularizer's term is the same in both worlds.  Each draw is then
  * eps0-bounded-range with eps0 = 2 Delta / temp, and the T draws compose
  * adaptively: the event is self_composed(bounded_range(eps0), T).  temp is
@@ -74,7 +77,7 @@ static const char *const fwp_objectives[] = { "logistic", "least_squares", "hube
 struct fwp_setup {
 	double lip;  /* L: l_inf bound of a record's gradient (the clamp) */
 	double beta; /* l1 smoothness */
-	double rc;   /* R_c = D / 2 */
+	double rc;   /* R_c >= D / 2 (lmo.h) */
 	size_t m;    /* vertices */
 	double sens; /* score sensitivity 2 L R_c / n */
 	unsigned long steps;
@@ -215,7 +218,9 @@ fwp_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 static double
 fwp_work(const struct run_spec *spec, const struct run_plan *plan)
 {
-	return (double)plan->steps * ((double)spec->n + 1.0) * (double)spec->dim;
+	/* a polytope's list: m d per step's scores */
+	return (double)plan->steps * ((double)spec->n + 1.0) * (double)spec->dim +
+	       (double)plan->steps * fw_polytope_work(&spec->x, spec->dim);
 }
 
 static enum err_code
@@ -328,7 +333,8 @@ const struct alg_ops alg_frank_wolfe_private = {
 		 "bounded range: D. Durfee, R. Rogers, NeurIPS 2019",
 	.privacy_model = "epsilon-DP (bounded range), replace-one",
 	.objectives = fwp_objectives,
-	.constraints = (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_SIMPLEX),
+	.constraints = (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_SIMPLEX) |
+		       (1u << CONSTRAINT_POLYTOPE),
 	.params = fwp_params,
 	.state_size = sizeof(struct fwp_state),
 	.plan = fwp_plan,

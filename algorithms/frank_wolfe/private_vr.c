@@ -40,7 +40,9 @@
  * differing record (the sets are disjoint): it changes v at the 2^(t-j)
  * leaves under that vertex and nothing before them.  Its l_inf effect on v
  * is 2 B_j / |S| (B_0 = L), so every score <c_i, v> moves by at most
- * Delta_j = 2 B_j R_c 2^j / b (R_c = D / 2), and each of those leaves is
+ * Delta_j = 2 B_j R_c 2^j / b (R_c the vertices' l1 bound about lmo.h's
+ * centre: every ||c_i - c||_1 <= R_c; D / 2 on the l1 ball and the
+ * simplex), and each of those leaves is
  * (2 Delta_j / temp_t)-bounded-range (lmo.h).
  *
  * params.variant = 0, "pure" (default): temp_t = 2^t s, one scale s.
@@ -511,7 +513,9 @@ vr_work(const struct run_spec *spec, const struct run_plan *plan)
 		records = (double)spec->n;
 	if (!isfinite(m))
 		m = 2.0 * (double)spec->dim;
-	return 2.0 * records * (double)spec->dim + (double)plan->steps * (m + 2.0 * spec->dim);
+	/* a polytope's list: m d per step's scores */
+	return 2.0 * records * (double)spec->dim + (double)plan->steps * (m + 2.0 * spec->dim) +
+	       (double)plan->steps * fw_polytope_work(&spec->x, spec->dim);
 }
 
 static enum err_code
@@ -740,7 +744,8 @@ const struct alg_ops alg_frank_wolfe_private_vr = {
 		 "A. McMillan, K. Talwar, Hiding among the clones, FOCS 2021",
 	.privacy_model = "epsilon-DP (variant 0) or (epsilon, delta)-DP (variant 1), replace-one",
 	.objectives = vr_objectives,
-	.constraints = (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_SIMPLEX),
+	.constraints = (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_SIMPLEX) |
+		       (1u << CONSTRAINT_POLYTOPE),
 	.params = vr_params,
 	.state_size = sizeof(struct vr_state),
 	.plan = vr_plan,

@@ -9,7 +9,10 @@
  *
  * The run.  Points are distributions over the m vertices c_i of the set
  * (frank_wolfe/lmo.h: the simplex of scale s, m = d; the l1 ball of radius
- * r, m = 2d), ||c_i||_1 = R_c.  Log-weights theta (x^t = softmax(theta))
+ * r, m = 2d; a request's vertex list, m listed), scored about a public
+ * centre c with ||c_i - c||_1 <= R_c for every i (the scores <c_i, g> and
+ * <c_i - c, g> differ by a shift common to all i, invisible to the softmax
+ * and the draws; R_c bounds, no vertex need attain it).  Log-weights theta (x^t = softmax(theta))
  * start at 0; Omega_j = ln sum_{i<=t} x^i_j tracks the running average
  * w^t = exp(Omega) / t of the iterates (in the log domain).  A secret order
  * cuts the records into T batches of B = floor(n / T).  At step t:
@@ -25,7 +28,8 @@
  *
  * Privacy (replace-one).  A record is in one batch, at step s; replacing
  * it moves g^s by at most 2 L / B per coordinate, so theta^i_j of every
- * later iterate i > s by the same delta_j, |delta_j| <= Delta = 2 tau R_c L
+ * later iterate i > s by the same delta_j, |delta_j| <= 2 tau ||c_j - c||_1
+ * L / B <= Delta = 2 tau R_c L
  * / B (and nothing else, given the same earlier draws).  A draw from
  * softmax(Omega) = P_{w^t} is a draw of a uniform i <= t, then of a vertex
  * from softmax(theta^i): a mixture of exponential mechanisms whose
@@ -268,7 +272,12 @@ msc_work(const struct run_spec *spec, const struct run_plan *plan)
 		return (double)spec->n * (double)spec->dim;
 	/* The records once each; per step the weights' update and their
 	 * logaddexp over m vertices; each draw m words. */
-	return (double)spec->n * (double)spec->dim + (double)plan->steps * 4.0 * m + k * m;
+	/* A polytope's list: m d per step's log-weights, d per vertex added. */
+	return (double)spec->n * (double)spec->dim + (double)plan->steps * 4.0 * m + k * m +
+	       (fw_polytope_work(&spec->x, spec->dim) > 0.0
+			? (double)plan->steps * fw_polytope_work(&spec->x, spec->dim) +
+				  k * (double)spec->dim
+			: 0.0);
 }
 
 static enum err_code
@@ -441,7 +450,8 @@ const struct alg_ops alg_md_maurey_sco = {
 		 "problems, 2024, Algorithm 4 (online-to-batch: A. Cutkosky, ICML 2019)",
 	.privacy_model = "epsilon-DP, replace-one",
 	.objectives = msc_objectives,
-	.constraints = (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_SIMPLEX),
+	.constraints = (1u << CONSTRAINT_L1_BALL) | (1u << CONSTRAINT_SIMPLEX) |
+		       (1u << CONSTRAINT_POLYTOPE),
 	.params = msc_params,
 	.state_size = sizeof(struct msc_state),
 	.plan = msc_plan,

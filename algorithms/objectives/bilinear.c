@@ -111,7 +111,8 @@ static const struct saddle_ops bilinear_ops = {
 	.eval = bilinear_eval,
 	.constants = bilinear_constants,
 	.sets_x = (1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) |
-		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX),
+		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX) |
+		  (1u << CONSTRAINT_POLYTOPE),
 	.sets_y = (1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) |
 		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX),
 	.smoothness = SADDLE_QUADRATIC, /* f is bilinear plus linear: L_2 = 0 */

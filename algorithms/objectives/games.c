@@ -287,7 +287,7 @@ static const struct saddle_ops matrix_ops = {
 	.init = matrix_init,
 	.eval = matrix_eval,
 	.constants = matrix_constants,
-	.sets_x = GAME_SETS,
+	.sets_x = GAME_SETS | (1u << CONSTRAINT_POLYTOPE),
 	.sets_y = GAME_SETS,
 	.smoothness = SADDLE_QUADRATIC,
 };
@@ -296,7 +296,7 @@ static const struct saddle_ops quadratic_ops = {
 	.init = quadratic_init,
 	.eval = quadratic_eval,
 	.constants = quadratic_constants,
-	.sets_x = GAME_SETS,
+	.sets_x = GAME_SETS | (1u << CONSTRAINT_POLYTOPE),
 	.sets_y = GAME_SETS,
 	.smoothness = SADDLE_QUADRATIC,
 };

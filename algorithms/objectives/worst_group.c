@@ -130,7 +130,8 @@ static const struct saddle_ops wg_ops = {
 	.eval = wg_eval,
 	.constants = wg_constants,
 	.sets_x = (1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) |
-		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX),
+		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX) |
+		  (1u << CONSTRAINT_POLYTOPE),
 	.sets_y = 1u << CONSTRAINT_SIMPLEX,
 	.smoothness = SADDLE_SECOND_ORDER,
 };

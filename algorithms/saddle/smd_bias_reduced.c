@@ -7,8 +7,11 @@
  * docs/algorithms/smd-bias-reduced.md).
  *
  * The sets and the log-weights are saddle.smd_maurey's: x and y each a
- * distribution over the m vertices c_i (||c_i||_1 = R_c) of a simplex or
- * an l1 ball, theta_x = -tau <c_i, S_x>, theta_y = -tau <c_j, S_y>, S the
+ * distribution over the m vertices c_i of a simplex or an l1 ball (x also
+ * of a request's vertex list), scored about a public centre c with
+ * ||c_i - c||_1 <= R_c for every i (an upper bound, not an equality: see
+ * smd_maurey.c), theta_x = -tau <c_i, S_x>, theta_y = -tau <c_j, S_y>
+ * (up to a shift common to all i), S the
  * running sum of the operator estimates g = (grad_x, -grad_y) (x descends,
  * y ascends: erratum ER1).
  *
@@ -31,8 +34,8 @@
  * Privacy (replace-one).  A record is in one batch; each of the three
  * batch means of clamped operators moves by at most 2 L_b / b per
  * coordinate of block b, so g = w_N (G+ - G-) + G0 moves by at most
- * (2 L_b / b_N)(2 w_N + 1), and every later score <c_i, S> by R_c times
- * that: each vertex draw is an exponential mechanism of
+ * (2 L_b / b_N)(2 w_N + 1), and every later score <c_i - c, S> by
+ * ||c_i - c||_1 <= R_c times that: each vertex draw is an exponential mechanism of
  * (2 tau max_N (2 L_0 / b_N)(2 w_N + 1))-bounded range, L_0 = max(R_c,x
  * L_x, R_c,y L_y).  Iteration t makes 2 (2^(N_t + 1) + 1) draws, so a run
  * makes sum_t (4 2^(N_t) + 2) <= 4 U + 2 T_run <= 6 U draws (T_run <=
@@ -498,6 +501,16 @@ sbr_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	return rc;
 }
 
+/* A polytope's extra work (fw_polytope_work()): m d per step's
+ * log-weights, d per vertex added (three per draw, at most). */
+static double
+polytope_work(const struct constraint *c, size_t d, double steps, double draws)
+{
+	double w = fw_polytope_work(c, d);
+
+	return w > 0.0 ? steps * w + 3.0 * draws * (double)d : 0.0;
+}
+
 static double
 sbr_work(const struct run_spec *spec, const struct run_plan *plan)
 {
@@ -513,7 +526,8 @@ sbr_work(const struct run_spec *spec, const struct run_plan *plan)
 	 * max(m_x, m_y) vertices plus its point updates; per step the
 	 * log-weights and the points and sums (dense: O(dim)). */
 	return (double)spec->n + 9.0 * rec * dim + k * (fmax(mx, my) + 3.0) +
-	       (double)plan->steps * (mx + my + 12.0 * dim);
+	       (double)plan->steps * (mx + my + 12.0 * dim) +
+	       polytope_work(&spec->x, spec->objective.dim_x, (double)plan->steps, k);
 }
 
 static enum err_code
@@ -687,7 +701,7 @@ const struct alg_ops alg_saddle_smd_bias_reduced = {
 		 "problems, 2024, Algorithms 2 and 3",
 	.privacy_model = "epsilon-DP (bounded range), replace-one",
 	.objectives = sbr_objectives,
-	.constraints = SBR_SETS,
+	.constraints = SBR_SETS | (1u << CONSTRAINT_POLYTOPE),
 	.params = sbr_params,
 	.state_size = sizeof(struct sbr_state),
 	.plan = sbr_plan,

@@ -6,11 +6,18 @@
  * stochastic saddle-point problems", 2024, Algorithm 1;
  * docs/algorithms/smd-maurey.md).
  *
- * The sets.  x and y each live in a polytope of m vertices c_i with
- * ||c_i||_1 = R_c: the simplex of scale s (m = d, R_c = s) or the l1 ball
- * of radius r (m = 2d, R_c = r; frank_wolfe/lmo.h's vertex order).  A
- * point is a distribution lambda over the vertices, x = sum_i lambda_i c_i
- * (the paper's Appendix C reduction; on the simplex it is x itself).
+ * The sets.  x and y each live in a polytope of m vertices c_i, scored
+ * about a public centre c with R_c = max_i ||c_i - c||_1: the simplex of
+ * scale s (m = d, c = 0, R_c = s) or the l1 ball of radius r (m = 2d, c =
+ * 0, R_c = r; frank_wolfe/lmo.h's vertex order), and for x also a vertex
+ * list of the request (constraints.x.kind "polytope": m listed vertices,
+ * the centre constraint_polytope() picks from them).  A point is a
+ * distribution lambda over the vertices, x = sum_i lambda_i c_i (the
+ * paper's Appendix C reduction; on the simplex it is x itself).  The
+ * scores <c_i, G> and <c_i - c, G> differ by <c, G>, common to every i,
+ * which changes neither a softmax nor a draw; the proof below needs only
+ * ||c_i - c||_1 <= R_c for every i, never equality (a polytope's vertices
+ * lie at different distances from its centre).
  *
  * The run.  A secret uniform order of the n records is cut into T
  * batches of B = floor(n / T) (the rest unused).  The players' log-weights
@@ -30,7 +37,8 @@
  *
  * Privacy (replace-one).  A record is in one batch; replacing it moves
  * G^t by at most 2 L_b / B per coordinate of block b, so every later score
- * <c_i, .> of that block moves by at most tau R_c,b 2 L_b / B.  Each draw
+ * <c_i - c, .> of that block moves by at most tau ||c_i - c||_1 2 L_b / B
+ * <= tau R_c,b 2 L_b / B.  Each draw
  * is then an exponential mechanism whose scores move by at most Delta =
  * 2 tau L_0 / B, L_0 = max(R_c,x L_x, R_c,y L_y): (2 Delta)-bounded-range,
  * eps_0 = 4 tau L_0 / B, and the k = 2 T (K + 1) draws compose adaptively
@@ -194,7 +202,9 @@ smd_setup(const struct run_spec *spec, struct smd_setup *ret, struct err *e)
 		const double r = fmax(fw_vertex_norm(&spec->x), fw_vertex_norm(&spec->y));
 
 		/* every entry of a Jacobian is at most its l2 norm; one factor
-		 * R_c per vertex coordinate */
+		 * ||c_i - c||_2 <= ||c_i - c||_1 <= R_c per vertex coordinate
+		 * (on the simplex of lambda, f(V lambda) = f(c + (V - c 1')
+		 * lambda), and the run is invariant to the shift) */
 		ret->l1 = r * r * sc.smooth_l2;
 		ret->l2 = r * r * r * sc.third;
 		ret->trivial = sc.gap_range;
@@ -295,6 +305,16 @@ smd_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	return rc;
 }
 
+/* A polytope's per-step extra work (fw_polytope_work()): one log-weight
+ * evaluation, K + 1 vertices added. */
+static double
+polytope_step_work(const struct constraint *c, size_t d, double k)
+{
+	double w = fw_polytope_work(c, d);
+
+	return w > 0.0 ? w + (k + 1.0) * (double)d : 0.0;
+}
+
 static double
 smd_work(const struct run_spec *spec, const struct run_plan *plan)
 {
@@ -304,9 +324,12 @@ smd_work(const struct run_spec *spec, const struct run_plan *plan)
 	if (isnan(k) || isnan(m))
 		return (double)spec->n * (double)spec->dim;
 	/* Reading the records, and per step the 2 (K + 1) draws over m
-	 * vertices and the sparsified point. */
+	 * vertices and the sparsified point; a polytope's list besides costs
+	 * m d per log-weight evaluation (one per step) and d per vertex
+	 * added (K + 1 per step). */
 	return (double)spec->n * (double)spec->dim +
-	       (double)plan->steps * ((k + 1.0) * m + (double)spec->dim);
+	       (double)plan->steps * ((k + 1.0) * m + (double)spec->dim) +
+	       (double)plan->steps * polytope_step_work(&spec->x, spec->objective.dim_x, k);
 }
 
 static enum err_code
@@ -480,7 +503,7 @@ const struct alg_ops alg_saddle_smd_maurey = {
 		 "problems, 2024, Algorithm 1",
 	.privacy_model = "epsilon-DP (bounded range), replace-one",
 	.objectives = smd_objectives,
-	.constraints = SMD_SETS,
+	.constraints = SMD_SETS | (1u << CONSTRAINT_POLYTOPE),
 	.params = smd_params,
 	.state_size = sizeof(struct smd_state),
 	.plan = smd_plan,

@@ -174,6 +174,58 @@ START_TEST(test_result_is_sparse_average)
 }
 END_TEST
 
+/*
+ * The l1 ball's vertex list {+-e_j} (frank_wolfe/lmo.h's order) as a
+ * "polytope" runs as the l1 ball itself, in mirror_descent.maurey_sco and
+ * in frank_wolfe.private (the other user of the vertex helpers: fw_start,
+ * fw_move): the same plan and the same result bits for the same seed.
+ */
+START_TEST(test_vertex_list_is_the_l1_ball)
+{
+	static const char *const algs[] = { "mirror_descent.maurey_sco", "frank_wolfe.private" };
+	enum { D = 20, N = 1500 };
+	struct sparse_glm m;
+	double st[2 * D * D + 4 * D];
+
+	sparse_glm_init(&m, D, 4, 8);
+	sparse_glm_rows(&m, N, 9);
+	memset(st, 0, sizeof(st));
+	for (size_t i = 0; i < 2 * D; i++)
+		st[i * D + i % D] = i < D ? 1.0 : -1.0;
+	for (size_t k = 0; k < 2; k++) {
+		const struct alg_ops *a = alg_find(algs[k]);
+		struct run_spec sa, sb;
+		struct run_plan pa, pb;
+		struct err e = { 0 };
+		struct rng r;
+		double wa[D], wb[D];
+
+		ck_assert_ptr_nonnull(a);
+		spec_init(&sa, N, D);
+		alg_default_params(a, sa.params);
+		sb = sa;
+		ck_assert_int_eq(constraint_polytope(&sb.x, 2 * D, D, st, "constraints.x", &e),
+				 ERR_OK);
+		ck_assert_msg(alg_plan(a, &sa, &pa, &e) == ERR_OK, "%s", e.msg);
+		ck_assert_msg(alg_plan(a, &sb, &pb, &e) == ERR_OK, "%s", e.msg);
+		ck_assert_uint_eq(pa.steps, pb.steps);
+		ck_assert_uint_eq(pa.n_used, pb.n_used);
+		for (size_t i = 0; i < pa.n_used; i++)
+			ck_assert_msg(
+				memcmp(&pa.used[i].value, &pb.used[i].value, sizeof(double)) == 0,
+				"%s: %s differs", algs[k], pa.used[i].name);
+		/* the list's work adds m d per score evaluation */
+		ck_assert(a->work(&sb, &pb) > a->work(&sa, &pa));
+		rng_splitmix_init(&r, 77);
+		ck_assert(alg_run(a, &sa, &pa, &m.ds, &r, NULL, NULL, wa, &e) == ERR_OK);
+		rng_splitmix_init(&r, 77);
+		ck_assert(alg_run(a, &sb, &pb, &m.ds, &r, NULL, NULL, wb, &e) == ERR_OK);
+		ck_assert_msg(memcmp(wa, wb, sizeof(wa)) == 0, "%s: results differ", algs[k]);
+	}
+	sparse_glm_free(&m);
+}
+END_TEST
+
 #define U_SEEDS 20
 #define U_N     4000
 #define U_D     50
@@ -237,6 +289,7 @@ main(void)
 	suite_add_tcase(s, c);
 	tcase_set_timeout(u, 300);
 	tcase_add_test(u, test_result_is_sparse_average);
+	tcase_add_test(u, test_vertex_list_is_the_l1_ball);
 	tcase_add_test(u, test_excess_falls_with_n);
 	suite_add_tcase(s, u);
 	sr = srunner_create(s);

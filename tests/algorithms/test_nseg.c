@@ -383,9 +383,9 @@ START_TEST(test_output_in_set)
 			ck_assert_msg(alg_run(a, &spec, &plan, &p->ds, &r, NULL, NULL, u, &e) ==
 					      ERR_OK,
 				      "%s", e.msg);
-			ck_assert_msg(constraint_contains(&p->bx.set, u, vi ? 4 : 2, 1e-12),
+			ck_assert_msg(constraint_contains(&p->bx.set, u, vi ? 4 : 2, 1e-12, NULL),
 				      "variant %d set %zu: x outside", variant, k);
-			ck_assert_msg(vi || constraint_contains(&p->by.set, u + 2, 2, 1e-12),
+			ck_assert_msg(vi || constraint_contains(&p->by.set, u + 2, 2, 1e-12, NULL),
 				      "variant %d set %zu: y outside", variant, k);
 			free(p);
 		}

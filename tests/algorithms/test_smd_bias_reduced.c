@@ -649,6 +649,47 @@ run_gap(size_t n, uint64_t seed, double *u)
 	return g.gap.hi;
 }
 
+/* x over the simplex's vertex list {e_i} and over {+-0.6 e_i} (the l1
+ * ball's, lmo.h's order) runs as over the kinds: the same plan and the
+ * same result bits for the same seed (the scores about the centre 0 are
+ * the kinds' to the bit). */
+START_TEST(test_vertex_list_is_the_kind)
+{
+	struct prob *p = bilinear_data(3000, 13);
+	double st[2 * DB * DB + 4 * DB];
+
+	for (int l1 = 0; l1 < 2; l1++) {
+		const double rad = l1 ? 0.6 : 1.0;
+		const size_t m = l1 ? 2 * DB : DB;
+		struct run_spec a, b;
+		struct run_plan pa, pb;
+		struct err e = { 0 };
+		struct rng r;
+		double ua[2 * DB], ub[2 * DB];
+
+		spec_init(&a, p, 3000, U_EPS);
+		a.x = (struct constraint){ .kind = l1 ? CONSTRAINT_L1_BALL : CONSTRAINT_SIMPLEX,
+					   .radius = rad };
+		b = a;
+		memset(st, 0, sizeof(st));
+		for (size_t i = 0; i < m; i++)
+			st[i * DB + i % DB] = i < DB ? rad : -rad;
+		ck_assert_int_eq(constraint_polytope(&b.x, m, DB, st, "constraints.x", &e), ERR_OK);
+		ck_assert_msg(alg_plan(sbr(), &a, &pa, &e) == ERR_OK, "%s", e.msg);
+		ck_assert_msg(alg_plan(sbr(), &b, &pb, &e) == ERR_OK, "%s", e.msg);
+		ck_assert_uint_eq(pa.steps, pb.steps);
+		ck_assert(dp_event_equal(&pa.event, &pb.event));
+		rng_splitmix_init(&r, 31);
+		ck_assert(alg_run(sbr(), &a, &pa, &p->ds, &r, NULL, NULL, ua, &e) == ERR_OK);
+		rng_splitmix_init(&r, 31);
+		ck_assert(alg_run(sbr(), &b, &pb, &p->ds, &r, NULL, NULL, ub, &e) == ERR_OK);
+		ck_assert_msg(memcmp(ua, ub, sizeof(ua)) == 0, "%s: results differ",
+			      l1 ? "l1 ball" : "simplex");
+	}
+	free(p);
+}
+END_TEST
+
 #define U_SEEDS 20
 #define U_N     2000
 
@@ -691,6 +732,7 @@ sbr_suite(void)
 	tcase_add_test(u, test_stopping_rule); /* needs the hook */
 #endif
 	tcase_add_test(u, test_bias_exact);
+	tcase_add_test(u, test_vertex_list_is_the_kind);
 	tcase_add_test(u, test_gap_falls_with_n);
 	suite_add_tcase(s, u);
 	return s;

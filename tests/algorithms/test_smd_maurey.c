@@ -346,6 +346,130 @@ START_TEST(test_result_is_vertex_average)
 }
 END_TEST
 
+/* One run of spec on p's records with seed; its plan into *plan. */
+static void
+run_once(const struct prob *p, const struct run_spec *spec, uint64_t seed, struct run_plan *plan,
+	 double *u)
+{
+	struct err e = { 0 };
+	struct rng r;
+
+	ck_assert_msg(alg_plan(smd(), spec, plan, &e) == ERR_OK, "%s", e.msg);
+	rng_splitmix_init(&r, seed);
+	ck_assert_msg(alg_run(smd(), spec, plan, &p->ds, &r, NULL, NULL, u, &e) == ERR_OK, "%s",
+		      e.msg);
+}
+
+/*
+ * A vertex list is the set it lists: x over the polytope {s e_i} runs as x
+ * over the simplex of scale s, and over {+-r e_i} (lmo.h's order) as over
+ * the l1 ball of radius r - the same plan, the same draws, the same result
+ * bits for the same seed (the scores about the centre 0 with R_c = s, r
+ * are the kinds' to the bit: frank_wolfe/lmo.c).  The polytope's result is
+ * in conv(V), and the certified gap evaluator (projections onto the list by
+ * Wolfe's algorithm) brackets the same gap.
+ */
+START_TEST(test_vertex_list_is_the_kind)
+{
+	struct prob *p = bilinear_data(1200, 11), *pop = bilinear_data(1, 1);
+	double st[2 * DB * DB + 4 * DB], scratch[(DB + 3) * (DB + 3) + 6 * (DB + 3)];
+
+	for (size_t j = 0; j < 2 * DB; j++)
+		pop->x[j] = j < DB ? MU_A[j] : MU_B[j - DB];
+	for (int l1 = 0; l1 < 2; l1++) {
+		const double rad = l1 ? 0.7 : 1.0;
+		const size_t m = l1 ? 2 * DB : DB;
+		struct run_spec a, b;
+		struct run_plan pa, pb;
+		struct saddle_block bx;
+		struct saddle_gap ga, gb;
+		struct err e = { 0 };
+		double ua[2 * DB], ub[2 * DB];
+
+		spec_init(&a, p, 1200, 1.0);
+		a.x = (struct constraint){ .kind = l1 ? CONSTRAINT_L1_BALL : CONSTRAINT_SIMPLEX,
+					   .radius = rad };
+		b = a;
+		memset(st, 0, sizeof(st));
+		for (size_t i = 0; i < m; i++)
+			st[i * DB + i % DB] = i < DB ? rad : -rad;
+		ck_assert_int_eq(constraint_polytope(&b.x, m, DB, st, "constraints.x", &e), ERR_OK);
+		run_once(p, &a, 99, &pa, ua);
+		run_once(p, &b, 99, &pb, ub);
+		ck_assert_uint_eq(pa.steps, pb.steps);
+		ck_assert(dp_event_equal(&pa.event, &pb.event));
+		ck_assert_uint_eq(pa.n_used, pb.n_used);
+		for (size_t k = 0; k < pa.n_used; k++)
+			ck_assert_msg(
+				memcmp(&pa.used[k].value, &pb.used[k].value, sizeof(double)) == 0,
+				"%s: %s differs", l1 ? "l1" : "simplex", pa.used[k].name);
+		ck_assert_msg(memcmp(ua, ub, sizeof(ua)) == 0, "%s: results differ",
+			      l1 ? "l1 ball" : "simplex");
+		ck_assert(constraint_contains(&b.x, ub, DB, 1e-12, scratch));
+		/* the gap of the same point over the kind and over the list */
+		bx = (struct saddle_block){ b.x, GEOMETRY_L1 };
+		ck_assert(saddle_gap_eval(&pop->o, &pop->s, &pop->ds,
+					  &(struct saddle_block){ a.x, GEOMETRY_L1 }, &p->by, ua, 1,
+					  &OPTS, &ga, NULL, &e) == ERR_OK);
+		ck_assert_msg(saddle_gap_eval(&pop->o, &pop->s, &pop->ds, &bx, &p->by, ub, 1, &OPTS,
+					      &gb, NULL, &e) == ERR_OK,
+			      "%s", e.msg);
+		ck_assert_msg(fabs(ga.gap.hi - gb.gap.hi) <= 1e-9 &&
+				      fabs(ga.gap.lo - gb.gap.lo) <= 1e-9,
+			      "%s: gap [%g, %g] vs [%g, %g]", l1 ? "l1" : "simplex", ga.gap.lo,
+			      ga.gap.hi, gb.gap.lo, gb.gap.hi);
+	}
+	free(p);
+	free(pop);
+}
+END_TEST
+
+/* A general polytope (a pentagon's worth of vertices in R^4, not a ball
+ * or simplex, with a point inside): the run's result is in conv(V), an
+ * average of T listed vertices, and the plan's score bound is R_c L_x
+ * with R_c the centre rule's. */
+START_TEST(test_polytope_run)
+{
+	static const double v[] = { 1, 0, 0,  0, 0,   1,   0, 0,   -0.5, -0.5, 0.5, 0,
+				    0, 0, -1, 1, 0.2, 0.1, 0, 0.1, 0.3,  0.3,  0.3, -0.6 };
+	struct prob *p = bilinear_data(1500, 21);
+	double st[6 * DB + 2 * DB + 6], scratch[(DB + 3) * (DB + 3) + 6 * (DB + 3)], u[2 * DB];
+	struct run_spec spec;
+	struct run_plan plan;
+	struct err e = { 0 };
+
+	spec_init(&spec, p, 1500, 1.0);
+	memcpy(st, v, sizeof(v));
+	ck_assert_int_eq(constraint_polytope(&spec.x, 6, DB, st, "constraints.x", &e), ERR_OK);
+	run_once(p, &spec, 5, &plan, u);
+	ck_assert(constraint_contains(&spec.x, u, DB, 1e-12, scratch));
+	ck_assert_double_eq(used(&plan, "vertices_x"), 6.0);
+	ck_assert_double_eq_tol(used(&plan, "score_bound"),
+				fmax(spec.x.centre_radius * used(&plan, "lipschitz_linf_x"),
+				     used(&plan, "lipschitz_linf_y")),
+				1e-12);
+	/* each coordinate of x is (1/T) sum of T listed vertices' */
+	{
+		const double t = (double)plan.steps;
+		double lam_sum = 0.0;
+
+		for (size_t j = 0; j < DB; j++)
+			ck_assert(isfinite(u[j]));
+		for (size_t j = DB; j < 2 * DB; j++) {
+			ck_assert(u[j] >= 0.0);
+			ck_assert_double_eq_tol(u[j] * t, round(u[j] * t), 1e-9);
+			lam_sum += u[j];
+		}
+		ck_assert_double_eq_tol(lam_sum, 1.0, 1e-12);
+	}
+	/* the wrong dimension is refused naming the list */
+	spec.x.vertex_dim = 3;
+	ck_assert_int_eq(alg_plan(smd(), &spec, &plan, &e), ERR_INVALID);
+	ck_assert_str_eq(e.field, "constraints.x.vertices");
+	free(p);
+}
+END_TEST
+
 #define U_SEEDS 20
 #define U_N     2000
 
@@ -471,6 +595,8 @@ smd_suite(void)
 	suite_add_tcase(s, c);
 	tcase_set_timeout(u, 300);
 	tcase_add_test(u, test_result_is_vertex_average);
+	tcase_add_test(u, test_vertex_list_is_the_kind);
+	tcase_add_test(u, test_polytope_run);
 	tcase_add_test(u, test_gap_falls_with_n);
 	tcase_add_test(u, test_matrix_game_rps);
 	suite_add_tcase(s, u);

@@ -30,6 +30,15 @@
  * laws (each count at its 1e-4 quantile on the unfavourable side): the
  * test refuses to run unless that bound exceeds the claim (P[miss] <=
  * 2e-4).  N = 20,000 runs per side.
+ *
+ * The same audit with x over a vertex list (issue 13): the segment
+ * {(1, 0), (0, 0)} as a "polytope" (its centre (0.5, 0), R_c = 0.5, half
+ * the simplex's), y on the simplex of scale 0.1 so that L_0 = max(R_c,x
+ * L_x, R_c,y L_y) = 0.5 is x's: the scores -tau <v_i - c, G^1> differ
+ * between the worlds by tau 1 / B with opposite signs, the range 2 tau / B
+ * = 4 tau R_c / B = eps_0 exactly again.  An R_c computed too small (the
+ * lifted sensitivity under-stated) makes the claim smaller than the range
+ * and the audit fail; the temperature x 0.5 twin likewise.
  */
 #include <check.h>
 #include <math.h>
@@ -57,6 +66,7 @@ struct world {
 
 struct smd_audit {
 	struct world w[2];
+	double seg[2 * 2 + 2 * 2 + 2]; /* the segment's storage (constraint_polytope()) */
 	struct alg_testing_hook hook;
 	unsigned long index; /* the release audited */
 	double drawn;        /* its vertex */
@@ -96,8 +106,24 @@ on_release(void *ctx, unsigned long index, const double *value, size_t len)
 		a->drawn = value[0];
 }
 
+static struct constraint
+segment(double *st)
+{
+	struct constraint c;
+	struct err e = { 0 };
+
+	st[0] = 1.0;
+	st[1] = 0.0;
+	st[2] = 0.0;
+	st[3] = 0.0;
+	ck_assert_int_eq(constraint_polytope(&c, 2, 2, st, "constraints.x", &e), ERR_OK);
+	ck_assert(c.centre_radius == 0.5);
+	return c;
+}
+
+/* poly: x over segment() and y over the simplex of scale 0.1. */
 static void
-worlds_init(struct smd_audit *a, double scale)
+worlds_init(struct smd_audit *a, double scale, bool poly)
 {
 	struct objective_params op;
 	struct data_schema s;
@@ -136,6 +162,10 @@ worlds_init(struct smd_audit *a, double scale)
 		sp->x = (struct constraint){ .kind = CONSTRAINT_SIMPLEX, .radius = 1.0 };
 		sp->has_y = true;
 		sp->y = sp->x;
+		if (poly) {
+			sp->x = segment(a->seg);
+			sp->y.radius = 0.1;
+		}
 		sp->epsilon = 10.0;
 		sp->delta = 1e-6;
 		sp->mode = ACCOUNTING_BASIC;
@@ -181,30 +211,34 @@ count_ones(struct smd_audit *a, int world, uint64_t seed)
 }
 
 static double
-audit_range(double scale, uint64_t seed, double *ret_claim)
+audit_range(double scale, bool poly, uint64_t seed, double *ret_claim)
 {
 	struct smd_audit *a = calloc(1, sizeof(*a));
 	uint64_t k_a, k_b;
 	double lb, t0 = audit_now();
 
 	ck_assert_ptr_nonnull(a);
-	worlds_init(a, scale);
+	worlds_init(a, scale, poly);
+	if (poly) /* the design's premise: x's R_c L_x = 0.5 is L_0 */
+		ck_assert_double_eq(run_plan_value(&a->w[0].plan, "score_bound"), 0.5);
 	k_a = count_ones(a, 0, seed);
 	k_b = count_ones(a, 1, seed ^ 0x9e3779b97f4a7c15u);
 	lb = audit_range_lb(k_a, k_b, RUNS, ALPHA);
 	*ret_claim = a->claim;
-	printf("level2/saddle.smd_maurey (temperature x %.2f): step 2's first x vertex 1 in %llu / "
+	printf("level2/saddle.smd_maurey%s (temperature x %.2f): step 2's first x vertex 1 in %llu "
+	       "/ "
 	       "%d (A), %llu / %d (B); bounded-range lower bound %.4f vs claimed eps_0 %.4f; "
 	       "false failure <= %.0e; wall %.2f s\n",
-	       scale, (unsigned long long)k_a, RUNS, (unsigned long long)k_b, RUNS, lb, a->claim,
-	       ALPHA, audit_now() - t0);
+	       poly ? " over a polytope" : "", scale, (unsigned long long)k_a, RUNS,
+	       (unsigned long long)k_b, RUNS, lb, a->claim, ALPHA, audit_now() - t0);
 	free(a);
 	return lb;
 }
 
+/* Loop index: 0 the simplices, 1 x over a vertex list. */
 START_TEST(test_white_box)
 {
-	double claim, lb = audit_range(1.0, 0x4b7a70e9b5b32944u, &claim);
+	double claim, lb = audit_range(1.0, _i == 1, 0x4b7a70e9b5b32944u + (uint64_t)_i, &claim);
 
 	ck_assert_msg(lb <= claim, "range lower bound %.4f > claimed %.4f", lb, claim);
 }
@@ -217,7 +251,7 @@ START_TEST(test_white_box_mutated)
 	uint64_t q_a, q_b;
 
 	ck_assert_ptr_nonnull(a);
-	worlds_init(a, 1.0);
+	worlds_init(a, 1.0, _i == 1);
 	claim = a->claim;
 	free(a);
 	/* Temperature x 0.5: logits +-claim, the range 2 claim (world A
@@ -231,7 +265,7 @@ START_TEST(test_white_box_mutated)
 	       "<= 2e-4\n",
 	       2.0 * claim, claim, (unsigned long long)q_a, (unsigned long long)q_b, lb_plan);
 	ck_assert_msg(lb_plan > claim, "the mutation audit is under-powered");
-	lb = audit_range(0.5, 0x6c44198c4a475817u, &claim);
+	lb = audit_range(0.5, _i == 1, 0x6c44198c4a475817u + (uint64_t)_i, &claim);
 	ck_assert_msg(lb > claim, "temperature x 0.5 not detected: %.4f <= %.4f", lb, claim);
 }
 END_TEST
@@ -248,7 +282,7 @@ START_TEST(test_hook)
 	double u0[D], u1[D];
 
 	ck_assert_ptr_nonnull(a);
-	worlds_init(a, 1e-6);
+	worlds_init(a, 1e-6, false);
 	for (int k = 0; k < 2; k++)
 		for (uint64_t seed = 1; seed <= 200; seed++) {
 			rng_splitmix_init(&r, seed);
@@ -281,8 +315,8 @@ audit_suite(void)
 	tcase_add_test(hook, test_hook);
 	suite_add_tcase(s, hook);
 	tcase_set_timeout(wb, 300);
-	tcase_add_test(wb, test_white_box);
-	tcase_add_test(wb, test_white_box_mutated);
+	tcase_add_loop_test(wb, test_white_box, 0, 2);
+	tcase_add_loop_test(wb, test_white_box_mutated, 0, 2);
 	suite_add_tcase(s, wb);
 	return s;
 }

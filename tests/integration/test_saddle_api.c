@@ -12,6 +12,10 @@
  * auc_minimax and affine_vi through saddle.sgda_one_pass (their results,
  * gaps and refusals naming the field).  saddle.nseg (both variants,
  * VI mode, its refusals): test_nseg.
+ * Polytopes (issue 13): x over a vertex list in saddle.smd_maurey, the
+ * result in conv(V) by its barycentric coordinates, the stored list, the
+ * gap evaluator over it; bad lists refused naming the field (400), a list
+ * above DPOPT_MAX_VERTICES (8 here) refused with 422, neither charged.
  */
 #include <check.h>
 #include <math.h>
@@ -26,12 +30,16 @@ static struct h_server srv;
 static char db[512];
 static char owner[128];
 
+static const char *const env[] = { "DPOPT_MAX_VERTICES=8", NULL };
+
 static void
 setup(void)
 {
+	struct h_opts o = { .env = env };
+
 	h_db_create(db, sizeof(db));
 	h_key_create(db, "acme", "owner", owner, sizeof(owner));
-	h_server_start(&srv, db, NULL);
+	h_server_start(&srv, db, &o);
 }
 
 static void
@@ -593,6 +601,96 @@ START_TEST(test_nseg)
 }
 END_TEST
 
+#define POLY_RUN(alg, vertices, extra)                                                             \
+	"{\"algorithm\": \"" alg "\","                                                             \
+	" \"objective\": {\"name\": \"bilinear\", \"coupling\": 0.5},"                             \
+	" \"constraints\": {\"x\": {\"kind\": \"polytope\", \"vertices\": " vertices "},"          \
+	" \"y\": {\"kind\": \"simplex\", \"scale\": 1}},"                                          \
+	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}" extra "}"
+/* A triangle and a point inside it. */
+#define TRIANGLE "[[0.6, 0], [0, 0.6], [-0.6, -0.6], [0.1, 0.1]]"
+
+/*
+ * x over a vertex list: saddle.smd_maurey runs, x lies in the triangle
+ * (barycentric coordinates >= 0), y in the simplex, the stored request
+ * keeps the list, and the gap on the public dataset brackets.  Bad lists
+ * are refused naming the field, nine vertices (above DPOPT_MAX_VERTICES =
+ * 8) with 422, and none of those is charged.
+ */
+START_TEST(test_polytope)
+{
+	char a[40], p[40], run[40], body[2048], path[128], spent[64], spent2[64];
+	double mtrain[4], meval[4], x[2], y[2], slo, shi, l1, l2;
+	char *train = bilinear_rows(3000, 7, mtrain), *test = bilinear_rows(500, 8, meval);
+	json_t *j;
+	struct {
+		const char *body, *field, *msg;
+		int status;
+	} const bad[] = {
+		{ POLY_RUN("saddle.smd_maurey", "[[0.6, 0], [0, 0.6, 1], [0, 0]]", ""),
+		  "constraints.x.vertices[1]", "2 numbers", 400 },
+		{ POLY_RUN("saddle.smd_maurey", "[[0.6, 0]]", ""), "constraints.x.vertices",
+		  "at least 2", 400 },
+		{ POLY_RUN("saddle.smd_maurey", "[[0.6, 0, 1], [0, 0.6, 1]]", ""),
+		  "constraints.x.vertices", "coordinates", 400 },
+		{ POLY_RUN("saddle.smd_maurey", "[[0.5, 0.5], [0.5, 0.5]]", ""),
+		  "constraints.x.vertices", "same point", 400 },
+		{ POLY_RUN("saddle.smd_maurey", "[[0.6, 0], [0, \"x\"]]", ""),
+		  "constraints.x.vertices[1]", NULL, 400 },
+		{ POLY_RUN("saddle.sgda_one_pass", TRIANGLE, ""), "constraints.x.kind",
+		  "does not support", 400 },
+		{ POLY_RUN("saddle.smd_maurey",
+			   "[[0, 0], [1, 0], [0, 1], [1, 1], [0.5, 0], [0, 0.5], [0.5, 1], "
+			   "[1, 0.5], [0.5, 0.5]]",
+			   ""),
+		  "constraints.x.vertices", "DPOPT_MAX_VERTICES", 422 },
+	};
+
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("poly", BUDGET), a);
+	h_upload(&srv, owner, a, train);
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("poly-public", "\"public\": true"), p);
+	h_upload(&srv, owner, p, test);
+
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", a);
+	h_ledger_check(db, a, spent, sizeof(spent));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		h_expect_error(&srv, "POST", path, owner, "application/json", bad[i].body,
+			       strlen(bad[i].body), NULL, bad[i].status,
+			       bad[i].status == 400 ? "invalid_request" : "unprocessable",
+			       bad[i].field, bad[i].msg);
+	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM runs WHERE dataset_id = '%s'", a), 0);
+	h_ledger_check(db, a, spent2, sizeof(spent2));
+	ck_assert_str_eq(spent, spent2);
+
+	snprintf(body, sizeof(body),
+		 POLY_RUN("saddle.smd_maurey", TRIANGLE, ", \"eval_dataset_id\": \"%s\""), p);
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 2, x);
+	numbers(j, "result.y", 2, y);
+	/* x = l1 (0.6, 0) + l2 (0, 0.6) + (1 - l1 - l2)(-0.6, -0.6) */
+	{
+		/* solve [1.2 0.6; 0.6 1.2] (l1, l2) = x + 0.6 */
+		double b0 = x[0] + 0.6, b1 = x[1] + 0.6, det = 1.2 * 1.2 - 0.6 * 0.6;
+
+		l1 = (1.2 * b0 - 0.6 * b1) / det;
+		l2 = (1.2 * b1 - 0.6 * b0) / det;
+	}
+	ck_assert_msg(l1 >= -1e-9 && l2 >= -1e-9 && l1 + l2 <= 1.0 + 1e-9,
+		      "x = (%g, %g) outside the triangle (%g, %g)", x[0], x[1], l1, l2);
+	ck_assert(y[0] >= 0.0 && y[1] >= 0.0 && fabs(y[0] + y[1] - 1.0) <= 1e-12);
+	ck_assert_str_eq(json_string_value(h_get(j, "request.constraints.x.kind")), "polytope");
+	ck_assert_uint_eq(json_array_size(h_get(j, "request.constraints.x.vertices")), 4);
+	ck_assert(json_integer_value(h_get(j, "result.params_used.vertices_x")) == 4 ||
+		  json_number_value(h_get(j, "result.params_used.vertices_x")) == 4.0);
+	bracket(j, "result.evaluation.strong_gap", &slo, &shi);
+	ck_assert(shi - slo <= 1e-6);
+	json_decref(j);
+	free(train);
+	free(test);
+}
+END_TEST
+
 /* GET /v1/algorithms: objective kinds, the saddle flag, constraints.y. */
 START_TEST(test_catalogue)
 {
@@ -811,6 +909,7 @@ main(void)
 	tcase_add_test(tc, test_vi);
 	tcase_add_test(tc, test_fair_auc_affine);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_polytope);
 	tcase_add_test(tc, test_catalogue);
 	tcase_add_test(tc, test_nseg);
 	suite_add_tcase(s, tc);

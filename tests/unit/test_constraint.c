@@ -102,7 +102,8 @@ random_feasible(struct rng *r, const struct constraint *c, double *y, size_t d)
 			y[j] = vertex ? (rng_below(r, 2) ? c->lo : c->hi)
 				      : c->lo + (c->hi - c->lo) * rng_uniform(r);
 		break;
-	case CONSTRAINT__COUNT: /* every kind is listed: -Wswitch names a new one */
+	case CONSTRAINT_POLYTOPE: /* a vertex list: tests/unit/test_polytope.c */
+	case CONSTRAINT__COUNT:   /* every kind is listed: -Wswitch names a new one */
 		ck_abort_msg("unknown kind");
 	}
 }
@@ -127,7 +128,8 @@ feasible(const struct constraint *c, const double *p, size_t d, double tol)
 			if (p[j] < c->lo || p[j] > c->hi)
 				return false;
 		return true;
-	case CONSTRAINT__COUNT: /* every kind is listed: -Wswitch names a new one */
+	case CONSTRAINT_POLYTOPE: /* a vertex list: tests/unit/test_polytope.c */
+	case CONSTRAINT__COUNT:   /* every kind is listed: -Wswitch names a new one */
 		break;
 	}
 	return false;
@@ -246,7 +248,8 @@ reference_projection(const struct constraint *c, const double *x, double *p, siz
 		for (size_t j = 0; j < d; j++)
 			p[j] = fmin(fmax(x[j], c->lo), c->hi);
 		return;
-	case CONSTRAINT__COUNT: /* every kind is listed: -Wswitch names a new one */
+	case CONSTRAINT_POLYTOPE: /* a vertex list: tests/unit/test_polytope.c */
+	case CONSTRAINT__COUNT:   /* every kind is listed: -Wswitch names a new one */
 		ck_abort_msg("unknown kind");
 	}
 }
@@ -264,13 +267,15 @@ START_TEST(test_names)
 	ck_assert_str_eq(constraint_kind_name(CONSTRAINT_SIMPLEX), "simplex");
 	ck_assert_str_eq(constraint_kind_name(CONSTRAINT_BOX), "box");
 	ck_assert_str_eq(constraint_kind_name(CONSTRAINT_LP_BALL), "lp_ball");
+	ck_assert_str_eq(constraint_kind_name(CONSTRAINT_POLYTOPE), "polytope");
 	/* the existing kinds keep their numbers (stored specs, bitmasks) */
 	ck_assert_int_eq(CONSTRAINT_L2_BALL, 0);
 	ck_assert_int_eq(CONSTRAINT_L1_BALL, 1);
 	ck_assert_int_eq(CONSTRAINT_SIMPLEX, 2);
 	ck_assert_int_eq(CONSTRAINT_BOX, 3);
 	ck_assert_int_eq(CONSTRAINT_LP_BALL, 4);
-	ck_assert_int_eq(CONSTRAINT__COUNT, 5);
+	ck_assert_int_eq(CONSTRAINT_POLYTOPE, 5);
+	ck_assert_int_eq(CONSTRAINT__COUNT, 6);
 	ck_assert_ptr_null(constraint_kind_name(CONSTRAINT__COUNT));
 	ck_assert_int_eq(constraint_kind_from_name("L2_ball"), -1);
 	ck_assert_int_eq(constraint_kind_from_name(""), -1);
@@ -316,7 +321,7 @@ START_TEST(test_l2_radius_lp_ball)
 		ck_assert_msg(worst <= r2 * (1.0 + 1e-12), "d=%zu: %.17g > %.17g", d, worst, r2);
 		memset(y, 0, sizeof(y));
 		y[d - 1] = -1.7;
-		ck_assert(constraint_contains(&c, y, d, 1e-15));
+		ck_assert(constraint_contains(&c, y, d, 1e-15, NULL));
 		ck_assert_double_eq_tol(sqrt(dot(y, y, d)), r2, 1e-15);
 	}
 }
@@ -332,6 +337,8 @@ START_TEST(test_projection_grid_d2)
 	struct rng r;
 	double scratch[2];
 
+	if (kind == CONSTRAINT_POLYTOPE)
+		return; /* a vertex list, not random_set(): tests/unit/test_polytope.c */
 	rng_splitmix_init(&r, 0x6e1d + (uint64_t)_i);
 	for (int trial = 0; trial < 20; trial++) {
 		struct constraint c = random_set(&r, kind);
@@ -476,13 +483,14 @@ START_TEST(test_lp_projection_extremes)
 					ck_assert(isfinite(x[j]));
 					ck_assert(x[j] * v[j] >= 0.0 && fabs(x[j]) <= fabs(v[j]));
 				}
-				ck_assert_msg(constraint_contains(&c, x, MAX_D, 1e-14),
+				ck_assert_msg(constraint_contains(&c, x, MAX_D, 1e-14, NULL),
 					      "p=%g v~%g r=%g: infeasible", c.p, scales[si],
 					      c.radius);
-				if (!constraint_contains(&c, v, MAX_D, 0.0))
+				if (!constraint_contains(&c, v, MAX_D, 0.0, NULL))
 					ck_assert_msg(
-						constraint_contains(&c, x, MAX_D, 0.0) &&
-							!constraint_contains(&c, x, MAX_D, -1e-12),
+						constraint_contains(&c, x, MAX_D, 0.0, NULL) &&
+							!constraint_contains(&c, x, MAX_D, -1e-12,
+									     NULL),
 						"p=%g v~%g r=%g: not on the boundary", c.p,
 						scales[si], c.radius);
 			}
@@ -497,6 +505,8 @@ START_TEST(test_projection_random)
 	struct rng r;
 	double x[MAX_D], p[MAX_D], q[MAX_D], ref[MAX_D], y[MAX_D], scratch[MAX_D];
 
+	if (kind == CONSTRAINT_POLYTOPE)
+		return; /* a vertex list, not random_set(): tests/unit/test_polytope.c */
 	rng_splitmix_init(&r, 0xc0ffee + (uint64_t)_i);
 	for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++) {
 		size_t d = dims[di];

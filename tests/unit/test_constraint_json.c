@@ -34,6 +34,16 @@ assert_same_set(const struct constraint *a, const struct constraint *b, const ch
 	};
 
 	ck_assert_int_eq(a->kind, b->kind);
+	if (a->kind == CONSTRAINT_POLYTOPE) {
+		/* the same list, bit for bit, and the same centre */
+		ck_assert_uint_eq(a->n_vertices, b->n_vertices);
+		ck_assert_uint_eq(a->vertex_dim, b->vertex_dim);
+		ck_assert(memcmp(a->vertices, b->vertices,
+				 a->n_vertices * a->vertex_dim * sizeof(double)) == 0);
+		ck_assert(memcmp(a->centre, b->centre, a->vertex_dim * sizeof(double)) == 0);
+		ck_assert(a->centre_radius == b->centre_radius);
+		return;
+	}
 	for (size_t d = 1; d <= 5; d += 2) {
 		ck_assert_msg(constraint_radius(a, d, 1.0) == constraint_radius(b, d, 1.0), "%s",
 			      name);
@@ -44,8 +54,8 @@ assert_same_set(const struct constraint *a, const struct constraint *b, const ch
 			      "%s", name);
 	}
 	for (size_t i = 0; i < sizeof(pts) / sizeof(pts[0]); i++)
-		ck_assert_msg(constraint_contains(a, pts[i], 3, 0.0) ==
-				      constraint_contains(b, pts[i], 3, 0.0),
+		ck_assert_msg(constraint_contains(a, pts[i], 3, 0.0, NULL) ==
+				      constraint_contains(b, pts[i], 3, 0.0, NULL),
 			      "%s: point %zu", name, i);
 }
 
@@ -56,6 +66,7 @@ START_TEST(test_every_kind_round_trips)
 	struct err e = { 0 };
 	struct constraint c = { 0 };
 	json_t *doc, *norm = NULL;
+	double *owned = NULL;
 	size_t nk;
 
 	ck_assert_ptr_nonnull(ops);
@@ -69,14 +80,17 @@ START_TEST(test_every_kind_round_trips)
 	ck_assert_str_eq(json_string_value(json_object_get(doc, "kind")), ops->name);
 	ck_assert_uint_eq(json_object_size(doc), 1 + nk);
 	for (size_t i = 0; i < nk; i++)
-		ck_assert_msg(json_is_number(json_object_get(doc, jops->keys[i])), "%s: no %s",
-			      ops->name, jops->keys[i]);
+		ck_assert_msg(json_is_number(json_object_get(doc, jops->keys[i])) ||
+				      json_is_array(json_object_get(doc, jops->keys[i])),
+			      "%s: no %s", ops->name, jops->keys[i]);
 
-	ck_assert_msg(constraint_json_parse(doc, "constraints.x", "t", ~0u, &c, &norm, &e) ==
-			      ERR_OK,
+	ck_assert_msg(constraint_json_parse(doc, "constraints.x", "t", ~0u, &c, &owned, &norm,
+					    &e) == ERR_OK,
 		      "%s: %s", ops->name, e.msg);
 	assert_same_set(&c, &ops->example, ops->name);
 	ck_assert(json_equal(norm, doc));
+	ck_assert((owned != NULL) == (_i == CONSTRAINT_POLYTOPE));
+	free(owned);
 	json_decref(norm);
 
 	/* Each key missing is refused, naming it. */
@@ -85,9 +99,9 @@ START_TEST(test_every_kind_round_trips)
 		char want[96];
 
 		json_object_del(less, jops->keys[i]);
-		ck_assert_int_eq(
-			constraint_json_parse(less, "constraints.y", "t", ~0u, &c, &norm, &e),
-			ERR_INVALID);
+		ck_assert_int_eq(constraint_json_parse(less, "constraints.y", "t", ~0u, &c, &owned,
+						       &norm, &e),
+				 ERR_INVALID);
 		snprintf(want, sizeof(want), "constraints.y.%s", jops->keys[i]);
 		ck_assert_str_eq(e.field, want);
 		ck_assert_ptr_null(norm);
@@ -95,14 +109,15 @@ START_TEST(test_every_kind_round_trips)
 	}
 	/* An unknown key is refused. */
 	json_object_set_new(doc, "radiuss", json_real(1.0));
-	ck_assert_int_eq(constraint_json_parse(doc, "constraints.x", "t", ~0u, &c, &norm, &e),
-			 ERR_INVALID);
+	ck_assert_int_eq(
+		constraint_json_parse(doc, "constraints.x", "t", ~0u, &c, &owned, &norm, &e),
+		ERR_INVALID);
 	ck_assert_str_eq(e.field, "constraints.x.radiuss");
 	json_object_del(doc, "radiuss");
 	/* A kind the method does not support is refused by name. */
-	ck_assert_int_eq(
-		constraint_json_parse(doc, "constraints.x", "m.x", ~(1u << _i), &c, &norm, &e),
-		ERR_INVALID);
+	ck_assert_int_eq(constraint_json_parse(doc, "constraints.x", "m.x", ~(1u << _i), &c, &owned,
+					       &norm, &e),
+			 ERR_INVALID);
 	ck_assert_str_eq(e.field, "constraints.x.kind");
 	ck_assert_ptr_nonnull(strstr(e.msg, "m.x does not support"));
 	json_decref(doc);
@@ -114,9 +129,11 @@ START_TEST(test_unknown_kind_lists_every_kind)
 	struct err e = { 0 };
 	struct constraint c;
 	json_t *doc = json_pack("{s:s, s:f}", "kind", "l3_ball", "radius", 1.0), *norm = NULL;
+	double *owned = NULL;
 
-	ck_assert_int_eq(constraint_json_parse(doc, "constraints.x", "t", ~0u, &c, &norm, &e),
-			 ERR_INVALID);
+	ck_assert_int_eq(
+		constraint_json_parse(doc, "constraints.x", "t", ~0u, &c, &owned, &norm, &e),
+		ERR_INVALID);
 	ck_assert_str_eq(e.field, "constraints.x.kind");
 	for (int k = 0; k < CONSTRAINT__COUNT; k++) {
 		const char *name = constraint_kind_name((enum constraint_kind)k);
@@ -146,21 +163,38 @@ START_TEST(test_ranges)
 		{ "{\"kind\": \"lp_ball\", \"radius\": 1, \"p\": 1}", "constraints.x.p" },
 		{ "{\"kind\": \"lp_ball\", \"radius\": 1, \"p\": 2.5}", "constraints.x.p" },
 		{ "{\"radius\": 1}", "constraints.x.kind" },
+		{ "{\"kind\": \"polytope\"}", "constraints.x.vertices" },
+		{ "{\"kind\": \"polytope\", \"vertices\": []}", "constraints.x.vertices" },
+		{ "{\"kind\": \"polytope\", \"vertices\": [[1, 2]]}", "constraints.x.vertices" },
+		{ "{\"kind\": \"polytope\", \"vertices\": [1, 2]}", "constraints.x.vertices[0]" },
+		{ "{\"kind\": \"polytope\", \"vertices\": [[], []]}", "constraints.x.vertices[0]" },
+		{ "{\"kind\": \"polytope\", \"vertices\": [[1, 2], [3, 4], [5]]}",
+		  "constraints.x.vertices[2]" },
+		{ "{\"kind\": \"polytope\", \"vertices\": [[1, 2], [3, \"4\"]]}",
+		  "constraints.x.vertices[1]" },
+		{ "{\"kind\": \"polytope\", \"vertices\": [[1, 2], [3, 2e9]]}",
+		  "constraints.x.vertices[1]" },
+		{ "{\"kind\": \"polytope\", \"vertices\": [[1, 2], [1, 2], [1, 2]]}",
+		  "constraints.x.vertices" },
+		{ "{\"kind\": \"polytope\", \"vertices\": [[1, 2], [0, 0]], \"radius\": 1}",
+		  "constraints.x.radius" },
 	};
 	struct err e = { 0 };
 	struct constraint c;
 	json_t *norm = NULL;
+	double *owned = NULL;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		json_t *doc = json_loads(bad[i].json, 0, NULL);
 
 		ck_assert_ptr_nonnull(doc);
-		ck_assert_int_eq(
-			constraint_json_parse(doc, "constraints.x", "t", ~0u, &c, &norm, &e),
-			ERR_INVALID);
+		ck_assert_int_eq(constraint_json_parse(doc, "constraints.x", "t", ~0u, &c, &owned,
+						       &norm, &e),
+				 ERR_INVALID);
 		ck_assert_msg(strcmp(e.field, bad[i].field) == 0, "%s: field '%s', want '%s'",
 			      bad[i].json, e.field, bad[i].field);
 		ck_assert_ptr_null(norm);
+		ck_assert_ptr_null(owned);
 		json_decref(doc);
 	}
 }

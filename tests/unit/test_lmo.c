@@ -44,10 +44,11 @@ vertex(const struct constraint *c, size_t d, size_t k, double *v)
 		for (size_t j = 0; j < d; j++)
 			v[j] = (k >> j) & 1 ? c->hi : c->lo;
 		return true;
+	case CONSTRAINT_POLYTOPE: /* its own list: tests/unit/test_polytope.c */
 	case CONSTRAINT_L2_BALL:
 	case CONSTRAINT_LP_BALL:
 	case CONSTRAINT__COUNT:
-		ck_abort_msg("not a polytope");
+		ck_abort_msg("not a polytope of a fixed vertex order here");
 	}
 	return false;
 }
@@ -201,8 +202,8 @@ START_TEST(test_lmo_ball_edges)
 			ck_assert(isfinite(val));
 			for (size_t j = 0; j < MAX_D; j++)
 				ck_assert(isfinite(s[j]) && s[j] * g[j] <= 0.0);
-			ck_assert(constraint_contains(&c, s, MAX_D, 1e-13));
-			ck_assert(!constraint_contains(&c, s, MAX_D, -1e-13));
+			ck_assert(constraint_contains(&c, s, MAX_D, 1e-13, NULL));
+			ck_assert(!constraint_contains(&c, s, MAX_D, -1e-13, NULL));
 			/* -r ||g||_inf >= value >= -r ||g||_1 (q between 1 and inf) */
 			ck_assert(val <= -c.radius * fabs(g[jmax]) * (1.0 - 1e-13));
 			if (c.p < 1.001) /* q huge: the l1-ball vertex, as p -> 1 */
@@ -284,22 +285,22 @@ START_TEST(test_contains)
 	double t[3] = { 2.0 + 1e-9, -1e-9, 0.0 };
 
 	/* ||(0.5, 0.5)||_1.5 = 0.5 * 2^{2/3} = 0.794 */
-	ck_assert(constraint_contains(&lp, a, 2, 0.0));
-	ck_assert(constraint_contains(&lp, b, 2, 0.0));
+	ck_assert(constraint_contains(&lp, a, 2, 0.0, NULL));
+	ck_assert(constraint_contains(&lp, b, 2, 0.0, NULL));
 	a[0] = a[1] = 0.63; /* 0.63 * 2^{2/3} = 1.0001 */
-	ck_assert(!constraint_contains(&lp, a, 2, 0.0));
-	ck_assert(constraint_contains(&lp, a, 2, 1e-3));
-	ck_assert(constraint_contains(&sx, s, 3, 0.0));
+	ck_assert(!constraint_contains(&lp, a, 2, 0.0, NULL));
+	ck_assert(constraint_contains(&lp, a, 2, 1e-3, NULL));
+	ck_assert(constraint_contains(&sx, s, 3, 0.0, NULL));
 	s[1] = 0.5; /* sum 1.5 < 2: inside the l1 ball of radius 2, not on the simplex */
-	ck_assert(!constraint_contains(&sx, s, 3, 1e-3));
+	ck_assert(!constraint_contains(&sx, s, 3, 1e-3, NULL));
 	s[1] = 1.0;
-	ck_assert(!constraint_contains(&sx, t, 3, 0.0));
-	ck_assert(!constraint_contains(&sx, t, 3, 1e-10));
-	ck_assert(constraint_contains(&sx, t, 3, 1e-9));
-	ck_assert(constraint_contains(&bx, t + 1, 2, 0.0));
+	ck_assert(!constraint_contains(&sx, t, 3, 0.0, NULL));
+	ck_assert(!constraint_contains(&sx, t, 3, 1e-10, NULL));
+	ck_assert(constraint_contains(&sx, t, 3, 1e-9, NULL));
+	ck_assert(constraint_contains(&bx, t + 1, 2, 0.0, NULL));
 	t[0] = 2.0 + 1e-9;
-	ck_assert(!constraint_contains(&bx, t, 1, 0.0));
-	ck_assert(constraint_contains(&bx, t, 1, 1e-9));
+	ck_assert(!constraint_contains(&bx, t, 1, 0.0, NULL));
+	ck_assert(constraint_contains(&bx, t, 1, 1e-9, NULL));
 }
 END_TEST
 
@@ -396,7 +397,8 @@ START_TEST(test_product_blockwise)
 
 			constraint_project(&pt->c, want + pt->offset, pt->size, scratch);
 			sum += constraint_lmo(&pt->c, g + pt->offset, pt->size, s + pt->offset);
-			ck_assert(constraint_contains(&pt->c, px + pt->offset, pt->size, 1e-12));
+			ck_assert(constraint_contains(&pt->c, px + pt->offset, pt->size, 1e-12,
+						      NULL));
 		}
 		for (size_t j = 0; j < 7; j++)
 			ck_assert(px[j] == want[j]);
@@ -405,9 +407,9 @@ START_TEST(test_product_blockwise)
 		ck_assert(val == sum);
 		for (size_t j = 0; j < 7; j++)
 			ck_assert(s[j] == want[j]);
-		ck_assert(constraint_product_contains(&cp, px, 1e-12));
-		ck_assert(constraint_product_contains(&cp, s, 1e-12));
-		ck_assert(!constraint_product_contains(&cp, x, 0.0)); /* x is far outside */
+		ck_assert(constraint_product_contains(&cp, px, 1e-12, NULL));
+		ck_assert(constraint_product_contains(&cp, s, 1e-12, NULL));
+		ck_assert(!constraint_product_contains(&cp, x, 0.0, NULL)); /* x is far outside */
 	}
 }
 END_TEST

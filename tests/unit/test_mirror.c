@@ -505,7 +505,7 @@ START_TEST(test_pnorm_step_brute_force)
 			ball_active += info.ball_active;
 
 			/* feasible */
-			ck_assert_msg(constraint_contains(&outer, x, d, 1e-12), "%s: outside",
+			ck_assert_msg(constraint_contains(&outer, x, d, 1e-12, NULL), "%s: outside",
 				      constraint_kind_name(outer.kind));
 			if (info.outer_active) { /* put exactly on the outer set's boundary */
 				double on = 0.0;
@@ -548,7 +548,7 @@ START_TEST(test_pnorm_step_brute_force)
 					for (size_t j = 0; j < d; j++)
 						y[j] *= outer.radius / s;
 				}
-				if (!constraint_contains(&outer, y, d, 0.0))
+				if (!constraint_contains(&outer, y, d, 0.0, NULL))
 					continue;
 				for (size_t j = 0; j < d; j++)
 					u[j] = y[j] - a[j];
