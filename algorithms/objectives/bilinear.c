@@ -114,7 +114,8 @@ static const struct saddle_ops bilinear_ops = {
 		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX) |
 		  (1u << CONSTRAINT_POLYTOPE),
 	.sets_y = (1u << CONSTRAINT_L2_BALL) | (1u << CONSTRAINT_L1_BALL) |
-		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX),
+		  (1u << CONSTRAINT_LP_BALL) | (1u << CONSTRAINT_SIMPLEX) | (1u << CONSTRAINT_BOX) |
+		  (1u << CONSTRAINT_POLYTOPE),
 	.smoothness = SADDLE_QUADRATIC, /* f is bilinear plus linear: L_2 = 0 */
 };
 

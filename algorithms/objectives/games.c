@@ -288,7 +288,7 @@ static const struct saddle_ops matrix_ops = {
 	.eval = matrix_eval,
 	.constants = matrix_constants,
 	.sets_x = GAME_SETS | (1u << CONSTRAINT_POLYTOPE),
-	.sets_y = GAME_SETS,
+	.sets_y = GAME_SETS | (1u << CONSTRAINT_POLYTOPE),
 	.smoothness = SADDLE_QUADRATIC,
 };
 
@@ -297,7 +297,7 @@ static const struct saddle_ops quadratic_ops = {
 	.eval = quadratic_eval,
 	.constants = quadratic_constants,
 	.sets_x = GAME_SETS | (1u << CONSTRAINT_POLYTOPE),
-	.sets_y = GAME_SETS,
+	.sets_y = GAME_SETS | (1u << CONSTRAINT_POLYTOPE),
 	.smoothness = SADDLE_QUADRATIC,
 };
 

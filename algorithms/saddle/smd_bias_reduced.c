@@ -712,5 +712,5 @@ const struct alg_ops alg_saddle_smd_bias_reduced = {
 	.fini = sbr_fini,
 	.report = sbr_report,
 	.saddle = true,
-	.constraints_y = SBR_SETS,
+	.constraints_y = SBR_SETS | (1u << CONSTRAINT_POLYTOPE),
 };

@@ -513,5 +513,5 @@ const struct alg_ops alg_saddle_smd_maurey = {
 	.result = smd_result,
 	.fini = smd_fini,
 	.saddle = true,
-	.constraints_y = SMD_SETS,
+	.constraints_y = SMD_SETS | (1u << CONSTRAINT_POLYTOPE),
 };

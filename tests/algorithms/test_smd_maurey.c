@@ -365,7 +365,8 @@ run_once(const struct prob *p, const struct run_spec *spec, uint64_t seed, struc
  * over the simplex of scale s, and over {+-r e_i} (lmo.h's order) as over
  * the l1 ball of radius r - the same plan, the same draws, the same result
  * bits for the same seed (the scores about the centre 0 with R_c = s, r
- * are the kinds' to the bit: frank_wolfe/lmo.c).  The polytope's result is
+ * are the kinds' to the bit: frank_wolfe/lmo.c), and y over the list of its
+ * simplex's vertices likewise.  The polytope's result is
  * in conv(V), and the certified gap evaluator (projections onto the list by
  * Wolfe's algorithm) brackets the same gap.
  */
@@ -373,6 +374,7 @@ START_TEST(test_vertex_list_is_the_kind)
 {
 	struct prob *p = bilinear_data(1200, 11), *pop = bilinear_data(1, 1);
 	double st[2 * DB * DB + 4 * DB], scratch[(DB + 3) * (DB + 3) + 6 * (DB + 3)];
+	double sty[DB * DB + 3 * DB];
 
 	for (size_t j = 0; j < 2 * DB; j++)
 		pop->x[j] = j < DB ? MU_A[j] : MU_B[j - DB];
@@ -418,6 +420,16 @@ START_TEST(test_vertex_list_is_the_kind)
 				      fabs(ga.gap.lo - gb.gap.lo) <= 1e-9,
 			      "%s: gap [%g, %g] vs [%g, %g]", l1 ? "l1" : "simplex", ga.gap.lo,
 			      ga.gap.hi, gb.gap.lo, gb.gap.hi);
+		/* y over the list {e_i} of its simplex too: the same run */
+		memset(sty, 0, sizeof(sty));
+		for (size_t i = 0; i < DB; i++)
+			sty[i * DB + i] = a.y.radius;
+		ck_assert_int_eq(constraint_polytope(&b.y, DB, DB, sty, "constraints.y", &e),
+				 ERR_OK);
+		run_once(p, &b, 99, &pb, ub);
+		ck_assert_msg(memcmp(ua, ub, sizeof(ua)) == 0, "%s: results differ with y listed",
+			      l1 ? "l1 ball" : "simplex");
+		ck_assert(constraint_contains(&b.y, ub + DB, DB, 1e-12, scratch));
 	}
 	free(p);
 	free(pop);
