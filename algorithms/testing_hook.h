@@ -65,6 +65,13 @@ struct alg_testing_hook {
 	void (*release)(void *ctx, unsigned long index, const double *value, size_t len);
 	void *ctx;
 	/*
+	 * (v) Trajectory.  The zeroth-order methods call it at every inner
+	 * step with the evaluation point w_t^k (index k T + t - 1, len = d),
+	 * a post-processing of the releases above: what the trajectory
+	 * certificate of docs/algorithms/zeroth-order.md needs.  May be NULL.
+	 */
+	void (*point)(void *ctx, unsigned long index, const double *value, size_t len);
+	/*
 	 * (iv) Counting.  When not NULL, incremented at every calibration of
 	 * the noise (a bisection on the accountant or the analytic curve), so
 	 * a test can see that plan() calibrates once and that work() and

@@ -92,9 +92,10 @@ objective_json(const char *name, const struct objective_ops *o)
 				params, json_string(objective_param_name((enum objective_param)p)));
 	const char *kind = o != NULL ? objective_kind_name(o->kind) : NULL;
 
-	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b}", "name", name, "kind",
+	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:s}", "name", name, "kind",
 			 kind != NULL ? kind : "minimize", "doc", o != NULL ? o->doc : "", "tasks",
-			 tasks, "params", params, "smooth", o != NULL && o->smooth);
+			 tasks, "params", params, "smooth", o != NULL && o->smooth, "oracle",
+			 o != NULL && o->value_only ? "value" : "gradient");
 }
 
 /* The set kinds of the bits of mask (1u << CONSTRAINT_*). */
