@@ -144,7 +144,7 @@ fill_plan(const struct run_spec *spec, const struct zo_setup *s, struct run_plan
 {
 	enum err_code rc = ERR_OK;
 
-	onepass_plan_start(ret, spec, s->K, s->B1);
+	onepass_plan_start(ret, spec, s->K * s->T, s->B1);
 	if (s->naive)
 		rc = onepass_event(s->z, s->K * s->T, &ret->event, e);
 	else
@@ -261,15 +261,16 @@ zo_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	onepass_order(rng, s->order, ds->n, (size_t)s->su.K * s->su.T * (naive ? 1 : 2));
 	s->kstar = (unsigned long)rng_below(rng, s->su.K);
 #ifdef DPOPT_TESTING
-	/* The canary goes where the accounting's worst case puts it: the
-	 * first DIFF record of round 1 (leaf 2, Lambda - 1 nodes of s_D) for
-	 * o2nc_tree, the first record for naive. */
+	/* The canary goes into slot 0: leaf 1 of round 1 (the GRAD batch, in
+	 * all Lambda nodes (1, 2^j)) for o2nc_tree, the first step for naive.
+	 * A DIFF leaf's charged s_D needs ||w_t - w_{t-1}|| = 2D, which no
+	 * data can force (tests/audit/test_audit_zeroth_order.c). */
 	s->hook = spec->testing_hook;
 	rc = onepass_testing_sigma(s->hook, ds->n, &s->su.sigma, e);
 	if (rc != ERR_OK)
 		return rc;
 	if (s->hook != NULL && s->hook->place_first) {
-		size_t slot = naive ? 0 : s->su.B1;
+		const size_t slot = 0;
 
 		for (size_t i = 0; i < ds->n; i++)
 			if (s->order[i] == s->hook->first_record) {
@@ -290,91 +291,95 @@ round_lattice(double *v, size_t d, int k)
 		v[j] = ldexp(nearbyint(ldexp(v[j], k)), -k);
 }
 
-/* One outer round k: T inner steps of O2NC (docs/algorithms/zeroth-order.md). */
+/* One inner step t of round k of O2NC (docs/algorithms/zeroth-order.md
+ * §3); plan.steps = K T, so progress and cancellation are per step. */
 enum err_code
 zo_step(void *state, struct err *e)
 {
 	struct zo_state *s = state;
 	const struct zo_setup *su = &s->su;
 	const size_t d = su->dim;
-	double sumsq = 0.0;
+	const unsigned long t = s->t + 1;
+	double sv, nrm = 0.0;
+	const double *tree;
 	bool finite = true;
 
 	if (s->k >= su->K)
 		return err_set(e, ERR_INTERNAL, "step past the end of the plan");
-	memset(s->delta, 0, d * sizeof(double));
-	memset(s->wsum, 0, d * sizeof(double));
-	zo_tree_reset(&s->tree);
-	for (unsigned long t = 1; t <= su->T; t++) {
-		double sv, nrm = 0.0;
-		const double *tree;
+	if (t == 1) {
+		memset(s->delta, 0, d * sizeof(double));
+		memset(s->wsum, 0, d * sizeof(double));
+		s->sumsq = 0.0;
+		zo_tree_reset(&s->tree);
+	} else {
+		double eta = su->eta;
 
-		if (t >= 2) {
-			double eta = su->eta;
-
-			for (size_t j = 0; j < d; j++)
-				sumsq += s->gt[j] * s->gt[j];
-			if (su->adaptive)
-				eta = sumsq > 0.0 ? sqrt(2.0) * su->D / sqrt(sumsq) : 0.0;
-			for (size_t j = 0; j < d; j++) {
-				s->delta[j] -= eta * s->gt[j];
-				nrm = hypot(nrm, s->delta[j]);
-			}
-			if (nrm > su->D)
-				for (size_t j = 0; j < d; j++)
-					s->delta[j] *= su->D / nrm;
-		}
-		sv = rng_uniform(s->ev.rng);
-		for (size_t j = 0; j < d; j++) {
-			s->w[j] = s->x[j] + sv * s->delta[j];
-			s->x[j] += s->delta[j];
-			s->wsum[j] += s->w[j];
-		}
-		memset(s->tmp, 0, d * sizeof(double));
-		if (su->naive) {
-			zo_grad_record(&s->ev, s->order[s->ptr++], s->w, 1, s->tmp);
-			round_lattice(s->tmp, d, su->lattice_k);
-			memcpy(s->g, s->tmp, d * sizeof(double));
-		} else if (t == 1) {
-			for (size_t b = 0; b < su->B1; b++)
-				zo_grad_record(&s->ev, s->order[s->ptr++], s->w, d, s->tmp);
-			for (size_t j = 0; j < d; j++)
-				s->tmp[j] /= (double)su->B1;
-			round_lattice(s->tmp, d, su->lattice_k);
-			memcpy(s->g, s->tmp, d * sizeof(double));
-		} else {
-			zo_diff_record(&s->ev, s->order[s->ptr++], s->w, s->wprev, 2.0 * su->D,
-				       s->tmp);
-			round_lattice(s->tmp, d, su->lattice_k);
-			for (size_t j = 0; j < d; j++)
-				s->g[j] += s->tmp[j];
-		}
-		/* Fresh lattice noise: the node's (o2nc_tree) or the step's (naive). */
-		memset(s->xi, 0, d * sizeof(double));
-		if (noise_lattice_gaussian_prepared(s->ev.rng, &s->noise, su->lattice_k, s->xi, d,
-						    NULL) != ERR_OK)
-			return err_set(e, ERR_INTERNAL, "the run failed");
-		tree = su->naive ? s->xi : zo_tree_push(&s->tree, s->xi);
 		for (size_t j = 0; j < d; j++)
-			s->gt[j] = s->g[j] + tree[j];
-#ifdef DPOPT_TESTING
-		if (s->hook != NULL && s->hook->release != NULL)
-			s->hook->release(s->hook->ctx, s->k * su->T + (t - 1), s->gt, d);
-		if (s->hook != NULL && s->hook->point != NULL)
-			s->hook->point(s->hook->ctx, s->k * su->T + (t - 1), s->w, d);
-#endif
-		memcpy(s->wprev, s->w, d * sizeof(double));
+			s->sumsq += s->gt[j] * s->gt[j];
+		if (su->adaptive)
+			eta = s->sumsq > 0.0 ? sqrt(2.0) * su->D / sqrt(s->sumsq) : 0.0;
+		for (size_t j = 0; j < d; j++) {
+			s->delta[j] -= eta * s->gt[j];
+			nrm = hypot(nrm, s->delta[j]);
+		}
+		if (nrm > su->D)
+			for (size_t j = 0; j < d; j++)
+				s->delta[j] *= su->D / nrm;
 	}
+	sv = rng_uniform(s->ev.rng);
+	for (size_t j = 0; j < d; j++) {
+		s->w[j] = s->x[j] + sv * s->delta[j];
+		s->x[j] += s->delta[j];
+		s->wsum[j] += s->w[j];
+	}
+	memset(s->tmp, 0, d * sizeof(double));
+	if (su->naive) {
+		zo_grad_record(&s->ev, s->order[s->ptr++], s->w, 1, s->tmp);
+		round_lattice(s->tmp, d, su->lattice_k);
+		memcpy(s->g, s->tmp, d * sizeof(double));
+	} else if (t == 1) {
+		for (size_t b = 0; b < su->B1; b++)
+			zo_grad_record(&s->ev, s->order[s->ptr++], s->w, d, s->tmp);
+		for (size_t j = 0; j < d; j++)
+			s->tmp[j] /= (double)su->B1;
+		round_lattice(s->tmp, d, su->lattice_k);
+		memcpy(s->g, s->tmp, d * sizeof(double));
+	} else {
+		zo_diff_record(&s->ev, s->order[s->ptr++], s->w, s->wprev, 2.0 * su->D, s->tmp);
+		round_lattice(s->tmp, d, su->lattice_k);
+		for (size_t j = 0; j < d; j++)
+			s->g[j] += s->tmp[j];
+	}
+	/* Fresh lattice noise: the node's (o2nc_tree) or the step's (naive). */
+	memset(s->xi, 0, d * sizeof(double));
+	if (noise_lattice_gaussian_prepared(s->ev.rng, &s->noise, su->lattice_k, s->xi, d, NULL) !=
+	    ERR_OK)
+		return err_set(e, ERR_INTERNAL, "the run failed");
+	tree = su->naive ? s->xi : zo_tree_push(&s->tree, s->xi);
+	for (size_t j = 0; j < d; j++)
+		s->gt[j] = s->g[j] + tree[j];
+#ifdef DPOPT_TESTING
+	if (s->hook != NULL && s->hook->release != NULL)
+		s->hook->release(s->hook->ctx, s->k * su->T + (t - 1), s->gt, d);
+	if (s->hook != NULL && s->hook->point != NULL)
+		s->hook->point(s->hook->ctx, s->k * su->T + (t - 1), s->w, d);
+#endif
+	memcpy(s->wprev, s->w, d * sizeof(double));
+	s->t = t;
+	if (t < su->T)
+		return ERR_OK;
+	/* End of round k: w^k = (1/T) sum_t w_t^k, kept for k = k*. */
 	if (s->k == s->kstar) {
 		for (size_t j = 0; j < d; j++) {
 			s->out[j] = s->wsum[j] / (double)su->T;
 			finite = finite && isfinite(s->out[j]);
 		}
 		/* Post-processing: the released point in constraints.x (never binds
-		 * when its radius is at least K delta, the farthest O2NC moves). */
+		 * when its radius is at least ||x_1|| + K delta). */
 		constraint_project(&s->ball, s->out, d, s->scratch);
 	}
 	s->k++;
+	s->t = 0;
 	if (!finite)
 		return err_set(e, ERR_INTERNAL, "the run failed");
 	return ERR_OK;

@@ -59,6 +59,8 @@ struct zo_state {
 	struct constraint ball;
 	size_t n;
 	unsigned long k; /* rounds done */
+	unsigned long t; /* inner steps done in round k */
+	double sumsq;    /* adaptive step: sum of ||g~_i||^2 this round */
 	unsigned long kstar;
 	size_t ptr;
 	size_t *order;
