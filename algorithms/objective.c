@@ -55,6 +55,8 @@ extern const struct objective_ops objective_affine_vi;
 extern const struct objective_ops objective_sphere_distance;
 extern const struct objective_ops objective_capped_l1_regression;
 extern const struct objective_ops objective_ramp_classification;
+extern const struct objective_ops objective_robust_phase_retrieval;
+extern const struct objective_ops objective_relu_neuron;
 
 /* Minimisation objectives first, then the saddle ones (saddle.h), then
  * the operator ones (vi.h). */
@@ -67,6 +69,8 @@ static const struct objective_ops *const objectives[] = {
 	&objective_sphere_distance,
 	&objective_capped_l1_regression,
 	&objective_ramp_classification,
+	&objective_robust_phase_retrieval,
+	&objective_relu_neuron,
 	&objective_bilinear,
 	&objective_worst_group_logistic,
 	&objective_matrix_game,

@@ -8,6 +8,8 @@
  *	sphere_distance       f(w; z) = | ||w||_2 - 1 | + <z, w>
  *	capped_l1_regression  phi(m, y) = min(|m - y|, 1)
  *	ramp_classification   phi(m, y) = min(1, max(0, 1 - y m))
+ *	robust_phase_retrieval phi(m, y) = | |m| - y |
+ *	relu_neuron           phi(m, y) = | max(0, m) - y |
  *
  * with m = <w, x~> the margin.  Each is Lipschitz in w with the constant
  * below, from the declared row bound X (X~ with the intercept's feature);
@@ -149,4 +151,67 @@ const struct objective_ops objective_ramp_classification = {
 	.value_only = true,
 	.phi = ramp_phi,
 	.constants = capped_constants,
+};
+
+/* ---- robust_phase_retrieval, relu_neuron ---- */
+
+static double
+phase_phi(double z, double y, double delta)
+{
+	(void)delta;
+	return fabs(fabs(z) - y);
+}
+
+static double
+relu_phi(double z, double y, double delta)
+{
+	(void)delta;
+	return fabs(fmax(0.0, z) - y);
+}
+
+/* 1-Lipschitz in the margin: L2 = X~, L_inf = X~_inf; not smooth; value
+ * <= Z + Y (margin bound plus label bound), INFINITY on an unbounded set
+ * or without bounds.label. */
+static enum err_code
+abs_constants(const struct objective *o, const struct objective_geometry *g,
+	      struct objective_constants *ret, struct err *e)
+{
+	(void)o;
+	(void)e;
+	ret->lipschitz_l2 = g->x_l2;
+	ret->lipschitz_linf = g->x_linf;
+	ret->smooth_l2 = INFINITY;
+	ret->smooth_l1 = INFINITY;
+	ret->value_bound = isnan(g->label) ? INFINITY : g->margin + g->label;
+	return ERR_OK;
+}
+
+const struct objective_ops objective_robust_phase_retrieval = {
+	.name = "robust_phase_retrieval",
+	.doc = "robust (l1, amplitude) phase retrieval | |z| - y |, z = <w, x> (+ b), labels y >= "
+	       "0 "
+	       "(function values only: zeroth-order methods).  Nonconvex, nonsmooth (abs inside "
+	       "abs).  Tasks: regression.  Params: intercept.  Constants (X~ = row l2 bound with "
+	       "the intercept's feature): 1-Lipschitz in z so L2 = X~, L_inf = X~_inf; not "
+	       "smooth; value <= Z + Y (margin and label bounds).",
+	.tasks = 1u << TASK_REGRESSION,
+	.params = 1u << OBJ_P_INTERCEPT,
+	.smooth = false,
+	.value_only = true,
+	.phi = phase_phi,
+	.constants = abs_constants,
+};
+
+const struct objective_ops objective_relu_neuron = {
+	.name = "relu_neuron",
+	.doc = "single ReLU neuron regression | max(0, z) - y |, z = <w, x> (+ b) (function values "
+	       "only: zeroth-order methods).  Nonconvex, nonsmooth.  Tasks: regression.  Params: "
+	       "intercept.  Constants (X~ = row l2 bound with the intercept's feature): "
+	       "1-Lipschitz in z so L2 = X~, L_inf = X~_inf; not smooth; value <= Z + Y.",
+	.tasks = 1u << TASK_REGRESSION,
+	.params = 1u << OBJ_P_INTERCEPT,
+	.smooth = false,
+	.value_only = true,
+	.phi = relu_phi,
+	.constants = abs_constants,
 };

@@ -38,15 +38,6 @@
 #include "testing_hook.h"
 #endif
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static const struct alg_ops *
 method(const char *name)
 {
@@ -460,8 +451,58 @@ START_TEST(test_goldstein_table)
 }
 END_TEST
 
+/* Every value-only loss at a point against its formula, and its L from
+ * the declared row bound (0.8 here). */
+START_TEST(test_objective_values)
+{
+	static const struct {
+		const char *name;
+		enum task task;
+		double y, want;
+	} tab[] = {
+		/* margin m = <w, x> = 0.5 * 0.6 - 1.0 * 0.5 = -0.2 */
+		{ "capped_l1_regression", TASK_REGRESSION, 1.5, 1.0 },   /* min(1.7, 1) */
+		{ "capped_l1_regression", TASK_REGRESSION, 0.1, 0.3 },   /* |-0.2 - 0.1| */
+		{ "ramp_classification", TASK_BINARY, 1.0, 1.0 },        /* min(1, 1.2) */
+		{ "ramp_classification", TASK_BINARY, -1.0, 0.8 },       /* 1 - 0.2 */
+		{ "robust_phase_retrieval", TASK_REGRESSION, 0.5, 0.3 }, /* ||-0.2| - 0.5| */
+		{ "relu_neuron", TASK_REGRESSION, 0.5, 0.5 },            /* |0 - 0.5| */
+		{ "relu_neuron", TASK_REGRESSION, -0.5, 0.5 },           /* |0 + 0.5| */
+		{ "sphere_distance", TASK_UNLABELED, 0.0, 0.0 },         /* see below */
+	};
+	double row[2] = { 0.6, 0.5 }, w[2] = { 0.5, -1.0 };
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		struct run_spec s;
+		struct objective_constants oc;
+		struct dataset ds = { .n = 1, .d = 2, .x = row };
+		double y = tab[i].y, want = tab[i].want;
+
+		ds.y = tab[i].task == TASK_UNLABELED ? NULL : &y;
+		spec_init(&s, "zeroth_order.o2nc_tree", tab[i].name, tab[i].task, 10, 2, 0.8);
+		ck_assert(objective_find(tab[i].name)->value_only);
+		if (tab[i].task == TASK_UNLABELED)
+			want = fabs(sqrt(1.25) - 1.0) - 0.2;
+		ck_assert_double_eq_tol(objective_value(&s.objective, &ds, 0, w), want, 1e-15);
+		ck_assert_int_eq(objective_constants(&s.objective, &s.schema, &s.x, &oc, NULL),
+				 ERR_OK);
+		ck_assert_double_eq_tol(oc.lipschitz_l2, tab[i].task == TASK_UNLABELED ? 1.8 : 0.8,
+					1e-15);
+	}
+}
+END_TEST
+
 #ifdef DPOPT_TESTING
 /* ---- utility against the baseline ---- */
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 struct traj {
 	size_t d;
@@ -596,6 +637,7 @@ suite(void)
 	tcase_add_test(tc, test_never_a_gradient);
 	tcase_add_test(tc, test_estimators);
 	tcase_add_test(tc, test_goldstein_table);
+	tcase_add_test(tc, test_objective_values);
 #ifdef DPOPT_TESTING
 	tcase_add_test(tc, test_beats_naive);
 #endif
