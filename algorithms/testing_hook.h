@@ -22,7 +22,10 @@
  * (frank_wolfe.private_vr, frank_wolfe.private) release the index of each
  * step's chosen vertex (len = 1, index = the step), scale the exponential
  * mechanism's temperature by noise_scale, and (private_vr) place the canary
- * in phase 1's root batch.
+ * in phase 1's root batch.  The zeroth-order methods (zeroth_order/run.c)
+ * place the canary in slot 0 (leaf 1 of round 1's tree), release every
+ * noisy oracle output g~_t (index k T + t - 1), scale the tree's sigma and
+ * report the evaluation points through point.
  *
  * A NULL hook, or a hook with every member zero, leaves the run exactly as
  * in a normal build: the same draws from the generator in the same order,
