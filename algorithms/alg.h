@@ -227,6 +227,13 @@ struct alg_ops {
 	 * spec->dim to it).
 	 */
 	bool synthetic;
+	/*
+	 * Function values only (docs/algorithms/zeroth-order.md): the method
+	 * calls objective_value() and never a gradient.  Only such methods may
+	 * list value-only objectives (objective_ops.value_only); the
+	 * conformance test checks both directions.
+	 */
+	bool zeroth_order;
 };
 
 /* The modes that can charge spec's run of alg (mode_rules, then modes;

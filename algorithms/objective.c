@@ -53,6 +53,11 @@ extern const struct objective_ops objective_fair_logistic_lagrangian;
 extern const struct objective_ops objective_auc_minimax;
 extern const struct objective_ops objective_bilinear_vi;
 extern const struct objective_ops objective_affine_vi;
+extern const struct objective_ops objective_sphere_distance;
+extern const struct objective_ops objective_capped_l1_regression;
+extern const struct objective_ops objective_ramp_classification;
+extern const struct objective_ops objective_robust_phase_retrieval;
+extern const struct objective_ops objective_relu_neuron;
 
 /* Minimisation objectives first, then the saddle ones (saddle.h), then
  * the operator ones (vi.h). */
@@ -63,6 +68,11 @@ static const struct objective_ops *const objectives[] = {
 	&objective_huber,
 	&objective_multiclass_logistic,
 	&objective_log_optimal_portfolio,
+	&objective_sphere_distance,
+	&objective_capped_l1_regression,
+	&objective_ramp_classification,
+	&objective_robust_phase_retrieval,
+	&objective_relu_neuron,
 	&objective_bilinear,
 	&objective_worst_group_logistic,
 	&objective_matrix_game,
@@ -196,8 +206,12 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 		return err_set_field(e, ERR_INVALID, "objective.name",
 				     "'%s' needs numeric features: the dataset has none",
 				     ops->name);
-	if (ops->kind == OBJECTIVE_MINIMIZE &&
-	    (ops->multi == NULL) == (ops->phi == NULL || ops->dphi == NULL))
+	if (ops->kind == OBJECTIVE_MINIMIZE && !ops->value_only &&
+	    ((ops->multi == NULL) == (ops->phi == NULL || ops->dphi == NULL) || ops->value != NULL))
+		return err_set(e, ERR_INTERNAL, "objective '%s' has no loss", ops->name);
+	/* Function values only: phi or value, never a derivative. */
+	if (ops->kind == OBJECTIVE_MINIMIZE && ops->value_only &&
+	    (ops->dphi != NULL || ops->multi != NULL || (ops->phi == NULL) == (ops->value == NULL)))
 		return err_set(e, ERR_INTERNAL, "objective '%s' has no loss", ops->name);
 	if (ops->kind == OBJECTIVE_SADDLE &&
 	    (ops->saddle == NULL || ops->saddle->init == NULL || ops->saddle->eval == NULL ||
@@ -577,6 +591,9 @@ objective_value(const struct objective *o, const struct dataset *ds, size_t i, c
 		return record_weight(o, ds, i) * o->ops->multi(s, o->n_out, (size_t)ds->y[i], NULL);
 	}
 	z = data_row_dot(ds, i, w) + (o->p.intercept ? icpt_c(o) * w[o->d] : 0.0);
+	if (o->ops->value != NULL)
+		return record_weight(o, ds, i) *
+		       o->ops->value(o, z, ds->y != NULL ? ds->y[i] : 0.0, w);
 	return record_weight(o, ds, i) * o->ops->phi(z, label_of(ds, i), o->delta);
 }
 
@@ -587,6 +604,8 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
 	double s[DATA_MAX_CLASSES], r[DATA_MAX_CLASSES], om = record_weight(o, ds, i), z, c;
 	const size_t K = o->n_out;
 
+	if (o->ops->value_only)
+		return NAN; /* function values only: no gradient, g untouched */
 	if (o->ops->multi != NULL) {
 		double loss;
 
@@ -738,6 +757,8 @@ void
 objective_batch_grad(const struct objective *o, const struct dataset *ds, const size_t *idx,
 		     size_t m, const double *w, double clip, double *g)
 {
+	if (o->ops->value_only)
+		return; /* function values only: no gradient, g untouched */
 	if (o->ops->multi != NULL)
 		batch_grad_multi(o, ds, idx, m, w, clip, g);
 	else

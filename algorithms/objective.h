@@ -165,6 +165,21 @@ struct objective_ops {
 	 * CONSTRAINT_*) their constants cover; 0 = every kind.
 	 * objective_constants() refuses another naming "constraints.x.kind". */
 	unsigned sets;
+	/*
+	 * The oracle: false (the zero value) for value and gradient; true
+	 * for function values only (zeroth order, docs/algorithms/zeroth-order.md).
+	 * A value-only objective has no dphi and no multi; its loss is phi
+	 * (a one-margin loss) or value below.  Only methods with
+	 * alg_ops.zeroth_order list it (the conformance test checks), and
+	 * objective_grad / objective_batch_grad refuse it (NAN, g untouched).
+	 */
+	bool value_only;
+	/*
+	 * Value-only losses that are not a function of the margin alone:
+	 * the loss at w given the record's margin z = <w, x~> and label y (0
+	 * on unlabeled data).  NULL for every other objective.
+	 */
+	double (*value)(const struct objective *o, double z, double y, const double *w);
 	const struct saddle_ops *saddle; /* OBJECTIVE_SADDLE only; static */
 	const struct vi_ops *vi;         /* OBJECTIVE_OPERATOR only; static */
 };

@@ -23,6 +23,8 @@ extern const struct alg_ops alg_md_maurey_sco;
 extern const struct alg_ops alg_frank_wolfe_private;
 extern const struct alg_ops alg_frank_wolfe_private_vr;
 extern const struct alg_ops alg_synthetic_smd_queries;
+extern const struct alg_ops alg_zo_o2nc_tree;
+extern const struct alg_ops alg_zo_naive;
 
 static const struct alg_ops *const registry[] = {
 	&alg_sgd_one_pass,            /* sgd/one_pass.c */
@@ -38,6 +40,8 @@ static const struct alg_ops *const registry[] = {
 	&alg_frank_wolfe_private,     /* frank_wolfe/private.c */
 	&alg_frank_wolfe_private_vr,  /* frank_wolfe/private_vr.c */
 	&alg_synthetic_smd_queries,   /* synthetic/smd_queries.c */
+	&alg_zo_o2nc_tree,            /* zeroth_order/o2nc_tree.c */
+	&alg_zo_naive,                /* zeroth_order/naive.c */
 };
 
 size_t

@@ -22,7 +22,10 @@
  * (frank_wolfe.private_vr, frank_wolfe.private) release the index of each
  * step's chosen vertex (len = 1, index = the step), scale the exponential
  * mechanism's temperature by noise_scale, and (private_vr) place the canary
- * in phase 1's root batch.
+ * in phase 1's root batch.  The zeroth-order methods (zeroth_order/run.c)
+ * place the canary in slot 0 (leaf 1 of round 1's tree), release every
+ * noisy oracle output g~_t (index k T + t - 1), scale the tree's sigma and
+ * report the evaluation points through point.
  *
  * A NULL hook, or a hook with every member zero, leaves the run exactly as
  * in a normal build: the same draws from the generator in the same order,
@@ -64,6 +67,13 @@ struct alg_testing_hook {
 	 */
 	void (*release)(void *ctx, unsigned long index, const double *value, size_t len);
 	void *ctx;
+	/*
+	 * (v) Trajectory.  The zeroth-order methods call it at every inner
+	 * step with the evaluation point w_t^k (index k T + t - 1, len = d),
+	 * a post-processing of the releases above: what the trajectory
+	 * certificate of docs/algorithms/zeroth-order.md needs.  May be NULL.
+	 */
+	void (*point)(void *ctx, unsigned long index, const double *value, size_t len);
 	/*
 	 * (iv) Counting.  When not NULL, incremented at every calibration of
 	 * the noise (a bisection on the accountant or the analytic curve), so

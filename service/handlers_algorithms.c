@@ -106,9 +106,10 @@ objective_json(const char *name, const struct objective_ops *o)
 				params, json_string(objective_param_name((enum objective_param)p)));
 	const char *kind = o != NULL ? objective_kind_name(o->kind) : NULL;
 
-	json_t *r = json_pack("{s:s, s:s, s:s, s:o, s:o, s:b}", "name", name, "kind",
+	json_t *r = json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:s}", "name", name, "kind",
 			      kind != NULL ? kind : "minimize", "doc", o != NULL ? o->doc : "",
-			      "tasks", tasks, "params", params, "smooth", o != NULL && o->smooth);
+			      "tasks", tasks, "params", params, "smooth", o != NULL && o->smooth,
+			      "oracle", o != NULL && o->value_only ? "value" : "gradient");
 
 	if (r != NULL && o != NULL && o->sets != 0 &&
 	    json_object_set_new(r, "sets", kinds_json(o->sets)) != 0) {

@@ -398,9 +398,11 @@ fixture_new(const struct alg_ops *a, const struct objective_ops *o, enum task ta
 	if (is_saddle(o))
 		saddle_schema(f, o, k, &p);
 	if (v == V_EXTRA) {
-		p.intercept = true;
-		p.ridge = 0.05;
-		p.l1 = 0.01;
+		/* What the objective accepts (value-only objectives take no
+		 * regularizer; sphere_distance takes nothing). */
+		p.intercept = (o->params & (1u << OBJ_P_INTERCEPT)) != 0;
+		p.ridge = (o->params & (1u << OBJ_P_RIDGE)) ? 0.05 : 0.0;
+		p.l1 = (o->params & (1u << OBJ_P_L1)) ? 0.01 : 0.0;
 	}
 	ck_assert_msg(run_spec_set_objective(&f->spec, o, &p, &e) == ERR_OK, "%s: %s", o->name,
 		      e.msg);

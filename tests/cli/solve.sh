@@ -3,7 +3,7 @@
 # and on the same rows as LIBSVM, prints the API's result (x of the
 # objective's dimension, the privacy event, what was charged) and the
 # evaluation on a file; runs saddle.sgda_one_pass (--constraint-y; x, y
-# and the gap) and mirror_descent.noisy on an l1 ball; --list prints the catalogue; refused input exits 1 with an
+# and the gap), mirror_descent.noisy on an l1 ball and the zeroth-order methods; --list prints the catalogue; refused input exits 1 with an
 # error naming the field (and a row's line), usage errors exit 2.
 set -u
 BIN=$1
@@ -390,6 +390,26 @@ check "synthetic.smd_queries: 400 rows over 12, zcdp, max_query_error in [0, 1]"
 	--algorithm synthetic.smd_queries --objective logistic --epsilon 1 --delta 1e-6 \
 	>/dev/null 2>"$TMP/syn.err"
 check "synthetic.smd_queries refuses an objective" sh -c "test $? -ne 0 && grep -q objective '$TMP/syn.err'"
+
+# The zeroth-order methods on the demo rows with the ramp loss (function
+# values only): o2nc_tree's event is one gaussian with z = 1 / rho_eff, and
+# params_used carries rho_paper and rho_zcdp = rho_paper^2 / 2; naive's is
+# parallel gaussians; the evaluation's loss is a ramp loss, in [0, 1].
+for ZA in zeroth_order.o2nc_tree zeroth_order.naive; do
+	"$BIN" solve --data "$DATA" --format csv --schema "$SCHEMA" --algorithm $ZA \
+		--objective ramp_classification --constraint l2_ball:radius=10 --epsilon 1 \
+		--delta 1e-6 --params '{"gold_delta": 0.1}' --eval "$DATA" >"$TMP/zo.json" 2>"$TMP/err"
+	check "$ZA solves" test $? -eq 0
+	check "$ZA: 10 coordinates, ramp loss in [0, 1], rho_zcdp = rho_paper^2 / 2" \
+		sh -c "jq -e '(.x | length == 10) and .evaluation.loss >= 0 and .evaluation.loss <= 1 and ((.params_used.rho_zcdp - .params_used.rho_paper * .params_used.rho_paper / 2) | fabs) < 1e-12' '$TMP/zo.json' >/dev/null"
+done
+check "zeroth_order.naive: parallel gaussians" \
+	sh -c "jq -e '.privacy.event.type == \"parallel\"' '$TMP/zo.json' >/dev/null"
+"$BIN" solve --data "$DATA" --format csv --schema "$SCHEMA" --algorithm zeroth_order.o2nc_tree \
+	--objective logistic --constraint l2_ball:radius=10 --epsilon 1 --delta 1e-6 \
+	>/dev/null 2>"$TMP/zo.err"
+check "zeroth_order.o2nc_tree refuses a gradient objective" \
+	sh -c "test $? -ne 0 && grep -q objective '$TMP/zo.err'"
 
 [ "$fails" -eq 0 ] && echo "solve: all checks passed"
 exit "$fails"

@@ -1,0 +1,143 @@
+/*
+ * zo_relu.c - private zeroth-order training of a single ReLU neuron
+ * (README.md here; docs/algorithms/zeroth-order.md).  Synthetic data: rows
+ * a uniform in the unit ball of R^d, a planted w* of norm 2, labels
+ * y = max(0, <w*, a>) + N(0, 0.1^2) clipped to [-1, 1]; the loss
+ * relu_neuron | max(0, <w, a>) - y |.  For each method (o2nc_tree, naive)
+ * and seed: the mean loss on a public evaluation set of 10^4 fresh rows at
+ * the start point and at the returned point, at (eps, delta) = (1, 1e-6).
+ *
+ *	zo_relu [--smoke] [--n 100000] [--d 10] [--seeds 5] [--start 0.5]
+ *	        [--adaptive] (step_rule adaptive instead of the fixed step)
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alg.h"
+#include "objective.h"
+#include "rng.h"
+#include "rng_gauss.h"
+
+#define N_EVAL 10000
+
+static void
+make_rows(size_t n, size_t d, const double *wstar, uint64_t seed, double *x, double *y)
+{
+	struct rng r;
+
+	rng_splitmix_init(&r, seed);
+	for (size_t i = 0; i < n; i++) {
+		double m = 0.0, rad = pow(rng_uniform(&r), 1.0 / (double)d), g[2];
+
+		rng_sphere(&r, x + i * d, d);
+		for (size_t j = 0; j < d; j++) {
+			x[i * d + j] *= rad;
+			m += wstar[j] * x[i * d + j];
+		}
+		rng_normal_vector(&r, g, 2);
+		y[i] = fmax(-1.0, fmin(1.0, fmax(0.0, m) + 0.1 * g[0]));
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t n = 100000, d = 10;
+	int seeds = 5, adaptive = 0;
+	double start = 0.5, wstar[64];
+	static const char *const methods[] = { "zeroth_order.o2nc_tree", "zeroth_order.naive" };
+	double *x, *y, *ex, *ey;
+	struct dataset ds, eval;
+	struct rng r;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--smoke") == 0) {
+			n = 20000;
+			seeds = 2;
+		} else if (strcmp(argv[i], "--adaptive") == 0) {
+			adaptive = 1;
+		} else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
+			n = (size_t)atof(argv[++i]);
+		} else if (strcmp(argv[i], "--d") == 0 && i + 1 < argc) {
+			d = (size_t)atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) {
+			seeds = atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--start") == 0 && i + 1 < argc) {
+			start = atof(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: zo_relu [--smoke] [--n N] [--d D] [--seeds S] "
+					"[--start R]\n");
+			return 2;
+		}
+	}
+	if (d < 1 || d > 64 || n < 100 || seeds < 1)
+		return 2;
+	rng_splitmix_init(&r, 7);
+	rng_sphere(&r, wstar, d);
+	for (size_t j = 0; j < d; j++)
+		wstar[j] *= 2.0;
+	x = malloc(n * d * sizeof(double));
+	y = malloc(n * sizeof(double));
+	ex = malloc(N_EVAL * d * sizeof(double));
+	ey = malloc(N_EVAL * sizeof(double));
+	if (x == NULL || y == NULL || ex == NULL || ey == NULL)
+		return 1;
+	make_rows(n, d, wstar, 11, x, y);
+	make_rows(N_EVAL, d, wstar, 12, ex, ey);
+	ds = (struct dataset){ .n = n, .d = d, .x = x, .y = y };
+	eval = (struct dataset){ .n = N_EVAL, .d = d, .x = ex, .y = ey };
+	for (size_t m = 0; m < 2; m++) {
+		const struct alg_ops *a = alg_find(methods[m]);
+		struct run_spec s;
+		struct run_plan p;
+		struct err e = { 0 };
+		double before = 0.0, after = 0.0, x1[64], w[64];
+
+		memset(&s, 0, sizeof(s));
+		s.x = (struct constraint){ .kind = CONSTRAINT_L2_BALL, .radius = 10.0 };
+		s.epsilon = 1.0;
+		s.delta = 1e-6;
+		s.mode = ACCOUNTING_BASIC;
+		alg_default_params(a, s.params);
+		s.params[alg_param_find(a, "start") - a->params] = start;
+		s.params[alg_param_find(a, "step_rule") - a->params] = adaptive;
+		s.n = n;
+		s.schema.d = d;
+		s.schema.task = TASK_REGRESSION;
+		s.schema.bounds = (struct bounds){ NAN, 1.0, 1.0, NAN, NAN };
+		if (run_spec_set_objective(&s, objective_find("relu_neuron"), NULL, &e) != ERR_OK ||
+		    alg_plan(a, &s, &p, &e) != ERR_OK) {
+			fprintf(stderr, "%s: %s\n", methods[m], e.msg);
+			return 1;
+		}
+		for (size_t j = 0; j < d; j++)
+			x1[j] = start / sqrt((double)d);
+		before = objective_mean_loss(&s.objective, &eval, x1);
+		if (m == 0)
+			printf("relu_neuron, n = %zu, d = %zu, (eps, delta) = (1, 1e-6), start "
+			       "norm "
+			       "%.2f; eval loss at the planted w* %.4f\n",
+			       n, d, start, objective_mean_loss(&s.objective, &eval, wstar));
+		for (int k = 0; k < seeds; k++) {
+			rng_splitmix_init(&r, 100 + (uint64_t)k);
+			if (alg_run(a, &s, &p, &ds, &r, NULL, NULL, w, &e) != ERR_OK) {
+				fprintf(stderr, "%s: %s\n", methods[m], e.msg);
+				return 1;
+			}
+			after += objective_mean_loss(&s.objective, &eval, w) / seeds;
+		}
+		if (!isfinite(after))
+			return 1;
+		printf("%-24s T %6.0f K %4.0f  eval loss before %.4f  after %.4f (mean of %d "
+		       "seeds)\n",
+		       methods[m], run_plan_value(&p, "round_length"), run_plan_value(&p, "rounds"),
+		       before, after, seeds);
+	}
+	free(x);
+	free(y);
+	free(ex);
+	free(ey);
+	return 0;
+}
