@@ -37,20 +37,22 @@
  * and carry: the upper estimate adds the accumulated err to delta, the
  * lower one subtracts it.  Negative entries (round-off) are set to 0
  * (covered by err).  After each composition the tails holding at most
- * PLD_TAIL mass each are truncated as above (upper: low tail rounded up
- * to the cut, high tail to +inf; lower: low tail dropped, high tail
- * rounded down to the cut).
+ * 1e-12 (low) and 1e-13 (high) mass are truncated as above (upper: low
+ * tail rounded up to the cut, high tail to +inf; lower: low tail
+ * dropped, high tail rounded down to the cut).
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "privacy/analytic_gaussian.h"
 #include "privacy/pld.h"
 
 #define PI_           3.14159265358979323846
 #define SQRT2_        1.41421356237309504880
-#define PLD_TAIL      1e-16 /* mass truncated per tail per composition */
+#define PLD_TAIL_LO   1e-12 /* low-tail mass rounded up per composition */
+#define PLD_TAIL_HI   1e-13 /* high-tail mass moved to +inf per composition */
 #define GAUSS_TAIL_SD 12.0
 
 struct pld {
@@ -154,16 +156,17 @@ l2(const double *p, size_t n)
 	return sqrt(s);
 }
 
-/* Truncate the tails of d (mass <= PLD_TAIL each) in place. */
+/* Truncate the tails of d (mass <= PLD_TAIL_LO below, PLD_TAIL_HI
+ * above) in place. */
 static void
 truncate_tails(struct pld *d, int upper)
 {
 	size_t a = 0, b = d->n;
 	double low = 0.0, high = 0.0;
 
-	while (a + 1 < b && low + d->p[a] <= PLD_TAIL)
+	while (a + 1 < b && low + d->p[a] <= PLD_TAIL_LO)
 		low += d->p[a++];
-	while (b - 1 > a && high + d->p[b - 1] <= PLD_TAIL)
+	while (b - 1 > a && high + d->p[b - 1] <= PLD_TAIL_HI)
 		high += d->p[--b];
 	if (upper) {
 		d->p[a] += low;
@@ -493,6 +496,180 @@ leaf_law(const struct dp_event *n, struct leaf_law *L, struct err *e)
 	}
 }
 
+/* ------------------------------------ sampling without replacement */
+
+/*
+ * Fixed-size batches of m out of n records sampled without replacement,
+ * replace-one relation, gamma = m/n.
+ *
+ * Theorem (Zhu, Dong & Wang, "Optimal accounting of differential privacy
+ * via characteristic function", AISTATS 2022, the dominating pair for
+ * subsampling without replacement; theorem number not re-checked here),
+ * following Balle,
+ * Barthe & Gaboardi, NeurIPS 2018, Thm 10 via advanced joint convexity):
+ * if (P, Q) is a dominating pair of M under replace-one, then for every
+ * alpha >= 1 and every ordered pair of neighbours D ~ D',
+ *	H_alpha(M(S(D)) || M(S(D'))) <= H_alpha(gamma P + (1 - gamma) Q || Q)
+ *	                              = gamma H_beta(P || Q),
+ *	beta = 1 + (alpha - 1) / gamma,
+ * where H_alpha(X || Y) = sup_E X(E) - alpha Y(E) (hockey-stick).
+ * Since replace-one is symmetric this holds for both orders; for
+ * alpha < 1, H_alpha(X || Y) = 1 - alpha + alpha H_(1/alpha)(Y || X).
+ * So H(alpha) <= H*(alpha) := h(alpha) for alpha >= 1 and
+ * 1 - alpha + alpha h(1/alpha) below, h(alpha) = gamma H_beta(P || Q),
+ * and, hockey-stick curves being convex, H <= conv H*, the greatest
+ * convex minorant: the curve of the symmetrised dominating pair.
+ *
+ * Discretisation (connect the dots on the curve): sample H* at alpha_i =
+ * e^(ih), i in [-M, M], with the anchor (0, 1); the lower convex hull g
+ * of those points is >= conv H* (conv H* is convex and below every
+ * sample), piecewise linear in alpha with breakpoints on the grid, hence
+ * the curve of a discrete pair with mass alpha_i (slope right - slope
+ * left) at loss ih, and H*(alpha_M) at +inf (g flat beyond alpha_M, above
+ * the decreasing H).  M is the first power of two (times 1/h) with
+ * h(e^(Mh)) <= 1e-18 (that mass goes to +inf, counted).  Values are kept
+ * as u = H* - (1 - alpha)_+ (small, accurate) and the slopes of
+ * (1 - alpha)_+ are added exactly, so no digit is lost near H ~ 1.
+ * Lower estimate: the same masses one grid step down.  For one mechanism
+ * its delta(eps) is the upper curve at eps + h, a chord value below the
+ * curve's value at the grid point under eps + h, which is >= eps: a
+ * lower bound.  Under composition this lower estimate is indicative
+ * only (README.md).
+ *
+ * Bases: gaussian (H_beta from the analytic Gaussian curve), laplace
+ * (1 - e^((e - e0)/2)), pure / bounded_range (randomized response).
+ */
+static double
+wor_base_delta(const struct dp_event *b, double eps)
+{
+	double d;
+
+	switch (b->type) {
+	case DP_EVENT_GAUSSIAN:
+		if (ag_delta(b->noise_multiplier, eps, &d, NULL) != ERR_OK)
+			return NAN;
+		return d;
+	case DP_EVENT_LAPLACE: {
+		double e0 = 1.0 / b->noise_multiplier;
+
+		return eps < e0 ? -expm1(0.5 * (eps - e0)) : 0.0;
+	}
+	default: /* pure, bounded_range */
+		return eps < b->epsilon ? -expm1(eps - b->epsilon) / (1.0 + exp(-b->epsilon)) : 0.0;
+	}
+}
+
+/* u(eps) = H*(e^eps) - (1 - e^eps)_+ */
+static double
+wor_u(const struct dp_event *b, double gamma, double eps)
+{
+	double a = fabs(eps);
+	double h = gamma * wor_base_delta(b, log1p(expm1(a) / gamma));
+
+	return eps >= 0.0 ? h : exp(eps) * h;
+}
+
+static double
+wor_slope(const double *al, const double *u, size_t p, size_t q)
+{
+	double da = al[q] - al[p];
+	double fp = al[p] < 1.0 ? 1.0 - al[p] : 0.0, fq = al[q] < 1.0 ? 1.0 - al[q] : 0.0;
+	double sf = al[q] <= 1.0 ? -1.0 : al[p] >= 1.0 ? 0.0 : (fq - fp) / da;
+
+	return (u[q] - u[p]) / da + sf;
+}
+
+static enum err_code
+wor_leaf(const struct dp_event *n, const struct dp_event *b, double h, int upper, struct pld *ret,
+	 struct err *e)
+{
+	double gamma = (double)n->batch / (double)n->n, emax = 1.0;
+	int64_t M;
+	size_t np, *hull = NULL, nh = 0;
+	double *al = NULL, *u = NULL;
+	struct pld d = { 0 };
+	enum err_code rc = ERR_OK;
+
+	if (b->type != DP_EVENT_GAUSSIAN && b->type != DP_EVENT_LAPLACE &&
+	    b->type != DP_EVENT_PURE && b->type != DP_EVENT_BOUNDED_RANGE)
+		return err_set(e, ERR_INVALID, PLD_MSG_UNSUPPORTED);
+	if (gamma >= 1.0)
+		return ERR_INVALID; /* handled by the caller */
+	for (;;) {
+		double v = wor_u(b, gamma, emax);
+
+		if (!isfinite(v))
+			return err_set(e, ERR_NUMERIC, "subsampled delta not finite");
+		if (v <= 1e-18)
+			break;
+		emax *= 2.0;
+		if (emax > 4096.0)
+			return err_set(e, ERR_NUMERIC, "subsampled loss range too wide");
+	}
+	M = (int64_t)ceil(emax / h);
+	if ((double)(2 * M + 2) > (double)PLD_MAX_POINTS)
+		return err_set(e, ERR_NUMERIC,
+			       "the privacy loss distribution needs more than %zu points",
+			       PLD_MAX_POINTS);
+	np = (size_t)(2 * M + 2); /* anchor + 2M + 1 grid points */
+	al = malloc(np * sizeof(double));
+	u = malloc(np * sizeof(double));
+	hull = malloc(np * sizeof(size_t));
+	d.n = (size_t)(2 * M + 1);
+	d.lo = -M;
+	d.p = calloc(d.n, sizeof(double));
+	if (al == NULL || u == NULL || hull == NULL || d.p == NULL) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	al[0] = 0.0;
+	u[0] = 0.0; /* H(0) = 1 = (1 - 0)_+ */
+	for (int64_t i = -M; i <= M; i++) {
+		size_t k = (size_t)(i + M + 1);
+
+		al[k] = exp((double)i * h);
+		u[k] = wor_u(b, gamma, (double)i * h);
+		if (!isfinite(u[k]) || u[k] < 0.0) {
+			rc = err_set(e, ERR_NUMERIC, "subsampled delta not finite");
+			goto out;
+		}
+	}
+	/* lower convex hull (monotone chain) */
+	for (size_t k = 0; k < np; k++) {
+		while (nh >= 2 && wor_slope(al, u, hull[nh - 2], hull[nh - 1]) >=
+					  wor_slope(al, u, hull[nh - 1], k))
+			nh--;
+		hull[nh++] = k;
+	}
+	for (size_t v = 1; v < nh; v++) {
+		double sl = wor_slope(al, u, hull[v - 1], hull[v]);
+		double sr = v + 1 < nh ? wor_slope(al, u, hull[v], hull[v + 1]) : 0.0;
+		double w = al[hull[v]] * (sr - sl);
+		size_t j = hull[v] - 1; /* grid index from -M */
+
+		if (w < 0.0)
+			w = 0.0;
+		if (upper)
+			d.p[j] += w;
+		else
+			d.p[j > 0 ? j - 1 : 0] += w;
+	}
+	if (upper)
+		d.inf = u[np - 1];
+	else
+		d.p[d.n - 1] += u[np - 1];
+	d.err = 1e-14;
+	truncate_tails(&d, upper);
+	*ret = d;
+	d.p = NULL;
+out:
+	free(al);
+	free(u);
+	free(hull);
+	free(d.p);
+	return rc;
+}
+
 /* ------------------------------------------------------------- the tree */
 
 static bool
@@ -555,6 +732,14 @@ node_pld(const struct dp_event_tree *t, unsigned i, double h, int upper, struct 
 		}
 		*ret = acc;
 		return ERR_OK;
+	case DP_EVENT_SAMPLED_WOR:
+		if (n->relation != DP_REPLACE_ONE)
+			return err_set(e, ERR_INVALID, PLD_MSG_UNSUPPORTED);
+		if (n->batch == n->n) /* gamma = 1: the base event itself */
+			return node_pld(t, n->first_child, h, upper, ret, e);
+		if (t->node[n->first_child].n_children != 0)
+			return err_set(e, ERR_INVALID, PLD_MSG_UNSUPPORTED);
+		return wor_leaf(n, &t->node[n->first_child], h, upper, ret, e);
 	case DP_EVENT_PARALLEL:
 	case DP_EVENT_MIXTURE:
 		/* One record is in one part (parallel) / the drawn child is
