@@ -1,6 +1,7 @@
 /*
  * cli_privacy.c - `dpoptd privacy` (see cli_privacy.h).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "event_json.h"
 #include "privacy/accountant.h"
 #include "privacy/calibrate.h"
+#include "privacy/pld.h"
 #include "privacy/rdp.h"
 
 struct cli_args {
@@ -20,6 +22,7 @@ struct cli_args {
 	unsigned long count;
 	enum accounting_mode mode;
 	bool reference_grid;
+	const char *accountant; /* NULL, "pld", "rdp" or "best" */
 };
 
 static int
@@ -35,6 +38,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: dpoptd privacy --events FILE.json --delta D [--mode renyi|basic]"
 			" [--grid default|reference]\n"
+			"       dpoptd privacy --events FILE.json --delta D"
+			" --accountant pld|rdp|best [--grid default|reference]\n"
 			"       dpoptd privacy --calibrate gaussian --epsilon E --delta D"
 			" [--count K] [--mode renyi|basic]\n");
 	return 2;
@@ -72,6 +77,9 @@ parse_args(int argc, char **argv, struct cli_args *a)
 			a->mode = ACCOUNTING_RENYI;
 		else if (strcmp(k, "--grid") == 0 && strcmp(v, "reference") == 0)
 			a->reference_grid = true;
+		else if (strcmp(k, "--accountant") == 0 &&
+			 (strcmp(v, "pld") == 0 || strcmp(v, "rdp") == 0 || strcmp(v, "best") == 0))
+			a->accountant = v;
 		else if (strcmp(k, "--grid") == 0 && strcmp(v, "default") == 0)
 			a->reference_grid = false;
 		else
@@ -130,6 +138,84 @@ gaussian_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
 	return *count > 1 ? dp_event_wrap(ret, &sc, e) : ERR_OK;
 }
 
+/*
+ * --accountant: each accountant's figure for the event, for any
+ * relation (the command is a calculator; the ledger takes replace_one
+ * only).  "rdp": the Renyi conversion; "pld": the PLD accountant's upper
+ * bound with its discretisation interval [lower, upper]; "best": both,
+ * the basic mode's other candidates (analytic Gaussian, basic
+ * composition), and the smallest valid bound.  An accountant that cannot
+ * bound the event is reported with its message, not as a number.
+ */
+static json_t *
+accountants_json(const struct dp_event_tree *t, const struct cli_args *a,
+		 const struct rdp_grid *grid, struct err *e)
+{
+	json_t *out = json_object();
+	struct accountant_report rep;
+	struct pld_interval iv;
+	struct err ce = { 0 };
+	double best = INFINITY;
+	const char *best_name = NULL;
+	bool want_rdp = strcmp(a->accountant, "pld") != 0;
+	bool want_pld = strcmp(a->accountant, "rdp") != 0;
+
+	if (out == NULL)
+		return NULL;
+	json_object_set_new(out, "delta", json_real(a->delta));
+	if (want_rdp) {
+		if (accountant_epsilon(t, ACCOUNTING_RENYI, a->delta, grid, false, &rep, &ce) ==
+		    ERR_OK) {
+			json_object_set_new(out, "rdp",
+					    json_pack("{s:f, s:f}", "epsilon", rep.epsilon, "order",
+						      rep.order));
+			best = rep.epsilon;
+			best_name = "rdp";
+		} else {
+			json_object_set_new(out, "rdp", json_pack("{s:s}", "unsupported", ce.msg));
+		}
+	}
+	if (strcmp(a->accountant, "best") == 0) {
+		memset(&ce, 0, sizeof(ce));
+		if (accountant_epsilon(t, ACCOUNTING_BASIC, a->delta, grid, false, &rep, &ce) ==
+			    ERR_OK &&
+		    rep.delta <= a->delta) {
+			json_object_set_new(out, "basic_mode",
+					    json_pack("{s:f, s:f, s:s}", "epsilon", rep.epsilon,
+						      "delta", rep.delta, "accountant",
+						      rep.accountant));
+			if (rep.epsilon < best) {
+				best = rep.epsilon;
+				best_name = rep.accountant;
+			}
+		}
+	}
+	if (want_pld) {
+		memset(&ce, 0, sizeof(ce));
+		if (pld_epsilon(t, a->delta, 0.0, &iv, &ce) == ERR_OK) {
+			json_object_set_new(out, "pld",
+					    json_pack("{s:f, s:[f, f], s:f}", "epsilon", iv.upper,
+						      "interval", iv.lower, iv.upper, "step",
+						      PLD_DEFAULT_STEP));
+			if (iv.upper < best) {
+				best = iv.upper;
+				best_name = "pld";
+			}
+		} else {
+			json_object_set_new(out, "pld", json_pack("{s:s}", "unsupported", ce.msg));
+		}
+	}
+	if (best_name == NULL) {
+		json_decref(out);
+		err_set(e, ERR_INVALID, "no accountant can bound this event");
+		return NULL;
+	}
+	json_object_set_new(out, "epsilon", json_real(best));
+	json_object_set_new(out, "accountant", json_string(best_name));
+	json_object_set_new(out, "event", dp_event_to_json(t));
+	return out;
+}
+
 int
 cli_privacy(int argc, char **argv)
 {
@@ -147,7 +233,12 @@ cli_privacy(int argc, char **argv)
 		rdp_grid_reference(&grid);
 	else
 		rdp_grid_default(&grid);
-	if (a.events != NULL) {
+	if (a.events != NULL && a.accountant != NULL) {
+		if (load_events(a.events, &t, &e) != ERR_OK)
+			return fail(&e);
+		if ((out = accountants_json(&t, &a, &grid, &e)) == NULL)
+			return fail(&e);
+	} else if (a.events != NULL) {
 		if (load_events(a.events, &t, &e) != ERR_OK ||
 		    accountant_epsilon(&t, a.mode, a.delta, &grid, false, &rep, &e) != ERR_OK)
 			return fail(&e);
