@@ -158,12 +158,10 @@ struct nispp_state {
 	size_t *order; /* owned: n */
 	double *w;     /* owned: dim, the noisy centre w_k */
 	double *z;     /* owned: dim, the inner iterate */
-	double *zn;    /* owned: dim */
-	double *g;     /* owned: dim, F_B at the iterate */
-	double *gp;    /* owned: dim, OE's previous G */
+	double *g;     /* owned: dim, G at the prox point */
 	double *avg;   /* owned: dim, mean of w_1..w_k */
-	double *lmo;   /* owned: dim */
-	double *scratch;
+	double *work;  /* owned: 4 dim, the inner solver's */
+	double *scratch; /* owned: dim */
 #ifdef DPOPT_TESTING
 	const struct alg_testing_hook *hook;
 #endif
@@ -467,14 +465,12 @@ nispp_init(void *state, const struct run_spec *spec, const struct run_plan *plan
 	s->order = calloc(s->n, sizeof(*s->order));
 	s->w = calloc(s->dim, sizeof(double));
 	s->z = calloc(s->dim, sizeof(double));
-	s->zn = calloc(s->dim, sizeof(double));
 	s->g = calloc(s->dim, sizeof(double));
-	s->gp = calloc(s->dim, sizeof(double));
 	s->avg = calloc(s->dim, sizeof(double));
-	s->lmo = calloc(s->dim, sizeof(double));
+	s->work = calloc(4 * s->dim, sizeof(double));
 	s->scratch = calloc(s->dim, sizeof(double));
-	if (s->order == NULL || s->w == NULL || s->z == NULL || s->zn == NULL || s->g == NULL ||
-	    s->gp == NULL || s->avg == NULL || s->lmo == NULL || s->scratch == NULL)
+	if (s->order == NULL || s->w == NULL || s->z == NULL || s->g == NULL || s->avg == NULL ||
+	    s->work == NULL || s->scratch == NULL)
 		return err_set(e, ERR_NOMEM, "cannot allocate the saddle.nispp state");
 	constraint_product_project(&s->set, s->w, s->scratch); /* w_0 = Pi(0) */
 	if (s->multi) {
@@ -534,60 +530,65 @@ batch_operator(struct nispp_state *s, const size_t *batch, const double *v, doub
 		g[j] /= (double)s->b;
 }
 
-/* g <- G(v) = F_B(v) + lambda (v - w). */
+/* g <- G(v) = F(v) + lambda (v - c). */
 static void
-prox_operator(struct nispp_state *s, const size_t *batch, const double *v, double *g)
+prox_operator(const struct nispp_inner *in, size_t d, const double *v, double *g)
 {
-	batch_operator(s, batch, v, g);
-	for (size_t j = 0; j < s->dim; j++)
-		g[j] += s->lambda * (v[j] - s->w[j]);
+	in->op(in->ctx, v, g);
+	for (size_t j = 0; j < d; j++)
+		g[j] += in->lambda * (v[j] - in->c[j]);
 }
 
-/* sup_{u' in W} <G(v), v - u'> for G(v) in g. */
-static double
-certificate(struct nispp_state *s, const double *v, const double *g)
+double
+nispp_inner_solve(const struct nispp_inner *in, double count, double *z, double *g,
+		  double *work)
 {
+	const size_t d = in->set->dim;
+	double *zn = work, *gp = work + d, *lmo = work + 2 * d, *scratch = work + 3 * d;
 	double dot = 0.0;
 
-	for (size_t j = 0; j < s->dim; j++)
-		dot += g[j] * v[j];
-	return dot - constraint_product_lmo(&s->set, g, s->lmo);
-}
-
-/* z <- the prox point of step k after the fixed count; g <- G(z). */
-static void
-nispp_solve(struct nispp_state *s, const size_t *batch, double count)
-{
-	const size_t d = s->dim;
-
-	memcpy(s->z, s->w, d * sizeof(double));
-	constraint_product_project(&s->set, s->z, s->scratch); /* Pi_W(w_k) */
-	if (s->solver == NISPP_SOLVER_FIXED_POINT) {
-		/* z <- Pi_W(w - F_B(z) / lambda), count times. */
+	memcpy(z, in->c, d * sizeof(double));
+	constraint_product_project(in->set, z, scratch); /* Pi_W(c) */
+	if (in->solver == NISPP_SOLVER_FIXED_POINT) {
 		for (double it = 0.0; it < count; it += 1.0) {
-			batch_operator(s, batch, s->z, s->g);
+			in->op(in->ctx, z, g);
 			for (size_t j = 0; j < d; j++)
-				s->z[j] = s->w[j] - s->g[j] / s->lambda;
-			constraint_product_project(&s->set, s->z, s->scratch);
+				z[j] = in->c[j] - g[j] / in->lambda;
+			constraint_product_project(in->set, z, scratch);
 		}
 	} else {
-		/* Operator Extrapolation: step 1 / (2 (L + lambda)),
-		 * extrapolation 1 / kappa, z_0 = z_1 = Pi_W(w). */
-		double step = 1.0 / (2.0 * (s->smooth + s->lambda));
-		double kinv = (s->smooth + s->lambda) / (s->smooth + 2.0 * s->lambda);
+		/* z_0 = z_1 = Pi_W(c); z_{t+1} = Pi_W(z_t - step (G(z_t) +
+		 * (G(z_t) - G(z_{t-1})) / kappa)). */
+		double step = 1.0 / (2.0 * (in->smooth + in->lambda));
+		double kinv = (in->smooth + in->lambda) / (in->smooth + 2.0 * in->lambda);
 
-		prox_operator(s, batch, s->z, s->gp);
+		prox_operator(in, d, z, gp);
 		for (double it = 0.0; it < count; it += 1.0) {
-			prox_operator(s, batch, s->z, s->g);
+			prox_operator(in, d, z, g);
 			for (size_t j = 0; j < d; j++)
-				s->zn[j] = s->z[j] -
-					   step * (s->g[j] + kinv * (s->g[j] - s->gp[j]));
-			constraint_product_project(&s->set, s->zn, s->scratch);
-			memcpy(s->z, s->zn, d * sizeof(double));
-			memcpy(s->gp, s->g, d * sizeof(double));
+				zn[j] = z[j] - step * (g[j] + kinv * (g[j] - gp[j]));
+			constraint_product_project(in->set, zn, scratch);
+			memcpy(z, zn, d * sizeof(double));
+			memcpy(gp, g, d * sizeof(double));
 		}
 	}
-	prox_operator(s, batch, s->z, s->g);
+	prox_operator(in, d, z, g);
+	for (size_t j = 0; j < d; j++)
+		dot += g[j] * z[j];
+	return dot - constraint_product_lmo(in->set, g, lmo);
+}
+
+struct batch_ctx {
+	struct nispp_state *s;
+	const size_t *batch;
+};
+
+static void
+batch_op(void *ctx, const double *v, double *g)
+{
+	struct batch_ctx *c = ctx;
+
+	batch_operator(c->s, c->batch, v, g);
 }
 
 static enum err_code
@@ -597,7 +598,9 @@ nispp_step(void *state, struct err *e)
 	const size_t d = s->dim;
 	const size_t *batch;
 	struct nispp_setup pub;
-	double dist = 0.0, count;
+	struct batch_ctx bc;
+	struct nispp_inner in;
+	double dist = 0.0, count, cert;
 	bool finite = true;
 
 	if (s->t >= s->steps)
@@ -616,9 +619,11 @@ nispp_step(void *state, struct err *e)
 	pub.solver = s->solver;
 	pub.nu_inner = s->nu_inner;
 	count = inner_count(&pub, sqrt(dist));
-	nispp_solve(s, batch, count);
+	bc = (struct batch_ctx){ s, batch };
+	in = (struct nispp_inner){ &s->set, batch_op, &bc, s->w, s->lambda, s->smooth, s->solver };
+	cert = nispp_inner_solve(&in, count, s->z, s->g, s->work);
 	/* The certificate, an assertion: only rounding can fail it. */
-	if (!(certificate(s, s->z, s->g) <= s->nu_cert))
+	if (!(cert <= s->nu_cert))
 		return err_set(e, ERR_INTERNAL, "the run failed");
 	/* w_{k+1} = u_{k+1} + xi (not projected). */
 	memcpy(s->w, s->z, d * sizeof(double));
@@ -657,14 +662,12 @@ nispp_fini(void *state)
 	free(s->order);
 	free(s->w);
 	free(s->z);
-	free(s->zn);
 	free(s->g);
-	free(s->gp);
 	free(s->avg);
-	free(s->lmo);
+	free(s->work);
 	free(s->scratch);
 	s->order = NULL;
-	s->w = s->z = s->zn = s->g = s->gp = s->avg = s->lmo = s->scratch = NULL;
+	s->w = s->z = s->g = s->avg = s->work = s->scratch = NULL;
 }
 
 const struct alg_ops alg_saddle_nispp = {

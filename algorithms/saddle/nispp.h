@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "constraint.h"
+
 enum { NISPP_SOLVER_AUTO = 0, NISPP_SOLVER_FIXED_POINT = 1, NISPP_SOLVER_OE = 2 };
 
 /* Automatic batch: single pass max(1, round(n^(1/3))) (Corollary 2),
@@ -36,5 +38,24 @@ double nispp_zeta(double nu, double bound, double smooth, double diameter, doubl
  * double, so that the caller can refuse a huge count. */
 double nispp_fixed_point_iterations(double diameter, double zeta, double lambda, double smooth);
 double nispp_oe_iterations(double diameter, double zeta, double lambda, double smooth);
+
+/* The prox subproblem of a step: find u in W with sup_{w in W} <G(u), u
+ * - w> <= nu, G(u) = F(u) + lambda (u - c), F monotone and L-Lipschitz
+ * (op(ctx, v, g): g <- F(v), p entries).  Runs exactly count iterations
+ * of solver (NISPP_SOLVER_FIXED_POINT: z <- Pi_W(c - F(z) / lambda);
+ * NISPP_SOLVER_OE: Operator Extrapolation, step 1 / (2 (L + lambda)),
+ * extrapolation 1 / kappa), both from Pi_W(c); then z <- the last iterate,
+ * g <- G(z), and returns the certificate sup_w <G(z), z - w> (one LMO).
+ * work: 4 p doubles (besides the set's projection scratch, the last p). */
+struct nispp_inner {
+	const struct constraint_product *set;
+	void (*op)(void *ctx, const double *v, double *g);
+	void *ctx;
+	const double *c; /* the centre, p entries, possibly outside W */
+	double lambda, smooth;
+	int solver;
+};
+double nispp_inner_solve(const struct nispp_inner *in, double count, double *z, double *g,
+			 double *work);
 
 #endif /* ALGORITHMS_SADDLE_NISPP_H */
