@@ -37,8 +37,8 @@ saddle_euclid_block_diameter(const struct constraint *c, size_t d)
 }
 
 enum err_code
-saddle_euclid_constants(const struct run_spec *spec, const char *method,
-			struct saddle_euclid *ret, struct err *e)
+saddle_euclid_constants(const struct run_spec *spec, const char *method, struct saddle_euclid *ret,
+			struct err *e)
 {
 	const struct objective *obj = &spec->objective;
 	double lg = sqrt((double)spec->dim * log(1.0 / spec->delta));

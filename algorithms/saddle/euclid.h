@@ -19,7 +19,7 @@
 #include "saddle.h"
 
 struct saddle_euclid {
-	bool vi;                  /* an operator objective over "constraints.x" alone */
+	bool vi; /* an operator objective over "constraints.x" alone */
 	struct saddle_block bx, by;
 	double bound;    /* M: ||g(u; z)||_2 <= M, the clip level */
 	double smooth;   /* L: ||g(u; z) - g(v; z)|| <= L ||u - v|| */

@@ -155,12 +155,12 @@ struct nispp_state {
 	int solver, lattice_k;
 	double clip, smooth, diameter, lambda, nu_cert, nu_inner, sigma;
 	struct dgauss_params noise;
-	size_t *order; /* owned: n */
-	double *w;     /* owned: dim, the noisy centre w_k */
-	double *z;     /* owned: dim, the inner iterate */
-	double *g;     /* owned: dim, G at the prox point */
-	double *avg;   /* owned: dim, mean of w_1..w_k */
-	double *work;  /* owned: 4 dim, the inner solver's */
+	size_t *order;   /* owned: n */
+	double *w;       /* owned: dim, the noisy centre w_k */
+	double *z;       /* owned: dim, the inner iterate */
+	double *g;       /* owned: dim, G at the prox point */
+	double *avg;     /* owned: dim, mean of w_1..w_k */
+	double *work;    /* owned: 4 dim, the inner solver's */
 	double *scratch; /* owned: dim */
 #ifdef DPOPT_TESTING
 	const struct alg_testing_hook *hook;
@@ -184,8 +184,8 @@ nispp_batch(size_t n, bool multi)
 }
 
 double
-nispp_prox_weight(double bound, double diameter, double smooth, size_t n, size_t p,
-		  double epsilon, double delta, bool multi)
+nispp_prox_weight(double bound, double diameter, double smooth, size_t n, size_t p, double epsilon,
+		  double delta, bool multi)
 {
 	double nn = (double)n;
 
@@ -228,8 +228,8 @@ nispp_oe_iterations(double diameter, double zeta, double lambda, double smooth)
 static double
 inner_count(const struct nispp_setup *s, double dist)
 {
-	double zeta = nispp_zeta(s->nu_inner, s->c.bound, s->c.smooth, s->c.diameter, s->lambda,
-				 dist);
+	double zeta =
+		nispp_zeta(s->nu_inner, s->c.bound, s->c.smooth, s->c.diameter, s->lambda, dist);
 
 	if (s->solver == NISPP_SOLVER_FIXED_POINT)
 		return nispp_fixed_point_iterations(s->c.diameter, zeta, s->lambda, s->c.smooth);
@@ -253,9 +253,10 @@ nispp_bounds(const struct run_spec *spec, struct nispp_setup *ret, struct err *e
 	if (rc != ERR_OK)
 		return rc;
 	if (b_param > (double)spec->n)
-		return err_set_field(e, ERR_INVALID, "params.batch_size",
-				     "'params.batch_size' (%.0f) exceeds the number of records (%zu)",
-				     b_param, spec->n);
+		return err_set_field(
+			e, ERR_INVALID, "params.batch_size",
+			"'params.batch_size' (%.0f) exceeds the number of records (%zu)", b_param,
+			spec->n);
 	ret->batch = b_param == 0.0 ? nispp_batch(spec->n, multi) : (size_t)b_param;
 	if (!multi) {
 		unsigned long most = (unsigned long)(spec->n / ret->batch);
@@ -291,9 +292,9 @@ nispp_bounds(const struct run_spec *spec, struct nispp_setup *ret, struct err *e
 	ret->nu_priv = nispp_priv_accuracy(ret->c.bound, ret->lambda, ret->batch);
 	ret->nu_inner = ret->nu_priv / 2.0;
 	if (multi)
-		ret->nu_inner =
-			fmin(ret->nu_inner, ret->c.bound * ret->c.bound /
-						    (ret->lambda * (double)spec->n * (double)spec->n));
+		ret->nu_inner = fmin(ret->nu_inner,
+				     ret->c.bound * ret->c.bound /
+					     (ret->lambda * (double)spec->n * (double)spec->n));
 	if (!is_finite_pos(ret->nu_inner))
 		return err_set(e, ERR_NUMERIC, "the prox accuracy is not a finite positive number");
 	if (!(inner_count(ret, ret->c.diameter) <= NISPP_MAX_INNER))
@@ -319,8 +320,7 @@ nispp_calibrate(const struct run_spec *spec, const struct nispp_setup *s, double
 {
 	if (s->variant == NISPP_SINGLE_PASS)
 		return onepass_calibrate(spec, ret_z, ret_accountant, e);
-	return saddle_euclid_wor_calibrate(spec, s->batch, s->iterations, ret_z, ret_accountant,
-					   e);
+	return saddle_euclid_wor_calibrate(spec, s->batch, s->iterations, ret_z, ret_accountant, e);
 }
 
 static enum err_code
@@ -540,8 +540,7 @@ prox_operator(const struct nispp_inner *in, size_t d, const double *v, double *g
 }
 
 double
-nispp_inner_solve(const struct nispp_inner *in, double count, double *z, double *g,
-		  double *work)
+nispp_inner_solve(const struct nispp_inner *in, double count, double *z, double *g, double *work)
 {
 	const size_t d = in->set->dim;
 	double *zn = work, *gp = work + d, *lmo = work + 2 * d, *scratch = work + 3 * d;

@@ -116,7 +116,7 @@ make_golden(void)
 
 static void
 nispp_spec(const struct alg_ops *a, const struct prob *p, size_t n, int variant,
-	  struct run_spec *spec)
+	   struct run_spec *spec)
 {
 	memset(spec, 0, sizeof(*spec));
 	spec->objective = p->o;
@@ -366,10 +366,9 @@ affine_op(void *ctx, const double *v, double *g)
  * distance bound fails somewhere (the count is not loose by 3x). */
 START_TEST(test_inner_solver_count_and_certificate)
 {
-	struct constraint_product set = { 1, 8, { { { .kind = CONSTRAINT_L2_BALL, .radius = 1.0 },
-						    0,
-						    8,
-						    NULL } } };
+	struct constraint_product set = {
+		1, 8, { { { .kind = CONSTRAINT_L2_BALL, .radius = 1.0 }, 0, 8, NULL } }
+	};
 	static const double RATIO_OE[4] = { 0.05, 0.2, 1.0, 5.0 };
 	static const double RATIO_FP[3] = { 1.5, 5.0, 20.0 };
 	double work[32], z[8], g[8], ref[8], gref[8], c[8];
@@ -407,8 +406,8 @@ START_TEST(test_inner_solver_count_and_certificate)
 			for (int q = 0; q < nr; q++) {
 				double lam = L * (solver == 1 ? RATIO_FP[q] : RATIO_OE[q]);
 				struct nispp_inner in = { &set, affine_op, &f, c, lam, L, solver };
-				struct nispp_inner rin = { &set, affine_op, &f, c, lam, L,
-							   NISPP_SOLVER_OE };
+				struct nispp_inner rin = { &set, affine_op,      &f, c, lam,
+							   L,    NISPP_SOLVER_OE };
 				double dist = 0.0, dc = 0.0, zeta, count, cert, err2 = 0.0;
 
 				for (size_t j = 0; j < 8; j++)
@@ -521,10 +520,9 @@ START_TEST(test_output_in_set)
 					      k, e.msg);
 				ck_assert_msg(constraint_contains(&p->bx.set, u, vi ? 4 : 2, 1e-12),
 					      "variant %d set %zu: x outside", variant, k);
-				ck_assert_msg(vi ||
-						      constraint_contains(&p->by.set, u + 2, 2,
-									  1e-12),
-					      "variant %d set %zu: y outside", variant, k);
+				ck_assert_msg(
+					vi || constraint_contains(&p->by.set, u + 2, 2, 1e-12),
+					"variant %d set %zu: y outside", variant, k);
 				free(p);
 			}
 }
@@ -533,7 +531,7 @@ END_TEST
 #define U_SEEDS 24
 
 /* Single pass, strong gap, n = NA -> 8 NA, one-sided sign test. */
-#define SP_N 2000
+#define SP_N   2000
 #define SP_EPS 2.0
 
 START_TEST(test_sp_strong_gap_falls_with_n)
@@ -562,8 +560,8 @@ START_TEST(test_sp_strong_gap_falls_with_n)
 }
 END_TEST
 
-#define MP_J 2
-#define MP_N 25
+#define MP_J   2
+#define MP_N   25
 #define MP_EPS 8.0
 
 START_TEST(test_mp_weak_gap_falls_with_n)

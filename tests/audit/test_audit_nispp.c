@@ -306,7 +306,8 @@ START_TEST(test_white_box_mutated)
 
 	wb_variant = 0;
 	mutation_power("level2/nispp-sp-first-prox-point-mutated");
-	lb = white_box_audit("level2/nispp-sp-first-prox-point-mutated", 0.5, 0x5be0cd19137e2179u, &eps);
+	lb = white_box_audit("level2/nispp-sp-first-prox-point-mutated", 0.5, 0x5be0cd19137e2179u,
+			     &eps);
 	ck_assert_msg(lb > eps, "sigma x 0.5 not detected: eps_lb %.4f <= claimed %.4f", lb, eps);
 }
 END_TEST
