@@ -14,6 +14,7 @@ extern const struct alg_ops alg_sgd_one_pass;
 extern const struct alg_ops alg_sgd_subsampled;
 extern const struct alg_ops alg_saddle_sgda_one_pass;
 extern const struct alg_ops alg_saddle_nseg;
+extern const struct alg_ops alg_saddle_nispp;
 extern const struct alg_ops alg_saddle_smd_maurey;
 extern const struct alg_ops alg_saddle_smd_bias_reduced;
 extern const struct alg_ops alg_select_random_stopping;
@@ -31,6 +32,7 @@ static const struct alg_ops *const registry[] = {
 	&alg_sgd_subsampled,          /* sgd/subsampled.c */
 	&alg_saddle_sgda_one_pass,    /* saddle/sgda_one_pass.c */
 	&alg_saddle_nseg,             /* saddle/nseg.c */
+	&alg_saddle_nispp,            /* saddle/nispp.c */
 	&alg_saddle_smd_maurey,       /* saddle/smd_maurey.c */
 	&alg_saddle_smd_bias_reduced, /* saddle/smd_bias_reduced.c */
 	&alg_select_random_stopping,  /* select/random_stopping.c */

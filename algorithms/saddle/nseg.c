@@ -73,6 +73,7 @@
 #include "gauss_onepass.h"
 #include "privacy/calibrate.h"
 #include "privacy/noise.h"
+#include "saddle/euclid.h"
 #include "saddle/nseg.h"
 #include "vi.h"
 #ifdef DPOPT_TESTING
@@ -83,7 +84,6 @@ enum { P_VARIANT, P_BATCH_SIZE, P_ITERATIONS, P_STEP_SIZE, P__COUNT };
 enum { NSEG_SINGLE_PASS = 0, NSEG_MULTI_PASS = 1 };
 
 #define NSEG_MAX_ITERATIONS 1e10
-#define NSEG_CAL_MAX_ORDER  64.0
 
 static const char *const nseg_variants[] = { "single_pass", "multi_pass", NULL };
 
@@ -175,7 +175,7 @@ is_finite_pos(double v)
 static bool
 is_vi(const struct run_spec *spec)
 {
-	return spec->objective.ops != NULL && spec->objective.ops->kind == OBJECTIVE_OPERATOR;
+	return saddle_euclid_is_vi(spec);
 }
 
 size_t
@@ -214,68 +214,25 @@ nseg_mp_step_size(double diameter, double bound, double smooth, size_t n, size_t
 	return num / (nn * fmax(sqrt(nn), sqrt((double)p * log(1.0 / delta)) / epsilon));
 }
 
-/* The l2 diameter of a block's set in dimension d: exact for the box and
- * the simplex, 2 r (r the largest l2 norm) otherwise, exact for the balls
- * around 0 and an upper bound for any set. */
-static double
-block_diameter(const struct constraint *c, size_t d)
-{
-	if (c->kind == CONSTRAINT_BOX)
-		return (c->hi - c->lo) * sqrt((double)d);
-	if (c->kind == CONSTRAINT_SIMPLEX)
-		return d >= 2 ? c->radius * sqrt(2.0) : 0.0;
-	return 2.0 * constraint_l2_radius(c, d);
-}
-
 /* The blocks, M, L and D; the variant's batch and iteration counts (no
  * noise yet); the refusals that need no calibration. */
 static enum err_code
 nseg_bounds(const struct run_spec *spec, struct nseg_setup *ret, struct err *e)
 {
-	const struct objective *obj = &spec->objective;
 	double b_param = spec->params[P_BATCH_SIZE], t_param = spec->params[P_ITERATIONS];
-	double lg = sqrt((double)spec->dim * log(1.0 / spec->delta));
+	struct saddle_euclid c;
 	enum err_code rc;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->variant = (int)spec->params[P_VARIANT];
-	ret->bx = (struct saddle_block){ spec->x, spec->geometry_x };
-	ret->by = (struct saddle_block){ spec->y, spec->geometry_y };
-	if (is_vi(spec)) {
-		struct vi_constants vc;
-
-		rc = vi_constants(obj, &spec->schema, &spec->x, &vc, e);
-		if (rc != ERR_OK)
-			return rc;
-		ret->bound = vc.lipschitz_l2;
-		ret->smooth = vc.smooth_l2;
-		ret->diameter = block_diameter(&spec->x, obj->dim);
-	} else {
-		struct saddle_constants sc;
-
-		rc = saddle_constants(obj, &spec->schema, &ret->bx, &ret->by, &sc, e);
-		if (rc != ERR_OK)
-			return rc;
-		ret->bound = sc.lipschitz_l2;
-		ret->smooth = sc.smooth_l2;
-		ret->diameter = hypot(block_diameter(&spec->x, obj->dim_x),
-				      block_diameter(&spec->y, obj->dim_y));
-	}
-	if (!is_finite_pos(ret->bound))
-		return err_set(e, ERR_NUMERIC,
-			       "the operator bound is not a finite positive number");
-	if (!(isfinite(ret->smooth) && ret->smooth >= 0.0))
-		return err_set(e, ERR_NUMERIC, "the operator's Lipschitz constant is not finite");
-	if (!is_finite_pos(ret->diameter))
-		return err_set(e, ERR_NUMERIC,
-			       "the set's diameter is not a finite positive number");
-	/* The paper's Remark 1: below this n no rate beats the trivial M D. */
-	if (!(lg / spec->epsilon < (double)spec->n))
-		return err_set_field(e, ERR_TOO_SMALL, "privacy.epsilon",
-				     "privacy_too_small_for_n: sqrt(p ln(1/delta)) / epsilon = "
-				     "%.4g is not below n = %zu, where saddle.nseg promises "
-				     "nothing better than a data-independent point",
-				     lg / spec->epsilon, spec->n);
+	rc = saddle_euclid_constants(spec, "saddle.nseg", &c, e);
+	if (rc != ERR_OK)
+		return rc;
+	ret->bx = c.bx;
+	ret->by = c.by;
+	ret->bound = c.bound;
+	ret->smooth = c.smooth;
+	ret->diameter = c.diameter;
 
 	if (ret->variant == NSEG_SINGLE_PASS) {
 		unsigned long most;
@@ -329,37 +286,13 @@ nseg_bounds(const struct run_spec *spec, struct nseg_setup *ret, struct err *e)
 	return ERR_OK;
 }
 
-/* The multi-pass event at multiplier z: 2T sampled Gaussians (a batch of
- * all n records samples nothing: then 2T plain Gaussians, as
- * dp_sgd.subsampled). */
-struct nseg_wor {
-	uint64_t n, b, releases;
-};
-
-static enum err_code
-nseg_wor_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
-{
-	const struct nseg_wor *c = ctx;
-	struct dp_event sample = { .type = DP_EVENT_SAMPLED_WOR, .n = c->n, .batch = c->b };
-	struct dp_event self = { .type = DP_EVENT_SELF_COMPOSED, .count = c->releases };
-	enum err_code rc;
-
-	dp_event_gaussian(ret, DP_REPLACE_ONE, z);
-	rc = c->b == c->n ? ERR_OK : dp_event_wrap(ret, &sample, e);
-	if (rc == ERR_OK)
-		rc = dp_event_wrap(ret, &self, e);
-	return rc;
-}
-
 static enum err_code
 nseg_event(const struct run_spec *spec, const struct nseg_setup *s, double z,
 	   struct dp_event_tree *ret, struct err *e)
 {
-	struct nseg_wor c = { spec->n, s->batch, 2 * (uint64_t)s->iterations };
-
 	if (s->variant == NSEG_SINGLE_PASS)
 		return onepass_event(z, 2 * s->iterations, ret, e);
-	return nseg_wor_family(z, &c, ret, e);
+	return saddle_euclid_wor_event(z, spec->n, s->batch, 2 * (uint64_t)s->iterations, ret, e);
 }
 
 /* The one calibration of a run (plan() only).  Single pass: one Gaussian
@@ -373,30 +306,10 @@ static enum err_code
 nseg_calibrate(const struct run_spec *spec, const struct nseg_setup *s, double *ret_z,
 	       const char **ret_accountant, struct err *e)
 {
-	double eps_cal = nextafter(spec->epsilon, 0.0), delta_cal = nextafter(spec->delta, 0.0);
-	struct nseg_wor c = { spec->n, s->batch, 2 * (uint64_t)s->iterations };
-	struct rdp_grid grid;
-	struct accountant_report report;
-	double top = fmax(NSEG_CAL_MAX_ORDER, 4.0 * log(1.0 / delta_cal) / eps_cal);
-	unsigned k = 0;
-	enum err_code rc;
-
 	if (s->variant == NSEG_SINGLE_PASS)
 		return onepass_calibrate(spec, ret_z, ret_accountant, e);
-#ifdef DPOPT_TESTING
-	if (spec->testing_hook != NULL && spec->testing_hook->calibrations != NULL)
-		(*spec->testing_hook->calibrations)++;
-#endif
-	rdp_grid_default(&grid);
-	for (unsigned i = 0; i < grid.n; i++)
-		if (grid.order[i] <= top)
-			grid.order[k++] = grid.order[i];
-	grid.n = k;
-	rc = calibrate(nseg_wor_family, &c, spec->mode, eps_cal, delta_cal, 1e-2, 1e7, &grid, ret_z,
-		       &report, e);
-	if (rc == ERR_OK)
-		*ret_accountant = report.accountant;
-	return rc;
+	return saddle_euclid_wor_calibrate(spec, s->batch, 2 * (uint64_t)s->iterations, ret_z,
+					   ret_accountant, e);
 }
 
 /* The rest of the schedule at multiplier z. */

@@ -11,7 +11,7 @@
  * VI gaps recomputed here, and its refusals.  fair_logistic_lagrangian,
  * auc_minimax and affine_vi through saddle.sgda_one_pass (their results,
  * gaps and refusals naming the field).  saddle.nseg (both variants,
- * VI mode, its refusals): test_nseg.
+ * VI mode, its refusals): test_nseg; saddle.nispp likewise: test_nispp.
  * Polytopes (issue 13): x over a vertex list in saddle.smd_maurey, the
  * result in conv(V) by its barycentric coordinates, the stored list, the
  * gap evaluator over it; bad lists refused naming the field (400), a list
@@ -691,6 +691,139 @@ START_TEST(test_polytope)
 }
 END_TEST
 
+#define NISPP_RUN(obj, sets, params, extra)                                                        \
+	"{\"algorithm\": \"saddle.nispp\", \"objective\": " obj ","                                \
+	" \"constraints\": {" sets "}, \"params\": {" params "},"                                  \
+	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}" extra "}"
+
+/*
+ * saddle.nispp (docs/algorithms/nispp.md) through the API.  single_pass on
+ * bilinear: the estimate's schedule (B = round(4000^(1/3)) = 16, N = 250,
+ * one parallel Gaussian event of N parts, the prox weight and the privacy
+ * accuracy 2 M^2 / (lambda B^2) recorded), the result in the balls, its
+ * gap on public data against the closed form, no inner count or
+ * certificate anywhere in the run.  multi_pass on 120 rows: N = 120, the
+ * event self_composed(sampled_without_replacement(120, 11, gaussian),
+ * 120), with the operator-extrapolation solver.  VI mode.  Refusals before
+ * any charge: the vacuous regime (422 privacy_too_small_for_n), the fixed
+ * point below lambda = L (params.inner_solver).
+ */
+START_TEST(test_nispp)
+{
+	char a[40], p[40], s[40], run[40], body[2048], path[128], before[4096], after[4096];
+	double mtrain[4], meval[4], msmall[4], x[2], y[2], u[4], slo, shi, want, lam, m;
+	char *train = bilinear_rows(4000, 21, mtrain), *test = bilinear_rows(1000, 22, meval);
+	char *small = bilinear_rows(120, 23, msmall), *text;
+	const double g = 0.5;
+	json_t *j;
+
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("nispp-pairs", BUDGET), a);
+	h_upload(&srv, owner, a, train);
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("nispp-public", "\"public\": true"), p);
+	h_upload(&srv, owner, p, test);
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("nispp-small", BUDGET), s);
+	h_upload(&srv, owner, s, small);
+
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
+	j = h_json(&srv, "POST", path, owner, NISPP_RUN(NSEG_BILINEAR, NSEG_BALLS, "", ""), 200);
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.steps")), 250);
+	ck_assert(json_number_value(h_get(j, "plan.params_used.batch_size")) == 16.0);
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "parallel");
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.event.parts")), 250);
+	lam = json_number_value(h_get(j, "plan.params_used.prox_weight"));
+	m = json_number_value(h_get(j, "plan.params_used.operator_bound"));
+	ck_assert(lam > 0.0 && m > 0.0);
+	ck_assert_double_eq_tol(json_number_value(h_get(j, "plan.params_used.privacy_accuracy")),
+				2.0 * m * m / (lam * 256.0), 1e-12);
+	ck_assert_double_eq_tol(json_number_value(h_get(j, "plan.params_used.sensitivity")),
+				4.0 * m / (lam * 16.0), 1e-12);
+	json_decref(j);
+
+	snprintf(body, sizeof(body),
+		 NISPP_RUN(NSEG_BILINEAR, NSEG_BALLS, "\"variant\": \"single_pass\"",
+			   ", \"eval_dataset_id\": \"%s\""),
+		 p);
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 2, x);
+	numbers(j, "result.y", 2, y);
+	ck_assert(norm2(x[0], x[1]) <= 1.0 + 1e-9);
+	ck_assert(norm2(y[0], y[1]) <= 1.0 + 1e-9);
+	bracket(j, "result.evaluation.strong_gap", &slo, &shi);
+	want = meval[0] * x[0] + meval[1] * x[1] + norm2(g * x[0] - meval[2], g * x[1] - meval[3]) +
+	       meval[2] * y[0] + meval[3] * y[1] + norm2(g * y[0] + meval[0], g * y[1] + meval[1]);
+	ck_assert_msg(slo - 1e-9 <= want && want <= shi + 1e-9,
+		      "closed-form gap %.17g outside [%.17g, %.17g]", want, slo, shi);
+	text = json_dumps(j, JSON_COMPACT);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(strstr(text, "certificate") == NULL && strstr(text, "inner_iter") == NULL,
+		      "the run shows an inner count or certificate");
+	free(text);
+	json_decref(j);
+
+	/* multi_pass on 120 rows, operator extrapolation */
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", s);
+	j = h_json(&srv, "POST", path, owner,
+		   NISPP_RUN(NSEG_BILINEAR, NSEG_BALLS,
+			     "\"variant\": \"multi_pass\", \"inner_solver\": "
+			     "\"operator_extrapolation\"",
+			     ""),
+		   200);
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.steps")), 120);
+	ck_assert(json_number_value(h_get(j, "plan.params_used.batch_size")) == 11.0);
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "self_composed");
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.event.count")), 120);
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.event.type")),
+			 "sampled_without_replacement");
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.event.event.n")), 120);
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.event.event.batch")), 11);
+	json_decref(j);
+	snprintf(body, sizeof(body), "%s",
+		 NISPP_RUN(NSEG_BILINEAR, NSEG_BALLS,
+			   "\"variant\": \"multi_pass\", \"inner_solver\": "
+			   "\"operator_extrapolation\"",
+			   ""));
+	json_decref(h_run_create(&srv, owner, s, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 2, x);
+	numbers(j, "result.y", 2, y);
+	ck_assert(norm2(x[0], x[1]) <= 1.0 + 1e-9);
+	ck_assert(norm2(y[0], y[1]) <= 1.0 + 1e-9);
+	json_decref(j);
+
+	/* VI mode */
+	snprintf(body, sizeof(body), "%s",
+		 NISPP_RUN("{\"name\": \"bilinear_vi\", \"coupling\": 0.5}",
+			   "\"x\": {\"kind\": \"l2_ball\", \"radius\": 1.5}", "", ""));
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 4, u);
+	ck_assert_ptr_null(h_get(j, "result.y"));
+	ck_assert(sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2] + u[3] * u[3]) <= 1.5 + 1e-9);
+	json_decref(j);
+
+	/* Refusals, nothing charged. */
+	h_ledger_snapshot(db, before, sizeof(before));
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", a);
+	snprintf(body, sizeof(body), "%s",
+		 "{\"algorithm\": \"saddle.nispp\", \"objective\": " NSEG_BILINEAR
+		 ", \"constraints\": {" NSEG_BALLS "}, \"privacy\": {\"epsilon\": 0.001, "
+		 "\"delta\": 1e-6}}");
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 422,
+		       "privacy_too_small_for_n", "privacy.epsilon", NULL);
+	snprintf(body, sizeof(body), "%s",
+		 NISPP_RUN(NSEG_BILINEAR, NSEG_BALLS,
+			   "\"inner_solver\": \"fixed_point\", \"prox_weight\": 0.01", ""));
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "params.inner_solver", NULL);
+	h_ledger_snapshot(db, after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	free(train);
+	free(test);
+	free(small);
+}
+END_TEST
+
 /* GET /v1/algorithms: objective kinds, the saddle flag, constraints.y. */
 START_TEST(test_catalogue)
 {
@@ -912,6 +1045,7 @@ main(void)
 	tcase_add_test(tc, test_polytope);
 	tcase_add_test(tc, test_catalogue);
 	tcase_add_test(tc, test_nseg);
+	tcase_add_test(tc, test_nispp);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
