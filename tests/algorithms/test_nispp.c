@@ -518,11 +518,12 @@ START_TEST(test_output_in_set)
 						      &e) == ERR_OK,
 					      "variant %d solver %d set %zu: %s", variant, solver,
 					      k, e.msg);
-				ck_assert_msg(constraint_contains(&p->bx.set, u, vi ? 4 : 2, 1e-12),
-					      "variant %d set %zu: x outside", variant, k);
 				ck_assert_msg(
-					vi || constraint_contains(&p->by.set, u + 2, 2, 1e-12),
-					"variant %d set %zu: y outside", variant, k);
+					constraint_contains(&p->bx.set, u, vi ? 4 : 2, 1e-12, NULL),
+					"variant %d set %zu: x outside", variant, k);
+				ck_assert_msg(vi || constraint_contains(&p->by.set, u + 2, 2, 1e-12,
+									NULL),
+					      "variant %d set %zu: y outside", variant, k);
 				free(p);
 			}
 }
