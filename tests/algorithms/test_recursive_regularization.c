@@ -428,7 +428,10 @@ gap_falls(int variant, double eps)
 		s8 += g8;
 	}
 	/* One-sided sign test: under "no improvement" (P(g8 < g1) <= 1/2)
-	 * P(wins >= 19 of 24) = 0.0033. */
+	 * P(wins >= 19 of 24) = 0.0033.  Power: at a win rate of 0.9
+	 * P(Bin(24, 0.9) >= 19) = 0.972, at 0.95 0.999 (measured: sgda at
+	 * epsilon 2 24 of 24, mean 0.391 -> 0.203; outpert_cert at 1 23 of
+	 * 24, 0.253 -> 0.086; sgda at epsilon 1 was 21 of 24, too close). */
 	fprintf(stderr,
 		"rr variant %d eps %g: mean strong gap %.4f at n = %d, %.4f at %d; %d of %d "
 		"pairs fell\n",
