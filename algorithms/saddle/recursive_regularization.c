@@ -44,6 +44,18 @@
  * replacement from S_t and charges the moments accountant with an unknown
  * constant; one pass over S_t keeps the exact, parallel charge.)
  *
+ * variant = sgda_multi_pass (2, the paper's round solver, Corollary 1 and
+ * Theorem 6).  Round t runs K = floor(min(n'/8, n'^2 eps^2 / (32 p
+ * ln(1/delta)))) steps of the same update, each on a fresh uniform batch
+ * of m = ceil(n' sqrt(eps / (4K))) records of S_t drawn without
+ * replacement (a partial Fisher-Yates inside the chunk's slice of the
+ * order; the paper samples with replacement, which no amplification
+ * theorem here covers), sigma = z 2 L / m.  One round is K adaptively
+ * composed sampled Gaussians on its chunk; the rounds are on disjoint
+ * chunks: the event parallel(T: self_composed(sampled_without_replacement(
+ * n', m, gaussian z), K)), calibrated by calibrate() (WBK19 RDP bound) on
+ * the dataset's ledger mode.  K < 1 is refused (privacy_too_small_for_n).
+ *
  * variant = outpert_cert (1, Theorem 3 with a certificate; objectives with
  * a finite operator Lipschitz constant beta).  Round t runs k_t
  * (rr_eg_iterations, from public inputs only) full-batch projected
@@ -72,11 +84,13 @@
  * ubar_T.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alg.h"
 #include "gauss_onepass.h"
+#include "privacy/calibrate.h"
 #include "privacy/noise.h"
 #include "saddle/recursive_regularization.h"
 #ifdef DPOPT_TESTING
@@ -84,19 +98,22 @@
 #endif
 
 enum { P_VARIANT, P_MULTIPLIER, P_BATCH_SIZE, P__COUNT };
-enum { RR_SGDA = 0, RR_OUTPERT = 1 };
+enum { RR_SGDA = 0, RR_OUTPERT = 1, RR_SGDA_MP = 2 };
 
-#define RR_MAX_ROUNDS 60
+#define RR_MAX_ROUNDS    60
+#define RR_CAL_MAX_ORDER 64.0
 
-static const char *const rr_variants[] = { "sgda", "outpert_cert", NULL };
+static const char *const rr_variants[] = { "sgda", "outpert_cert", "sgda_multi_pass", NULL };
 
 static const struct alg_param rr_params[P__COUNT + 1] = {
-	[P_VARIANT] = { "variant", ALG_PARAM_INT, 0.0, 1.0, 0.0,
+	[P_VARIANT] = { "variant", ALG_PARAM_INT, 0.0, 2.0, 0.0,
 			"round solver: \"sgda\" (0): one pass of noisy SGDA over the round's "
 			"chunk, any objective; \"outpert_cert\" (1): a fixed number of "
 			"extragradient iterations certified to 0.05 of the sensitivity, then "
 			"Gaussian output perturbation, objectives with a finite operator "
-			"Lipschitz constant",
+			"Lipschitz constant; \"sgda_multi_pass\" (2): the paper's round solver, K "
+			"= min(n'/8, n'^2 eps^2 / (32 p ln(1/delta))) steps on uniform batches "
+			"of m = ceil(n' sqrt(eps / (4K))) without replacement, RDP-accounted",
 			rr_variants },
 	[P_MULTIPLIER] = { "regularization_multiplier", ALG_PARAM_REAL, 1e-2, 1e3, 1.0,
 			   "c in lambda = (c / B)(L / sqrt(n') + L z sqrt(p) / n'): 1 "
@@ -105,7 +122,8 @@ static const struct alg_param rr_params[P__COUNT + 1] = {
 			   NULL },
 	[P_BATCH_SIZE] = { "batch_size", ALG_PARAM_INT, 0.0, 1e7, 0.0,
 			   "sgda: records per step b, at most n'; 0 = auto: ceil(2 z sqrt(p)) "
-			   "clamped to [1, n']; outpert_cert: must be 0",
+			   "clamped to [1, n']; sgda_multi_pass: m, 0 = auto; outpert_cert: "
+			   "must be 0",
 			   NULL },
 	[P__COUNT] = { 0 },
 };
@@ -279,6 +297,26 @@ rr_bounds(const struct run_spec *spec, struct rr_setup *ret, struct err *e)
 				     "'params.batch_size' (%.0f) exceeds the chunk size n' = "
 				     "floor(n / log2 n) = %zu",
 				     spec->params[P_BATCH_SIZE], ret->chunk);
+	if (ret->variant == RR_SGDA_MP) {
+		double np = (double)ret->chunk, eps = spec->epsilon;
+		double k = floor(fmin(np / 8.0,
+				      np * np * eps * eps /
+					      (32.0 * (double)spec->dim * log(1.0 / spec->delta))));
+		double m;
+
+		if (!(k >= 1.0))
+			return err_set_field(
+				e, ERR_TOO_SMALL, "privacy.epsilon",
+				"privacy_too_small_for_n: the round solver's K = "
+				"min(n'/8, n'^2 eps^2 / (32 p ln(1/delta))) is below 1 "
+				"at n' = %zu",
+				ret->chunk);
+		m = spec->params[P_BATCH_SIZE] != 0.0
+			    ? spec->params[P_BATCH_SIZE]
+			    : fmin(np, fmax(1.0, ceil(np * sqrt(eps / (4.0 * k)))));
+		ret->round_steps = (unsigned long)k;
+		ret->batch = (size_t)m;
+	}
 	return ERR_OK;
 }
 
@@ -308,12 +346,14 @@ rr_schedule(const struct run_spec *spec, double z, struct rr_setup *s, struct er
 				     "'params.regularization_multiplier' (%g) asks for %ld "
 				     "rounds of n' = %zu records, more than n = %zu holds",
 				     s->multiplier, s->rounds, s->chunk, spec->n);
-	if (s->variant == RR_SGDA) {
-		rc = onepass_batch(spec->params[P_BATCH_SIZE], z, spec->dim, s->chunk, &s->batch,
-				   e);
-		if (rc != ERR_OK)
-			return rc;
-		s->round_steps = (unsigned long)(s->chunk / s->batch);
+	if (s->variant != RR_OUTPERT) {
+		if (s->variant == RR_SGDA) {
+			rc = onepass_batch(spec->params[P_BATCH_SIZE], z, spec->dim, s->chunk,
+					   &s->batch, e);
+			if (rc != ERR_OK)
+				return rc;
+			s->round_steps = (unsigned long)(s->chunk / s->batch);
+		}
 		s->sensitivity = 2.0 * s->bound / (double)s->batch;
 		rc = onepass_lattice(s->sensitivity, spec->dim, &s->lattice_k,
 				     &s->sensitivity_lattice, e);
@@ -345,8 +385,64 @@ rr_schedule(const struct run_spec *spec, double z, struct rr_setup *s, struct er
 static unsigned long
 rr_driver_steps(const struct rr_setup *s)
 {
-	return s->variant == RR_SGDA ? (unsigned long)s->rounds * s->round_steps
-				     : (unsigned long)s->rounds;
+	return s->variant != RR_OUTPERT ? (unsigned long)s->rounds * s->round_steps
+					: (unsigned long)s->rounds;
+}
+
+/* sgda_multi_pass: parallel(T: self_composed(sampled_without_replacement(n',
+ * m, gaussian z), K)) (a batch of the whole chunk samples nothing). */
+struct rr_mp {
+	uint64_t chunk, m, steps, rounds;
+};
+
+static enum err_code
+rr_mp_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
+{
+	const struct rr_mp *c = ctx;
+	struct dp_event sample = { .type = DP_EVENT_SAMPLED_WOR, .n = c->chunk, .batch = c->m };
+	struct dp_event self = { .type = DP_EVENT_SELF_COMPOSED, .count = c->steps };
+	struct dp_event parallel = { .type = DP_EVENT_PARALLEL, .count = c->rounds };
+	enum err_code rc;
+
+	dp_event_gaussian(ret, DP_REPLACE_ONE, z);
+	rc = c->m == c->chunk ? ERR_OK : dp_event_wrap(ret, &sample, e);
+	if (rc == ERR_OK)
+		rc = dp_event_wrap(ret, &self, e);
+	if (rc == ERR_OK)
+		rc = dp_event_wrap(ret, &parallel, e);
+	return rc;
+}
+
+/* The one calibration of a run (plan() only); as saddle.nseg's multi-pass:
+ * the default grid without its orders above max(64, 4 ln(1/delta) / eps). */
+static enum err_code
+rr_calibrate(const struct run_spec *spec, const struct rr_setup *s, double *ret_z,
+	     const char **ret_accountant, struct err *e)
+{
+	double eps_cal = nextafter(spec->epsilon, 0.0), delta_cal = nextafter(spec->delta, 0.0);
+	struct rr_mp c = { s->chunk, s->batch, s->round_steps, 1 };
+	struct rdp_grid grid;
+	struct accountant_report report;
+	double top = fmax(RR_CAL_MAX_ORDER, 4.0 * log(1.0 / delta_cal) / eps_cal);
+	unsigned k = 0;
+	enum err_code rc;
+
+	if (s->variant != RR_SGDA_MP)
+		return onepass_calibrate(spec, ret_z, ret_accountant, e);
+#ifdef DPOPT_TESTING
+	if (spec->testing_hook != NULL && spec->testing_hook->calibrations != NULL)
+		(*spec->testing_hook->calibrations)++;
+#endif
+	rdp_grid_default(&grid);
+	for (unsigned i = 0; i < grid.n; i++)
+		if (grid.order[i] <= top)
+			grid.order[k++] = grid.order[i];
+	grid.n = k;
+	rc = calibrate(rr_mp_family, &c, spec->mode, eps_cal, delta_cal, 1e-2, 1e7, &grid, ret_z,
+		       &report, e);
+	if (rc == ERR_OK)
+		*ret_accountant = report.accountant;
+	return rc;
 }
 
 static enum err_code
@@ -357,7 +453,13 @@ rr_fill_plan(const struct run_spec *spec, const struct rr_setup *s, struct run_p
 	enum err_code rc;
 
 	onepass_plan_start(ret, spec, steps, s->batch);
-	rc = onepass_event(s->z, steps, &ret->event, e);
+	if (s->variant == RR_SGDA_MP) {
+		struct rr_mp c = { s->chunk, s->batch, s->round_steps, (uint64_t)s->rounds };
+
+		rc = rr_mp_family(s->z, &c, &ret->event, e);
+	} else {
+		rc = onepass_event(s->z, steps, &ret->event, e);
+	}
 	if (rc != ERR_OK)
 		return rc;
 	run_plan_use(ret, "rounds", (double)s->rounds);
@@ -368,7 +470,7 @@ rr_fill_plan(const struct run_spec *spec, const struct rr_setup *s, struct run_p
 	run_plan_use(ret, "diameter", s->diameter);
 	run_plan_use(ret, "noise_multiplier", s->z);
 	run_plan_use(ret, "sensitivity", s->sensitivity);
-	if (s->variant == RR_SGDA) {
+	if (s->variant != RR_OUTPERT) {
 		run_plan_use(ret, "round_steps", (double)s->round_steps);
 		run_plan_use(ret, "sensitivity_lattice", s->sensitivity_lattice);
 		run_plan_use(ret, "lattice_step_log2", (double)-s->lattice_k);
@@ -400,7 +502,7 @@ rr_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 
 	rc = rr_bounds(spec, &s, e);
 	if (rc == ERR_OK)
-		rc = onepass_calibrate(spec, &z, &accountant, e);
+		rc = rr_calibrate(spec, &s, &z, &accountant, e);
 	if (rc == ERR_OK)
 		rc = rr_schedule(spec, z, &s, e);
 	if (rc == ERR_OK)
@@ -510,7 +612,7 @@ rr_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 #endif
 	s->round = 1;
 	rr_start_round(s);
-	if (s->su.variant == RR_SGDA)
+	if (s->su.variant != RR_OUTPERT)
 		return noise_dgauss_prepare_real(
 			ldexp(s->su.sigma * s->sigma_scale, s->su.lattice_k), &s->noise, e);
 	return ERR_OK;
@@ -526,8 +628,15 @@ rr_sgda_step(struct rr_state *s, struct err *e)
 	const double eta =
 		s->su.diameter / ldexp(1.0, (int)s->round) /
 		sqrt((double)s->su.round_steps * (lt * lt + (double)d * s->su.sigma * s->su.sigma));
-	const size_t *batch = s->order + (size_t)(s->round - 1) * s->su.chunk + s->round_t * b;
+	size_t *chunk = s->order + (size_t)(s->round - 1) * s->su.chunk;
+	const size_t *batch = chunk + s->round_t * b;
 
+	/* sgda_multi_pass: a fresh uniform m-subset of the chunk without
+	 * replacement (a partial Fisher-Yates within the chunk's slice). */
+	if (s->su.variant == RR_SGDA_MP) {
+		onepass_order_partial(s->rng, chunk, s->su.chunk, b);
+		batch = chunk;
+	}
 	/* The query point joins the round's average before the step. */
 	s->round_t++;
 	for (size_t j = 0; j < d; j++)
@@ -632,7 +741,7 @@ rr_step(void *state, struct err *e)
 
 	if (s->t >= s->steps || s->round > s->su.rounds)
 		return err_set(e, ERR_INTERNAL, "step past the end of the plan");
-	rc = s->su.variant == RR_SGDA ? rr_sgda_step(s, e) : rr_outpert_step(s, e);
+	rc = s->su.variant != RR_OUTPERT ? rr_sgda_step(s, e) : rr_outpert_step(s, e);
 	s->t++;
 	if (rc != ERR_OK)
 		return rc;
@@ -682,7 +791,10 @@ const struct alg_ops alg_saddle_recursive_regularization = {
 	       "2 L / b over all rounds by parallel composition).  variant outpert_cert: a fixed "
 	       "number of full-batch extragradient iterations certified to 0.05 of the "
 	       "sensitivity 2 L / (mu_t n'), then Gaussian noise on 2 L / (mu_t n') + 2 tol_t, "
-	       "one event per round, parallel across rounds.  lambda = (c / B)(L / sqrt(n') + "
+	       "one event per round, parallel across rounds.  variant sgda_multi_pass: the "
+	       "paper's round solver, K steps on uniform batches of m records without "
+	       "replacement per round, RDP-accounted, parallel across rounds.  lambda = (c / B)(L "
+	       "/ sqrt(n') + "
 	       "L z sqrt(p) / n'), c = regularization_multiplier (1 practical, 48 the paper's); "
 	       "the noise is calibrated by the dataset's accountant, never by the paper's "
 	       "constants.",

@@ -206,6 +206,22 @@ START_TEST(test_golden)
 			ck_assert_double_eq(used(&plan, "unused_records"), 4096.0 - 4 * 341);
 		}
 	}
+	/* sgda_multi_pass: K = floor(min(341 / 8, 341^2 / (32 * 4 ln 1e6))) = 42,
+	 * m = ceil(341 sqrt(1 / 168)) = 27; the event parallel(4: self_composed(
+	 * sampled_without_replacement(341, 27, gaussian z), 42)) */
+	rr_spec(a, p, 4096, 2, &spec);
+	ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_double_eq(used(&plan, "round_steps"), 42.0);
+	ck_assert_double_eq(used(&plan, "batch_size"), 27.0);
+	ck_assert_uint_eq(plan.steps, 4 * 42);
+	ck_assert_int_eq(plan.event.node[0].type, DP_EVENT_PARALLEL);
+	ck_assert_uint_eq(plan.event.node[0].count, 4);
+	ck_assert_int_eq(plan.event.node[1].type, DP_EVENT_SELF_COMPOSED);
+	ck_assert_uint_eq(plan.event.node[1].count, 42);
+	ck_assert_int_eq(plan.event.node[2].type, DP_EVENT_SAMPLED_WOR);
+	ck_assert_uint_eq(plan.event.node[2].n, 341);
+	ck_assert_uint_eq(plan.event.node[2].batch, 27);
+	ck_assert_double_eq_tol(used(&plan, "sensitivity"), 2.0 * L / 27.0, 1e-15);
 	/* theory preset: refused at 4096, one round at 50,000 */
 	rr_spec(a, p, 4096, 0, &spec);
 	spec.params[1] = 48.0;
@@ -225,7 +241,7 @@ START_TEST(test_calibration_meets_and_is_tight)
 	const struct alg_ops *a = alg_find(RR_NAME);
 	struct prob *p = make_bilinear(1, 1, false);
 
-	for (int variant = 0; variant < 2; variant++)
+	for (int variant = 0; variant < 3; variant++)
 		for (int mode = 0; mode < 2; mode++) {
 			struct run_spec spec;
 			struct run_plan plan;
@@ -451,6 +467,12 @@ START_TEST(test_outpert_strong_gap_falls_with_n)
 }
 END_TEST
 
+START_TEST(test_sgda_mp_strong_gap_falls_with_n)
+{
+	gap_falls(2, 1.0);
+}
+END_TEST
+
 START_TEST(test_plan_must_match_spec)
 {
 	const struct alg_ops *a = alg_find(RR_NAME);
@@ -539,6 +561,7 @@ rr_suite(void)
 #endif
 	tcase_add_test(ut, test_sgda_strong_gap_falls_with_n);
 	tcase_add_test(ut, test_outpert_strong_gap_falls_with_n);
+	tcase_add_test(ut, test_sgda_mp_strong_gap_falls_with_n);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, ut);
 	return s;
