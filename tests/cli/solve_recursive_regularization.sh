@@ -8,7 +8,7 @@
 # outpert_cert with the event parallel(gaussian) over the T = 4 rounds and
 # extragradient_iterations 625; a box and a simplex player; the theory
 # multiplier 48 refused as privacy_too_small_for_n naming privacy.epsilon;
-# --list names it with its two variants.
+# --list names it with its three variants.
 set -u
 BIN=$1
 SRC=$2
@@ -79,8 +79,8 @@ check "theory multiplier at n = 4096 refused: privacy_too_small_for_n naming pri
 	sh -c "test $st -ne 0 && jq -e '.error.code == \"privacy_too_small_for_n\" and .error.field == \"privacy.epsilon\"' '$TMP/err' >/dev/null"
 
 "$BIN" solve --list >"$TMP/list.json" 2>"$TMP/err"
-check "list: a saddle method with its two variants" \
-	sh -c "jq -e '.algorithms[] | select(.name == \"saddle.recursive_regularization\") | .saddle and (.params[] | select(.name == \"variant\") | .choices == [\"sgda\", \"outpert_cert\"])' '$TMP/list.json' >/dev/null"
+check "list: a saddle method with its three variants" \
+	sh -c "jq -e '.algorithms[] | select(.name == \"saddle.recursive_regularization\") | .saddle and (.params[] | select(.name == \"variant\") | .choices == [\"sgda\", \"outpert_cert\", \"sgda_multi_pass\"])' '$TMP/list.json' >/dev/null"
 
 [ "$fails" -eq 0 ] && echo "solve_recursive_regularization: all checks passed"
 exit "$fails"

@@ -8,7 +8,8 @@
  * strong gap of the released point (exact: f is affine in the record),
  * mean and standard error over seeds (fresh records each), and the CPU
  * seconds per run.  Columns: sgda_one_pass; recursive regularization,
- * variant sgda and outpert_cert, at the practical multiplier 1; variant
+ * variant sgda, sgda_multi_pass and outpert_cert, at the practical
+ * multiplier 1; variant
  * outpert_cert at the paper's 48 ("refused" when T < 1).
  *
  *	rr_bench [--smoke] [--seeds S] [--n 50000,100000,200000] [--eps 1]
@@ -28,7 +29,7 @@
 #include "saddle_gap.h"
 
 #define MAX_LIST  8
-#define N_METHODS 4
+#define N_METHODS 5
 
 static const double NU_A[2] = { 0.3, -0.2 }, NU_B[2] = { 0.1, 0.25 };
 
@@ -90,9 +91,10 @@ cpu_now(void)
 static const char *const METHOD_NAME[N_METHODS] = { "saddle.sgda_one_pass",
 						    "saddle.recursive_regularization",
 						    "saddle.recursive_regularization",
+						    "saddle.recursive_regularization",
 						    "saddle.recursive_regularization" };
-static const int METHOD_VARIANT[N_METHODS] = { -1, 0, 1, 1 };
-static const double METHOD_MULT[N_METHODS] = { 0, 1, 1, 48 };
+static const int METHOD_VARIANT[N_METHODS] = { -1, 0, 2, 1, 1 };
+static const double METHOD_MULT[N_METHODS] = { 0, 1, 1, 1, 48 };
 
 /* One run of method m at its defaults; u <- the result.  1 when refused
  * as privacy_too_small_for_n (T < 1), -1 on failure. */
@@ -207,9 +209,11 @@ main(int argc, char **argv)
 		return 2;
 	}
 	printf("gap of the data-independent point 0: %.4f\n", pop_gap(zero, 1, false));
-	printf("| eps | n | sgda_one_pass | s/run | rr sgda (c = 1) | s/run | rr outpert_cert (c = "
-	       "1) | s/run | rr outpert_cert (c = 48) | s/run |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	printf("| eps | n | sgda_one_pass | s/run | rr sgda (c = 1) | s/run | rr sgda_multi_pass "
+	       "(c "
+	       "= 1) | s/run | rr outpert_cert (c = 1) | s/run | rr outpert_cert (c = 48) | s/run "
+	       "|\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t ie = 0; ie < ne; ie++)
 		for (size_t in = 0; in < nn; in++) {
 			size_t n = (size_t)ns[in];
