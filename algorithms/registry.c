@@ -15,6 +15,7 @@ extern const struct alg_ops alg_sgd_subsampled;
 extern const struct alg_ops alg_saddle_sgda_one_pass;
 extern const struct alg_ops alg_saddle_nseg;
 extern const struct alg_ops alg_saddle_nispp;
+extern const struct alg_ops alg_saddle_recursive_regularization;
 extern const struct alg_ops alg_saddle_smd_maurey;
 extern const struct alg_ops alg_saddle_smd_bias_reduced;
 extern const struct alg_ops alg_select_random_stopping;
@@ -28,22 +29,23 @@ extern const struct alg_ops alg_zo_o2nc_tree;
 extern const struct alg_ops alg_zo_naive;
 
 static const struct alg_ops *const registry[] = {
-	&alg_sgd_one_pass,            /* sgd/one_pass.c */
-	&alg_sgd_subsampled,          /* sgd/subsampled.c */
-	&alg_saddle_sgda_one_pass,    /* saddle/sgda_one_pass.c */
-	&alg_saddle_nseg,             /* saddle/nseg.c */
-	&alg_saddle_nispp,            /* saddle/nispp.c */
-	&alg_saddle_smd_maurey,       /* saddle/smd_maurey.c */
-	&alg_saddle_smd_bias_reduced, /* saddle/smd_bias_reduced.c */
-	&alg_select_random_stopping,  /* select/random_stopping.c */
-	&alg_md_noisy,                /* mirror_descent/noisy.c */
-	&alg_md_localized,            /* mirror_descent/localized.c */
-	&alg_md_maurey_sco,           /* mirror_descent/maurey_sco.c */
-	&alg_frank_wolfe_private,     /* frank_wolfe/private.c */
-	&alg_frank_wolfe_private_vr,  /* frank_wolfe/private_vr.c */
-	&alg_synthetic_smd_queries,   /* synthetic/smd_queries.c */
-	&alg_zo_o2nc_tree,            /* zeroth_order/o2nc_tree.c */
-	&alg_zo_naive,                /* zeroth_order/naive.c */
+	&alg_sgd_one_pass,                    /* sgd/one_pass.c */
+	&alg_sgd_subsampled,                  /* sgd/subsampled.c */
+	&alg_saddle_sgda_one_pass,            /* saddle/sgda_one_pass.c */
+	&alg_saddle_nseg,                     /* saddle/nseg.c */
+	&alg_saddle_nispp,                    /* saddle/nispp.c */
+	&alg_saddle_recursive_regularization, /* saddle/recursive_regularization.c */
+	&alg_saddle_smd_maurey,               /* saddle/smd_maurey.c */
+	&alg_saddle_smd_bias_reduced,         /* saddle/smd_bias_reduced.c */
+	&alg_select_random_stopping,          /* select/random_stopping.c */
+	&alg_md_noisy,                        /* mirror_descent/noisy.c */
+	&alg_md_localized,                    /* mirror_descent/localized.c */
+	&alg_md_maurey_sco,                   /* mirror_descent/maurey_sco.c */
+	&alg_frank_wolfe_private,             /* frank_wolfe/private.c */
+	&alg_frank_wolfe_private_vr,          /* frank_wolfe/private_vr.c */
+	&alg_synthetic_smd_queries,           /* synthetic/smd_queries.c */
+	&alg_zo_o2nc_tree,                    /* zeroth_order/o2nc_tree.c */
+	&alg_zo_naive,                        /* zeroth_order/naive.c */
 };
 
 size_t

@@ -81,6 +81,14 @@ struct alg_testing_hook {
 	 * init() never do.  Changes nothing else.
 	 */
 	unsigned long *calibrations;
+	/*
+	 * (v) Certificates.  When not NULL, called by methods with a certified
+	 * inner solver (saddle.recursive_regularization's outpert_cert: index
+	 * = the round t, value = the residual certificate C(u_t) >= ||u_t -
+	 * u*_t||, bound = the tolerance tol_t it must not exceed) before the
+	 * check.  Never reaches a production run.
+	 */
+	void (*certificate)(void *ctx, unsigned long index, double value, double bound);
 };
 
 #endif /* ALGORITHMS_TESTING_HOOK_H */

@@ -12,6 +12,8 @@
  * auc_minimax and affine_vi through saddle.sgda_one_pass (their results,
  * gaps and refusals naming the field).  saddle.nseg (both variants,
  * VI mode, its refusals): test_nseg; saddle.nispp likewise: test_nispp.
+ * saddle.recursive_regularization (both variants, its refusals):
+ * test_recursive_regularization.
  * Polytopes (issue 13): x over a vertex list in saddle.smd_maurey, the
  * result in conv(V) by its barycentric coordinates, the stored list, the
  * gap evaluator over it; bad lists refused naming the field (400), a list
@@ -824,6 +826,88 @@ START_TEST(test_nispp)
 }
 END_TEST
 
+#define RR_RUN(params, extra)                                                                      \
+	"{\"algorithm\": \"saddle.recursive_regularization\", \"objective\": " NSEG_BILINEAR       \
+	", \"constraints\": {" NSEG_BALLS "}, \"params\": {" params "},"                           \
+	" \"privacy\": {\"epsilon\": 1, \"delta\": 1e-6}" extra "}"
+
+/*
+ * saddle.recursive_regularization (docs/algorithms/recursive-regularization.md)
+ * through the API on 4096 bilinear pairs: the estimate's schedule (n' =
+ * 341, T = 4 rounds, one parallel Gaussian event over the T K batches of
+ * the sgda variant); the sgda result in the balls and its gap on public
+ * data against the closed form (as test_bilinear); outpert_cert succeeds
+ * with one parallel event over the 4 rounds; refusals before any charge:
+ * the theory multiplier 48 at this n (422 privacy_too_small_for_n naming
+ * privacy.epsilon), a batch larger than n' (params.batch_size).
+ */
+START_TEST(test_recursive_regularization)
+{
+	char a[40], p[40], run[40], body[2048], path[128], before[4096], after[4096];
+	double mtrain[4], meval[4], x[2], y[2], slo, shi, want;
+	char *train = bilinear_rows(4096, 21, mtrain), *test = bilinear_rows(1000, 22, meval);
+	const double g = 0.5;
+	json_t *j;
+	long steps;
+
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("rr-pairs", BUDGET), a);
+	h_upload(&srv, owner, a, train);
+	h_dataset_create(&srv, owner, BLOCKS_SCHEMA("rr-public", "\"public\": true"), p);
+	h_upload(&srv, owner, p, test);
+
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
+	j = h_json(&srv, "POST", path, owner, RR_RUN("", ""), 200);
+	steps = (long)json_integer_value(h_get(j, "plan.steps"));
+	ck_assert(json_number_value(h_get(j, "plan.params_used.chunk_size")) == 341.0);
+	ck_assert(json_number_value(h_get(j, "plan.params_used.rounds")) == 4.0);
+	ck_assert(json_number_value(h_get(j, "plan.params_used.round_steps")) * 4.0 ==
+		  (double)steps);
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "parallel");
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.event.parts")), steps);
+	json_decref(j);
+
+	snprintf(body, sizeof(body),
+		 RR_RUN("\"variant\": \"sgda\"", ", \"eval_dataset_id\": \"%s\""), p);
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 2, x);
+	numbers(j, "result.y", 2, y);
+	ck_assert(norm2(x[0], x[1]) <= 1.0 + 1e-9);
+	ck_assert(norm2(y[0], y[1]) <= 1.0 + 1e-9);
+	bracket(j, "result.evaluation.strong_gap", &slo, &shi);
+	want = meval[0] * x[0] + meval[1] * x[1] + norm2(g * x[0] - meval[2], g * x[1] - meval[3]) +
+	       meval[2] * y[0] + meval[3] * y[1] + norm2(g * y[0] + meval[0], g * y[1] + meval[1]);
+	ck_assert_msg(slo - 1e-9 <= want && want <= shi + 1e-9,
+		      "closed-form gap %.17g outside [%.17g, %.17g]", want, slo, shi);
+	json_decref(j);
+
+	snprintf(body, sizeof(body), "%s", RR_RUN("\"variant\": \"outpert_cert\"", ""));
+	json_decref(h_run_create(&srv, owner, a, body, run));
+	j = h_run_wait(&srv, owner, run, "succeeded", 60);
+	numbers(j, "result.x", 2, x);
+	numbers(j, "result.y", 2, y);
+	ck_assert(norm2(x[0], x[1]) <= 1.0 + 1e-9);
+	ck_assert(norm2(y[0], y[1]) <= 1.0 + 1e-9);
+	ck_assert_str_eq(json_string_value(h_get(j, "privacy.event.type")), "parallel");
+	ck_assert_int_eq(json_integer_value(h_get(j, "privacy.event.parts")), 4);
+	json_decref(j);
+
+	/* Refusals, nothing charged. */
+	h_ledger_snapshot(db, before, sizeof(before));
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", a);
+	snprintf(body, sizeof(body), "%s", RR_RUN("\"regularization_multiplier\": 48", ""));
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 422,
+		       "privacy_too_small_for_n", "privacy.epsilon", NULL);
+	snprintf(body, sizeof(body), "%s", RR_RUN("\"batch_size\": 342", ""));
+	h_expect_error(&srv, "POST", path, owner, "application/json", body, strlen(body), NULL, 400,
+		       "invalid_request", "params.batch_size", NULL);
+	h_ledger_snapshot(db, after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	free(train);
+	free(test);
+}
+END_TEST
+
 /* GET /v1/algorithms: objective kinds, the saddle flag, constraints.y. */
 START_TEST(test_catalogue)
 {
@@ -1046,6 +1130,7 @@ main(void)
 	tcase_add_test(tc, test_catalogue);
 	tcase_add_test(tc, test_nseg);
 	tcase_add_test(tc, test_nispp);
+	tcase_add_test(tc, test_recursive_regularization);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,269 @@
+/*
+ * rr_bench.c - saddle.recursive_regularization against the one-pass noisy
+ * SGDA baseline saddle.sgda_one_pass on the bilinear game over unit l2
+ * balls at large n (README.md here).  The game of
+ * tests/algorithms/test_recursive_regularization.c (p = 4, coupling 0.5,
+ * records with entries +-1/sqrt 2 of known means), (epsilon, 1e-6) on a
+ * 'basic' ledger, every method at its defaults.  Figures: the population
+ * strong gap of the released point (exact: f is affine in the record),
+ * mean and standard error over seeds (fresh records each), and the CPU
+ * seconds per run.  Columns: sgda_one_pass; recursive regularization,
+ * variant sgda, sgda_multi_pass and outpert_cert, at the practical
+ * multiplier 1; variant
+ * outpert_cert at the paper's 48 ("refused" when T < 1).
+ *
+ *	rr_bench [--smoke] [--seeds S] [--n 50000,100000,200000] [--eps 1]
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alg.h"
+#include "objective.h"
+#include "rng.h"
+#include "saddle.h"
+#include "saddle_gap.h"
+
+#define MAX_LIST  8
+#define N_METHODS 5
+
+static const double NU_A[2] = { 0.3, -0.2 }, NU_B[2] = { 0.1, 0.25 };
+
+struct prob {
+	struct data_schema s;
+	struct objective o;
+	struct dataset ds;
+	double *x;
+	struct constraint ball;
+};
+
+static int
+prob_make(struct prob *p, size_t n, uint64_t seed)
+{
+	struct objective_params op;
+	struct err e = { 0 };
+	struct rng r;
+	const double c = 1.0 / sqrt(2.0);
+
+	memset(p, 0, sizeof(*p));
+	p->x = malloc((n ? n : 1) * 4 * sizeof(*p->x));
+	if (p->x == NULL)
+		return -1;
+	p->s.d = 4;
+	p->s.task = TASK_UNLABELED;
+	p->s.n_blocks = 2;
+	p->s.blocks[0] = (struct data_block){ "a", 0, 2, 1.0, NAN };
+	p->s.blocks[1] = (struct data_block){ "b", 2, 2, 1.0, NAN };
+	p->s.bounds = (struct bounds){ NAN, sqrt(2.0), NAN, NAN, NAN };
+	rng_splitmix_init(&r, seed);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < 4; j++) {
+			double nu = j < 2 ? NU_A[j] : NU_B[j - 2];
+
+			p->x[i * 4 + j] = rng_uniform(&r) < (1.0 + nu) / 2.0 ? c : -c;
+		}
+	if (n == 0) /* the population: the mean record */
+		for (size_t j = 0; j < 4; j++)
+			p->x[j] = c * (j < 2 ? NU_A[j] : NU_B[j - 2]);
+	p->ds.n = n ? n : 1;
+	p->ds.d = 4;
+	p->ds.x = p->x;
+	objective_params_default(&op);
+	op.coupling = 0.5;
+	if (objective_init(&p->o, objective_find("bilinear"), &op, &p->s, &e) != ERR_OK) {
+		fprintf(stderr, "objective: %s\n", e.msg);
+		return -1;
+	}
+	p->ball = (struct constraint){ .kind = CONSTRAINT_L2_BALL, .radius = 1.0 };
+	return 0;
+}
+
+static double
+cpu_now(void)
+{
+	return (double)clock() / CLOCKS_PER_SEC;
+}
+
+static const char *const METHOD_NAME[N_METHODS] = { "saddle.sgda_one_pass",
+						    "saddle.recursive_regularization",
+						    "saddle.recursive_regularization",
+						    "saddle.recursive_regularization",
+						    "saddle.recursive_regularization" };
+static const int METHOD_VARIANT[N_METHODS] = { -1, 0, 2, 1, 1 };
+static const double METHOD_MULT[N_METHODS] = { 0, 1, 1, 1, 48 };
+
+/* One run of method m at its defaults; u <- the result.  1 when refused
+ * as privacy_too_small_for_n (T < 1), -1 on failure. */
+static int
+run_one(int m, size_t n, double eps, uint64_t data_seed, uint64_t alg_seed, double *u)
+{
+	const struct alg_ops *a = alg_find(METHOD_NAME[m]);
+	struct prob p;
+	struct run_spec spec;
+	struct run_plan plan;
+	struct err e = { 0 };
+	struct rng r;
+	enum err_code rc;
+	int ret = 0;
+
+	if (a == NULL || prob_make(&p, n, data_seed) != 0)
+		return -1;
+	memset(&spec, 0, sizeof(spec));
+	spec.objective = p.o;
+	spec.dim = p.o.dim;
+	spec.schema = p.s;
+	spec.n = n;
+	spec.x = p.ball;
+	spec.has_y = true;
+	spec.y = p.ball;
+	spec.epsilon = eps;
+	spec.delta = 1e-6;
+	spec.mode = ACCOUNTING_BASIC;
+	alg_default_params(a, spec.params);
+	if (METHOD_VARIANT[m] >= 0) {
+		spec.params[0] = METHOD_VARIANT[m];
+		spec.params[1] = METHOD_MULT[m];
+	}
+	rng_splitmix_init(&r, alg_seed);
+	rc = alg_plan(a, &spec, &plan, &e);
+	if (rc == ERR_TOO_SMALL) {
+		ret = 1;
+	} else if (rc != ERR_OK ||
+		   alg_run(a, &spec, &plan, &p.ds, &r, NULL, NULL, u, &e) != ERR_OK) {
+		fprintf(stderr, "run (%s %d, n %zu, eps %g): %s\n", METHOD_NAME[m],
+			METHOD_VARIANT[m], n, eps, e.msg);
+		ret = -1;
+	}
+	free(p.x);
+	return ret;
+}
+
+/* Population gap of R points, strong or weak. */
+static double
+pop_gap(const double *us, size_t R, bool weak)
+{
+	static const struct saddle_gap_opts opts = { 1e-9, 20000 };
+	struct prob pop;
+	struct saddle_block b;
+	struct saddle_gap sg, wg;
+	struct err e = { 0 };
+	double g = NAN;
+
+	if (prob_make(&pop, 0, 1) != 0)
+		return NAN;
+	b = (struct saddle_block){ pop.ball, GEOMETRY_L2 };
+	if (saddle_gap_eval(&pop.o, &pop.s, &pop.ds, &b, &b, us, R, &opts, &sg, &wg, &e) == ERR_OK)
+		g = weak ? wg.gap.hi : sg.gap.hi;
+	free(pop.x);
+	return g;
+}
+
+static size_t
+parse_list(const char *s, double *out)
+{
+	size_t k = 0;
+	char *end;
+
+	while (*s != '\0' && k < MAX_LIST) {
+		out[k++] = strtod(s, &end);
+		s = *end == ',' ? end + 1 : end;
+		if (end == s && *s != '\0')
+			break;
+	}
+	return k;
+}
+
+int
+main(int argc, char **argv)
+{
+	double ns[MAX_LIST] = { 50000, 100000, 200000 }, epss[MAX_LIST] = { 1 };
+	size_t nn = 3, ne = 1, seeds = 5;
+	double zero[4] = { 0 };
+	int fails = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--smoke") == 0) {
+			ns[0] = 4096;
+			nn = 1;
+			epss[0] = 1;
+			ne = 1;
+			seeds = 1;
+		} else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) {
+			seeds = (size_t)atol(argv[++i]);
+		} else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
+			nn = parse_list(argv[++i], ns);
+		} else if (strcmp(argv[i], "--eps") == 0 && i + 1 < argc) {
+			ne = parse_list(argv[++i], epss);
+		} else {
+			fprintf(stderr, "usage: rr_bench [--smoke] [--seeds S] [--n LIST] "
+					"[--eps LIST]\n");
+			return 2;
+		}
+	}
+	if (seeds < 1) {
+		fprintf(stderr, "rr_bench: seeds >= 1\n");
+		return 2;
+	}
+	printf("gap of the data-independent point 0: %.4f\n", pop_gap(zero, 1, false));
+	printf("| eps | n | sgda_one_pass | s/run | rr sgda (c = 1) | s/run | rr sgda_multi_pass "
+	       "(c "
+	       "= 1) | s/run | rr outpert_cert (c = 1) | s/run | rr outpert_cert (c = 48) | s/run "
+	       "|\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t ie = 0; ie < ne; ie++)
+		for (size_t in = 0; in < nn; in++) {
+			size_t n = (size_t)ns[in];
+
+			printf("| %g | %zu |", epss[ie], n);
+			for (int m = 0; m < N_METHODS; m++) {
+				double sum = 0.0, sq = 0.0, t = 0.0;
+				size_t k = 0;
+				bool refused = false;
+
+				for (size_t s = 1; s <= seeds; s++) {
+					double u[4], t0 = cpu_now(), g;
+					int rc = run_one(m, n, epss[ie], 1000 * s, 7 * s + 1, u);
+
+					if (rc == 1) {
+						refused = true;
+						break;
+					}
+					if (rc != 0) {
+						fails++;
+						continue;
+					}
+					t += cpu_now() - t0;
+					g = pop_gap(u, 1, false);
+					if (!isfinite(g)) {
+						fails++;
+						continue;
+					}
+					sum += g;
+					sq += g * g;
+					k++;
+				}
+				if (refused) {
+					printf(" refused (T < 1) | — |");
+				} else if (k > 0) {
+					double mean = sum / (double)k;
+					double se = k > 1 ? sqrt(fmax(0.0, sq / (double)k -
+										   mean * mean) /
+								 (double)(k - 1))
+							  : 0.0;
+
+					printf(" %.4f ± %.4f | %.3g |", mean, se, t / (double)k);
+				} else {
+					printf(" — | — |");
+				}
+				fflush(stdout);
+			}
+			printf("\n");
+		}
+	if (fails != 0)
+		fprintf(stderr, "rr_bench: %d failures\n", fails);
+	return fails == 0 ? 0 : 1;
+}
