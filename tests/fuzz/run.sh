@@ -36,8 +36,8 @@ build() { # build TARGET SOURCES...
 }
 build fuzz_csv "$SRC/common/csv.c" "$SRC/common/lines.c" "$SRC/common/decimal.c" "$SRC/common/err.c"
 build fuzz_libsvm "$SRC/common/libsvm.c" "$SRC/common/lines.c" "$SRC/common/decimal.c" "$SRC/common/err.c"
-# shellcheck disable=SC2086
 # (algorithms/data.c: schema_feature_range, which schema.c's bounds use)
+# shellcheck disable=SC2086
 build fuzz_schema "$SRC/service/schema.c" "$SRC/service/jv.c" "$SRC/algorithms/data.c" \
 	"$SRC/common/decimal.c" "$SRC/common/err.c" $JANSSON
 
