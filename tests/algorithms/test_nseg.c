@@ -165,7 +165,7 @@ scale_leaf(struct dp_event_tree *t, double f)
 			t->node[i].noise_multiplier *= f;
 }
 
-/* Spec 002 Appendix B, n = 1000 and 10000: B = 17, T = 29 / 294, and the
+/* The worked example of docs/algorithms/nseg.md §7, n = 1000 and 10000: B = 17, T = 29 / 294, and the
  * step size at the paper's sigma = 0.87457 is 0.0337513 / 0.0106003; the
  * plan's own step is the same formula at its calibrated sigma. */
 START_TEST(test_sp_golden)

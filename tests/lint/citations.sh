@@ -2,8 +2,8 @@
 # citations.sh SRC: the repository stands on its own.  No tracked file may
 # cite a document outside it: the shared privacy rules, the algorithm
 # specs, the seed papers' folder or the house-style note of the workspace
-# it was written in.  Cite the in-repository text instead: the privacy
-# model is docs/privacy-model.md (cite "docs/privacy-model.md §N"), the
+# it was written in, in any case ("Spec 002" too).  Cite the
+# in-repository text instead: the privacy model is docs/privacy-model.md (cite "docs/privacy-model.md §N"), the
 # algorithm notes are indexed in docs/algorithms/README.md, and papers are
 # cited by author, year and title.
 set -u
@@ -22,7 +22,7 @@ list() {
 # matches are collected, not read from grep's status: xargs may run grep
 # several times, and its status is the worst of them.
 hits=$(list | grep -zv '^\(\./\)\{0,1\}tests/lint/citations\.sh$' |
-	xargs -0 grep -nIsE "$pattern" -- /dev/null)
+	xargs -0 grep -inIsE "$pattern" -- /dev/null)
 if [ -n "$hits" ]; then
 	printf '%s\n' "$hits"
 	echo "citations: the lines above cite a document outside the repository;" \
