@@ -31,143 +31,14 @@
 #include "saddle.h"
 #include "saddle/nseg.h"
 #include "saddle_gap.h"
+#include "euclid_saddle.h"
 #ifdef DPOPT_TESTING
 #include "testing_hook.h"
 #endif
 
-#define MAXN 16000
-#define MAXD 20
-
-struct prob {
-	struct objective o;
-	struct data_schema s;
-	struct dataset ds;
-	struct saddle_block bx, by;
-	double x[MAXN * 4];
-};
-
-static const double NU_A[2] = { 0.3, -0.2 }, NU_B[2] = { 0.1, 0.25 };
-
-/* bilinear (or bilinear_vi), a, b in R^2, entries +-1/sqrt 2 with P(+) =
- * (1 + nu_j) / 2, coupling 0.5, over unit l2 balls (as test_saddle.c). */
-static struct prob *
-make_bilinear(size_t n, uint64_t seed, bool vi)
-{
-	struct prob *p = calloc(1, sizeof(*p));
-	struct objective_params op;
-	struct err e = { 0 };
-	struct rng r;
-	const double c = 1.0 / sqrt(2.0);
-
-	ck_assert_ptr_nonnull(p);
-	p->s.d = 4;
-	p->s.task = TASK_UNLABELED;
-	p->s.n_blocks = 2;
-	p->s.blocks[0] = (struct data_block){ "a", 0, 2, 1.0, NAN };
-	p->s.blocks[1] = (struct data_block){ "b", 2, 2, 1.0, NAN };
-	p->s.bounds = (struct bounds){ NAN, sqrt(2.0), NAN, NAN, NAN };
-	rng_splitmix_init(&r, seed);
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < 4; j++) {
-			double nu = j < 2 ? NU_A[j] : NU_B[j - 2];
-
-			p->x[i * 4 + j] = rng_uniform(&r) < (1.0 + nu) / 2.0 ? c : -c;
-		}
-	p->ds.n = n;
-	p->ds.d = 4;
-	p->ds.x = p->x;
-	objective_params_default(&op);
-	op.coupling = 0.5;
-	ck_assert_msg(objective_init(&p->o, objective_find(vi ? "bilinear_vi" : "bilinear"), &op,
-				     &p->s, &e) == ERR_OK,
-		      "%s", e.msg);
-	p->bx = (struct saddle_block){ { .kind = CONSTRAINT_L2_BALL, .radius = 1.0 }, GEOMETRY_L2 };
-	p->by = p->bx;
-	return p;
-}
-
-/* The golden configuration (docs/algorithms/nseg.md §7): matrix_game rank one,
- * u, v in R^10 with ||u||, ||v|| <= 1, over two probability simplices:
- * M = sqrt 2, L = 1, D = 2, p = 20.  Schema only (plans need no rows). */
-static struct prob *
-make_golden(void)
-{
-	struct prob *p = calloc(1, sizeof(*p));
-	struct objective_params op;
-	struct err e = { 0 };
-
-	ck_assert_ptr_nonnull(p);
-	p->s.d = 20;
-	p->s.task = TASK_UNLABELED;
-	p->s.n_blocks = 2;
-	p->s.blocks[0] = (struct data_block){ "u", 0, 10, 1.0, NAN };
-	p->s.blocks[1] = (struct data_block){ "v", 10, 10, 1.0, NAN };
-	p->s.bounds = (struct bounds){ NAN, sqrt(2.0), NAN, NAN, NAN };
-	objective_params_default(&op);
-	ck_assert_msg(objective_init(&p->o, objective_find("matrix_game"), &op, &p->s, &e) ==
-			      ERR_OK,
-		      "%s", e.msg);
-	ck_assert_uint_eq(p->o.dim, 20);
-	p->bx = (struct saddle_block){ { .kind = CONSTRAINT_SIMPLEX, .radius = 1.0 }, GEOMETRY_L2 };
-	p->by = p->bx;
-	return p;
-}
-
-static void
-nseg_spec(const struct alg_ops *a, const struct prob *p, size_t n, int variant,
-	  struct run_spec *spec)
-{
-	memset(spec, 0, sizeof(*spec));
-	spec->objective = p->o;
-	spec->dim = p->o.dim;
-	spec->schema = p->s;
-	spec->n = n;
-	spec->x = p->bx.set;
-	if (p->o.ops->kind != OBJECTIVE_OPERATOR) {
-		spec->has_y = true;
-		spec->y = p->by.set;
-	}
-	spec->epsilon = 1.0;
-	spec->delta = 1e-6;
-	alg_default_params(a, spec->params);
-	spec->params[0] = variant; /* "variant" is the first parameter */
-	ck_assert_str_eq(a->params[0].name, "variant");
-}
-
-static double
-used(const struct run_plan *p, const char *name)
-{
-	double v = run_plan_value(p, name);
-
-	ck_assert_msg(!isnan(v), "the plan has no '%s'", name);
-	return v;
-}
-
-/* epsilon at delta of a plan's event on mode's accountant. */
-static double
-event_epsilon(const struct dp_event_tree *t, enum accounting_mode mode, double delta)
-{
-	struct accountant_report rep;
-	struct err e = { 0 };
-
-	ck_assert_msg(accountant_epsilon(t, mode, delta, NULL, true, &rep, &e) == ERR_OK, "%s",
-		      e.msg);
-	return rep.epsilon;
-}
-
-/* The event with every Gaussian leaf's multiplier scaled (the tightness
- * check: the plan's events have one leaf, the last node). */
-static void
-scale_leaf(struct dp_event_tree *t, double f)
-{
-	for (unsigned i = 0; i < t->n_nodes; i++)
-		if (t->node[i].type == DP_EVENT_GAUSSIAN)
-			t->node[i].noise_multiplier *= f;
-}
-
-/* The worked example of docs/algorithms/nseg.md §7, n = 1000 and 10000: B = 17, T = 29 / 294, and the
- * step size at the paper's sigma = 0.87457 is 0.0337513 / 0.0106003; the
- * plan's own step is the same formula at its calibrated sigma. */
+/* The worked example of docs/algorithms/nseg.md §7, n = 1000 and 10000: B = 17, T = 29 / 294, and
+ * the step size at the paper's sigma = 0.87457 is 0.0337513 / 0.0106003; the plan's own step is the
+ * same formula at its calibrated sigma. */
 START_TEST(test_sp_golden)
 {
 	const struct alg_ops *a = alg_find("saddle.nseg");
@@ -183,7 +54,7 @@ START_TEST(test_sp_golden)
 		struct err e = { 0 };
 		double sigma;
 
-		nseg_spec(a, p, N[k], 0, &spec);
+		euclid_spec(a, p, N[k], 0, &spec);
 		ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
 		ck_assert_uint_eq(nseg_sp_batch(N[k], 20, 1.0, 1e-6), 17);
 		ck_assert_double_eq(used(&plan, "batch_size"), 17.0);
@@ -239,7 +110,7 @@ START_TEST(test_calibration_meets_and_is_tight)
 			struct err e = { 0 };
 			double eps, eps_low;
 
-			nseg_spec(a, p, variant == 0 ? 1000 : 200, variant, &spec);
+			euclid_spec(a, p, variant == 0 ? 1000 : 200, variant, &spec);
 			spec.mode = mode == 0 ? ACCOUNTING_BASIC : ACCOUNTING_RENYI;
 			ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
 			eps = event_epsilon(&plan.event, spec.mode, spec.delta);
@@ -278,7 +149,7 @@ START_TEST(test_mp_event)
 	double z, c_run[RDP_MAX_ORDERS], c_one[RDP_MAX_ORDERS], eps_paper;
 	struct err e = { 0 };
 
-	nseg_spec(a, p, 1000, 1, &spec);
+	euclid_spec(a, p, 1000, 1, &spec);
 	spec.mode = ACCOUNTING_RENYI;
 	ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
 	ck_assert_uint_eq(plan.steps, 1000000);
@@ -323,14 +194,14 @@ START_TEST(test_refusals)
 	struct err e = { 0 };
 
 	for (int variant = 0; variant < 2; variant++) {
-		nseg_spec(a, p, 16, variant, &spec); /* sqrt(20 ln 1e6) = 16.6 */
+		euclid_spec(a, p, 16, variant, &spec); /* sqrt(20 ln 1e6) = 16.6 */
 		ck_assert_int_eq(alg_plan(a, &spec, &plan, &e), ERR_TOO_SMALL);
 		ck_assert_str_eq(err_code_name(e.code), "privacy_too_small_for_n");
 		ck_assert_str_eq(e.field, "privacy.epsilon");
 		spec.n = 17;
 		ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
 	}
-	nseg_spec(a, p, 100, 0, &spec);
+	euclid_spec(a, p, 100, 0, &spec);
 	spec.params[1] = 51; /* batch_size: 2 B > n */
 	ck_assert_int_eq(alg_plan(a, &spec, &plan, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "params.batch_size");
@@ -340,7 +211,7 @@ START_TEST(test_refusals)
 	ck_assert_str_eq(e.field, "params.iterations");
 	spec.params[2] = 5;
 	ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
-	nseg_spec(a, p, 100, 1, &spec);
+	euclid_spec(a, p, 100, 1, &spec);
 	spec.params[1] = 101;
 	ck_assert_int_eq(alg_plan(a, &spec, &plan, &e), ERR_INVALID);
 	ck_assert_str_eq(e.field, "params.batch_size");
@@ -377,7 +248,7 @@ START_TEST(test_output_in_set)
 				p->bx.set = SETS[k];
 				p->by.set = SETS[(k + 2) % nsets];
 			}
-			nseg_spec(a, p, p->ds.n, variant, &spec);
+			euclid_spec(a, p, p->ds.n, variant, &spec);
 			ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
 			rng_splitmix_init(&r, 17 + k);
 			ck_assert_msg(alg_run(a, &spec, &plan, &p->ds, &r, NULL, NULL, u, &e) ==
@@ -396,19 +267,6 @@ END_TEST
 
 static const struct saddle_gap_opts OPTS = { 1e-9, 20000 };
 
-/* The population: f is affine in the record, so F_D is F on the mean
- * record, a one-record dataset. */
-static struct prob *
-population(void)
-{
-	struct prob *pop = make_bilinear(1, 1, false);
-	const double c = 1.0 / sqrt(2.0);
-
-	for (size_t j = 0; j < 4; j++)
-		pop->x[j] = c * (j < 2 ? NU_A[j] : NU_B[j - 2]);
-	return pop;
-}
-
 /* One run's output on n fresh records (data seed ds), algorithm seed as. */
 static void
 run_once(int variant, size_t n, double eps, uint64_t ds, uint64_t as, double *u)
@@ -420,7 +278,7 @@ run_once(int variant, size_t n, double eps, uint64_t ds, uint64_t as, double *u)
 	struct err e = { 0 };
 	struct rng r;
 
-	nseg_spec(a, p, n, variant, &spec);
+	euclid_spec(a, p, n, variant, &spec);
 	spec.epsilon = eps;
 	ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
 	rng_splitmix_init(&r, as);
@@ -530,7 +388,7 @@ START_TEST(test_plan_must_match_spec)
 		struct rng r;
 		double u[4] = { 0 };
 
-		nseg_spec(a, p, p->ds.n, variant, &spec);
+		euclid_spec(a, p, p->ds.n, variant, &spec);
 		spec.epsilon = 2.0;
 		ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
 		rng_splitmix_init(&r, 1);
@@ -573,7 +431,7 @@ START_TEST(test_calibrates_once)
 		double u[4];
 		struct prob *p = make_bilinear(k < 2 ? 400 : 30, 4, false);
 
-		nseg_spec(a, p, p->ds.n, k < 2 ? 0 : 1, &spec);
+		euclid_spec(a, p, p->ds.n, k < 2 ? 0 : 1, &spec);
 		spec.mode = k % 2 == 0 ? ACCOUNTING_BASIC : ACCOUNTING_RENYI;
 		spec.testing_hook = &hook;
 		count = 0;
