@@ -175,6 +175,32 @@ laplace_rdp(double b, double a)
 	return eps + log1p((a - 1.0) / (2.0 * a - 1.0) * expm1(-(2.0 * a - 1.0) * eps)) / (a - 1.0);
 }
 
+/*
+ * The largest RDP at order a of any eps-DP mechanism: that of binary
+ * randomized response with e^eps : 1 odds (Mironov 2017, Proposition 5,
+ * for the mechanism itself):
+ *	D_a = 1/(a-1) log( (e^{a eps} + e^{(1-a) eps}) / (1 + e^eps) ).
+ * It bounds every eps-DP pair (P, Q) because such a pair is a
+ * post-processing of the randomized-response pair (Kairouz, Oh &
+ * Viswanath, ICML 2015, Theorem 2.4: the (eps, 0) privacy region is that
+ * of randomized response, and a pair whose region lies inside it is
+ * obtained from it by one Markov kernel), and Renyi divergence does not
+ * grow under post-processing.  Rewritten so nothing cancels or overflows:
+ *	D_a = eps + log1p( expm1(-2 (a-1) eps) / (1 + e^eps) ) / (a-1).
+ * It is below both min(eps, a eps^2 / 2) bounds it replaces (tighter by
+ * about 2 % at eps = 0.1, and by a factor that grows with eps; see
+ * tests/unit/test_rdp.c).
+ */
+static double
+pure_rdp(double eps, double a)
+{
+	double r = eps + log1p(expm1(-2.0 * (a - 1.0) * eps) / (1.0 + exp(eps))) / (a - 1.0);
+
+	/* Mathematically below both classical bounds; the minimum keeps it
+	 * so whatever the rounding (a minimum of valid bounds is valid). */
+	return fmin(r, fmin(eps, 0.5 * a * eps * eps));
+}
+
 /* ------------------------------------------------------------------ */
 /* Pure-DP bound eps(inf) of a subtree                                 */
 
@@ -929,11 +955,14 @@ node_curve(const struct dp_event_tree *t, unsigned i, const double *a, unsigned 
 		break;
 	case DP_EVENT_PURE:
 		for (unsigned k = 0; k < n; k++)
-			out[k] = fmin(node->epsilon, 0.5 * a[k] * node->epsilon * node->epsilon);
+			out[k] = pure_rdp(node->epsilon, a[k]);
 		break;
 	case DP_EVENT_BOUNDED_RANGE:
 		for (unsigned k = 0; k < n; k++)
-			out[k] = fmin(node->epsilon, 0.125 * a[k] * node->epsilon * node->epsilon);
+			/* eps-bounded range: eps^2/8-zCDP (Cesar & Rogers),
+			 * and eps-DP, so the randomized-response bound too */
+			out[k] = fmin(pure_rdp(node->epsilon, a[k]),
+				      0.125 * a[k] * node->epsilon * node->epsilon);
 		break;
 	case DP_EVENT_ZCDP:
 		for (unsigned k = 0; k < n; k++)

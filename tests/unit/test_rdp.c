@@ -222,6 +222,14 @@ START_TEST(test_gaussian_exact)
 }
 END_TEST
 
+/* Renyi divergence of binary randomized response with e^eps : 1 odds,
+ * as printed (Mironov 2017, Proposition 5), in long double. */
+static long double
+rr_rdp_ref(long double a, long double eps)
+{
+	return logl((expl(a * eps) + expl((1 - a) * eps)) / (1 + expl(eps))) / (a - 1);
+}
+
 START_TEST(test_laplace_pure_closed_forms)
 {
 	static const double bs[] = { 0.5, 1.0, 2.0, 10.0 };
@@ -257,11 +265,29 @@ START_TEST(test_laplace_pure_closed_forms)
 		curve(&zc, &g, rz);
 		for (unsigned k = 0; k < g.n; k++) {
 			double a = g.order[k];
+			long double rr = rr_rdp_ref(a, eps);
 
-			ck_assert(rp[k] == fmin(eps, a * eps * eps / 2));
-			ck_assert(rb[k] == fmin(eps, a * eps * eps / 8));
+			/* pure: randomized response's divergence, below both
+			 * classical bounds; bounded range: also eps^2/8-zCDP */
+			ck_assert_msg(close_rel(rp[k], (double)rr, 1e-12),
+				      "pure eps = %g order %g: %.17g vs %.17Lg", eps, a, rp[k], rr);
+			ck_assert(rp[k] <= fmin(eps, a * eps * eps / 2));
+			ck_assert(rb[k] == fmin(rp[k], a * eps * eps / 8));
 			ck_assert(rz[k] == eps * a);
 		}
+	}
+	/* The gain over min(eps, a eps^2 / 2) at eps = 0.1: 0.4 % at order 2
+	 * (0.0099586), 12 % at 10 (0.043888), and at order 64 the curve is
+	 * 10 % below eps itself (0.089772). */
+	{
+		struct dp_event_tree p = pure(0.1);
+		double rp[RDP_MAX_ORDERS];
+		struct rdp_grid h;
+
+		grid_of(&h, (double[]){ 2.0, 10.0, 64.0 }, 3);
+		curve(&p, &h, rp);
+		ck_assert_msg(rp[0] < 0.997 * 0.01 && rp[1] < 0.9 * 0.05 && rp[2] < 0.91 * 0.1,
+			      "%.17g %.17g %.17g", rp[0], rp[1], rp[2]);
 	}
 }
 END_TEST
@@ -299,6 +325,60 @@ START_TEST(test_full_batch_gaussian_sandwich)
 		ck_assert(exact <= ours && ours <= classical);
 	}
 	fflush(stdout);
+}
+END_TEST
+
+/*
+ * The default grid costs at most 1 % of epsilon against dp_accounting's
+ * default orders (1.1 to 10.9 by 0.1, 11 to 63, 128, 256, 512, 1024: the
+ * RdpAccountant's DEFAULT_RDP_ORDERS, typed from its documentation), the
+ * same curves and conversion on both: compositions of pure, Gaussian and
+ * sampled Gaussian events from epsilon 1e-2 to 1e4.  The worst measured
+ * ratio is 1.0044.  (The pure-DP curve min(eps, a eps^2 / 2) this
+ * accountant used before randomized response's was 2.5 % above
+ * dp_accounting's own at 100 steps of eps 0.1, delta 1e-5: 4.7289 vs
+ * 4.6152.)  Breaking the grid (orders 2 to 15 by 1 instead of 0.25) fails
+ * it: 1.0102 at 100000 steps of eps 0.003, delta 1e-3.
+ */
+START_TEST(test_default_grid_vs_reference_orders)
+{
+	static const double e0s[] = { 0.003, 0.1, 0.5, 2.0 }, zs[] = { 0.1, 0.4, 1.5, 10.0 },
+			    deltas[] = { 1e-3, 1e-6, 1e-12 };
+	static const uint64_t ks[] = { 1, 10, 1000, 100000 };
+	struct rdp_grid def, da;
+	double worst = 0.0;
+	unsigned n = 0;
+
+	rdp_grid_default(&def);
+	memset(&da, 0, sizeof(da));
+	for (int x = 1; x < 100; x++)
+		da.order[n++] = 1.0 + x / 10.0;
+	for (int a = 11; a < 64; a++)
+		da.order[n++] = a;
+	for (int a = 128; a <= 1024; a *= 2)
+		da.order[n++] = a;
+	da.n = n;
+	for (unsigned j = 0; j < 3 * 4; j++)
+		for (unsigned k = 0; k < 4; k++)
+			for (unsigned d = 0; d < 3; d++) {
+				struct dp_event_tree leaf =
+					j < 4   ? pure(e0s[j % 4])
+					: j < 8 ? gaussian(DP_REPLACE_ONE, zs[j % 4])
+						: wor(gaussian(DP_REPLACE_ONE, zs[j % 4]), 10000,
+						      100);
+				struct dp_event_tree t;
+				double ours, ref;
+
+				t = self_composed(leaf, ks[k]);
+				ours = epsilon_of(&t, &def, deltas[d], NULL);
+				ref = epsilon_of(&t, &da, deltas[d], NULL);
+				if (ref > 0.0)
+					worst = fmax(worst, ours / ref);
+				ck_assert_msg(ours <= 1.01 * ref,
+					      "leaf %u, %lu steps, delta %g: %.9g vs %.9g", j,
+					      (unsigned long)ks[k], deltas[d], ours, ref);
+			}
+	printf("default grid against dp_accounting's orders: worst ratio %.5f\n", worst);
 }
 END_TEST
 
@@ -586,7 +666,7 @@ slow_theorem9(double (*base)(double a, double p), double p, double einf, double 
 static double
 pure_rdp(double a, double eps)
 {
-	return fmin(eps, a * eps * eps / 2);
+	return (double)rr_rdp_ref(a, eps);
 }
 
 static double
@@ -1051,6 +1131,7 @@ rdp_suite(void)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_published_values);
+	tcase_add_test(tc, test_default_grid_vs_reference_orders);
 	tcase_add_test(tc, test_mixture_is_worst_child);
 	tcase_add_test(tc, test_published_poisson_curve);
 	tcase_add_test(tc, test_default_grid_no_worse);
