@@ -134,15 +134,20 @@ START_TEST(test_golden)
 			ck_assert_double_eq(used(&plan, "sampling_rate"), 0.032);
 		}
 	}
-	zeta = nispp_zeta(2e-10, sqrt(2.0), 1.0, 2.0, 100.0, 0.0);
-	ck_assert_double_eq_tol(zeta, 4.96e-13, 0.01e-13);
-	ck_assert_double_eq(nispp_oe_iterations(2.0, zeta, 100.0, 1.0), 85.0);
-	ck_assert_double_eq(nispp_fixed_point_iterations(2.0, zeta, 100.0, 1.0), 7.0);
+	/* The golden configuration (n = 1e4 multi-pass: lambda = 100, L = 1,
+	 * D = 2, nu = 2e-10): fixed point 1 + ceil(ln(2 / zeta) / ln 100), zeta
+	 * = nu / (1.01 * 2) = 9.9e-11; OE 1 + ceil(2 ln(2 / zeta) / ln kappa),
+	 * kappa = 201 / 101, zeta = nu / ((1 + r)(3 + r) 101 * 2) = 1.56e-13.
+	 * (The count at a centre inside W used to be 85 / 7.) */
+	zeta = nispp_zeta(2e-10, 1.0, 2.0, 100.0, NISPP_SOLVER_FIXED_POINT);
+	ck_assert_double_eq_tol(zeta, 2e-10 / 2.02, 1e-22);
+	zeta = nispp_zeta(2e-10, 1.0, 2.0, 100.0, NISPP_SOLVER_OE);
+	ck_assert_double_eq_tol(zeta, 1.562e-13, 0.001e-13);
+	ck_assert_double_eq(nispp_oe_iterations(2.0, 2e-10, 100.0, 1.0), 89.0);
+	ck_assert_double_eq(nispp_fixed_point_iterations(2.0, 2e-10, 100.0, 1.0), 7.0);
 	/* L = 0: the fixed point is exact after one step; lambda <= L: none */
-	ck_assert_double_eq(nispp_fixed_point_iterations(2.0, zeta, 100.0, 0.0), 1.0);
-	ck_assert_double_eq(nispp_fixed_point_iterations(2.0, zeta, 1.0, 1.0), 0.0);
-	/* the centre's distance to W enters zeta */
-	ck_assert_double_eq_tol(nispp_zeta(1.0, 1.0, 1.0, 1.0, 1.0, 3.0), 1.0 / 7.0, 1e-15);
+	ck_assert_double_eq(nispp_fixed_point_iterations(2.0, 2e-10, 100.0, 0.0), 1.0);
+	ck_assert_double_eq(nispp_fixed_point_iterations(2.0, 2e-10, 1.0, 1.0), 0.0);
 	free(p);
 }
 END_TEST
@@ -217,8 +222,9 @@ affine_op(void *ctx, const double *v, double *g)
 }
 
 /* 30 random instances (d = 8, lambda / L in {0.05, 0.2, 1, 5} for OE,
- * {1.5, 5, 20} for the fixed point, centre outside the unit ball half the
- * time): after exactly the formula's count the iterate is within zeta of
+ * {1.5, 5, 20} for the fixed point, centre inside the unit ball, outside,
+ * or about 1000 away, a third of the instances each: the count does not
+ * depend on the centre): after exactly the formula's count the iterate is within zeta of
  * the solution (found by 20000 fixed-point steps at lambda' = lambda, or
  * OE) and the certificate is below nu; with a third of the count the
  * distance bound fails somewhere (the count is not loose by 3x). */
@@ -229,6 +235,7 @@ START_TEST(test_inner_solver_count_and_certificate)
 	};
 	static const double RATIO_OE[4] = { 0.05, 0.2, 1.0, 5.0 };
 	static const double RATIO_FP[3] = { 1.5, 5.0, 20.0 };
+	static const double CSCALE[3] = { 4.0, 0.4, 4000.0 };
 	double work[32], z[8], g[8], ref[8], gref[8], c[8];
 	double worst_ratio = 0.0;
 	int short_fail = 0;
@@ -237,7 +244,7 @@ START_TEST(test_inner_solver_count_and_certificate)
 	rng_splitmix_init(&r, 99);
 	for (int inst = 0; inst < 30; inst++) {
 		struct affine f = { .d = 8 };
-		double L = 0.0, nu = 1e-6, M, D = 2.0;
+		double L = 0.0, nu = 1e-6, D = 2.0;
 
 		for (size_t i = 0; i < 8; i++) {
 			for (size_t j = 0; j < i; j++) {
@@ -248,16 +255,12 @@ START_TEST(test_inner_solver_count_and_certificate)
 			}
 			f.a[i * 8 + i] = 0.1 * rng_uniform(&r);
 			f.b[i] = rng_uniform(&r) - 0.5;
-			c[i] = (rng_uniform(&r) - 0.5) * (inst % 2 == 0 ? 4.0 : 0.4);
+			c[i] = (rng_uniform(&r) - 0.5) * CSCALE[inst % 3];
 		}
 		/* L: the Frobenius norm bounds the operator norm */
 		for (size_t i = 0; i < 64; i++)
 			L += f.a[i] * f.a[i];
 		L = sqrt(L);
-		M = 0.0;
-		for (size_t i = 0; i < 8; i++)
-			M += f.b[i] * f.b[i];
-		M = sqrt(M) + L; /* ||F(u)|| <= ||b|| + L on the unit ball */
 		for (int solver = 1; solver <= 2; solver++) {
 			int nr = solver == 1 ? 3 : 4;
 
@@ -266,14 +269,11 @@ START_TEST(test_inner_solver_count_and_certificate)
 				struct nispp_inner in = { &set, affine_op, &f, c, lam, L, solver };
 				struct nispp_inner rin = { &set, affine_op,      &f, c, lam,
 							   L,    NISPP_SOLVER_OE };
-				double dist = 0.0, dc = 0.0, zeta, count, cert, err2 = 0.0;
+				double zeta, count, cert, err2 = 0.0;
 
-				for (size_t j = 0; j < 8; j++)
-					dc += c[j] * c[j];
-				dist = fmax(0.0, sqrt(dc) - 1.0);
-				zeta = nispp_zeta(nu, M, L, D, lam, dist);
-				count = solver == 1 ? nispp_fixed_point_iterations(D, zeta, lam, L)
-						    : nispp_oe_iterations(D, zeta, lam, L);
+				zeta = nispp_zeta(nu, L, D, lam, solver);
+				count = solver == 1 ? nispp_fixed_point_iterations(D, nu, lam, L)
+						    : nispp_oe_iterations(D, nu, lam, L);
 				cert = nispp_inner_solve(&in, count, z, g, work);
 				ck_assert_msg(cert <= nu, "inst %d solver %d: certificate %g > %g",
 					      inst, solver, cert, nu);
