@@ -387,6 +387,140 @@ START_TEST(test_output_in_set)
 }
 END_TEST
 
+/* ---- stability with shared randomness ---- */
+
+#ifdef DPOPT_TESTING
+/* The certificates a run reached, step by step (testing hook). */
+struct certs {
+	double v[1024];
+	unsigned long n;
+};
+
+static void
+record_cert(void *ctx, unsigned long index, double value, double bound)
+{
+	struct certs *c = ctx;
+
+	(void)bound;
+	if (index < 1024)
+		c->v[index] = value;
+	c->n = index + 1;
+}
+#endif
+
+/* Both variants on make_bilinear and its neighbour with record i* negated
+ * (positions first, middle, last), the same generator seed (the same
+ * order or batches and the same noise: the proofs' coupling), 8 seeds
+ * each.  The bound is Lemma 3 unrolled, i* in the first batch at worst,
+ * every prox step nu-accurate: delta_(k+1) <= delta_k + 2 a_(k+1) /
+ * lambda + sqrt(4 nu / lambda), the output (the projected mean) within
+ * the mean of the delta_k:
+ *	single pass  a = 2M/B once: 4M/(lambda B) + (N + 1)/2 sqrt(4 nu_in / lambda)
+ *	multi-pass   Theorem 6, E a_k <= 2M/n per step:
+ *	             N (2M/(n lambda) + sqrt(4 nu_in / lambda))
+ * The mean distance is asserted under it; in test builds also each pair's
+ * distance under the pathwise bound with the accuracies the two runs
+ * certified (nu_k the larger of the two certificates at step k, a <= 2M/B
+ * at every step that can hold i*: once single pass, every step multi-pass). */
+START_TEST(test_stability_shared_randomness)
+{
+	const struct alg_ops *a = alg_find("saddle.nispp");
+	static const size_t NN[2] = { 1000, 60 };
+
+	for (int variant = 0; variant < 2; variant++) {
+		const size_t n = NN[variant];
+		const size_t pos[3] = { 0, n / 2, n - 1 };
+		double worst = 0.0, sum = 0.0, bound = 0.0, path_worst = 0.0;
+		int runs = 0;
+
+		for (int q = 0; q < 3; q++)
+			for (uint64_t seed = 1; seed <= 8; seed++) {
+				struct prob *p = make_bilinear(n, 41, false);
+				struct prob *p2 = make_bilinear(n, 41, false);
+				struct run_spec spec, spec2;
+				struct run_plan plan, plan2;
+				struct err e = { 0 };
+				struct rng r;
+				double u[4], u2[4], dist = 0.0, M, lam, B, N, nu;
+
+				for (size_t j = 0; j < 4; j++)
+					p2->x[pos[q] * 4 + j] = -p2->x[pos[q] * 4 + j];
+				euclid_spec(a, p, n, variant, &spec);
+				euclid_spec(a, p2, n, variant, &spec2);
+#ifdef DPOPT_TESTING
+				struct certs c1 = { { 0 }, 0 }, c2 = { { 0 }, 0 };
+				struct alg_testing_hook h1 = { .certificate = record_cert,
+							       .ctx = &c1 };
+				struct alg_testing_hook h2 = { .certificate = record_cert,
+							       .ctx = &c2 };
+
+				spec.testing_hook = &h1;
+				spec2.testing_hook = &h2;
+#endif
+				ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
+				ck_assert_msg(alg_plan(a, &spec2, &plan2, &e) == ERR_OK, "%s",
+					      e.msg);
+				rng_splitmix_init(&r, seed);
+				ck_assert(alg_run(a, &spec, &plan, &p->ds, &r, NULL, NULL, u, &e) ==
+					  ERR_OK);
+				rng_splitmix_init(&r, seed);
+				ck_assert(alg_run(a, &spec2, &plan2, &p2->ds, &r, NULL, NULL, u2,
+						  &e) == ERR_OK);
+				for (size_t j = 0; j < 4; j++)
+					dist += (u[j] - u2[j]) * (u[j] - u2[j]);
+				dist = sqrt(dist);
+				M = used(&plan, "operator_bound");
+				lam = used(&plan, "prox_weight");
+				B = used(&plan, "batch_size");
+				nu = used(&plan, "inner_accuracy");
+				N = (double)plan.steps;
+				bound = variant == 0
+						? 4.0 * M / (lam * B) +
+							  (N + 1.0) / 2.0 * sqrt(4.0 * nu / lam)
+						: N * (2.0 * M / ((double)n * lam) +
+						       sqrt(4.0 * nu / lam));
+#ifdef DPOPT_TESTING
+				{
+					/* Pathwise, certified accuracies. */
+					double delta = 0.0, mean = 0.0;
+
+					ck_assert_uint_eq(c1.n, plan.steps);
+					ck_assert_uint_eq(c2.n, plan.steps);
+					for (unsigned long k = 0; k < plan.steps && k < 1024; k++) {
+						double v = fmax(fmax(c1.v[k], c2.v[k]), 0.0);
+
+						delta += (variant == 1 || k == 0
+								  ? 4.0 * M / (lam * B)
+								  : 0.0) +
+							 sqrt(4.0 * v / lam);
+						mean += delta / N;
+					}
+					ck_assert_msg(dist <= mean,
+						      "variant %d: distance %g above the pathwise "
+						      "bound %g",
+						      variant, dist, mean);
+					path_worst = fmax(path_worst, dist / mean);
+				}
+#endif
+				worst = fmax(worst, dist);
+				sum += dist;
+				runs++;
+				free(p);
+				free(p2);
+			}
+		fprintf(stderr,
+			"nispp %s stability (n = %zu, 24 coupled pairs): mean |u - u'| = %.4g, "
+			"worst %.4g, Lemma 3 / Theorem 6 bound %.4g (bound / mean %.0f); worst "
+			"distance / pathwise bound %.3g\n",
+			variant == 0 ? "single-pass" : "multi-pass", n, sum / runs, worst, bound,
+			bound * runs / sum, path_worst);
+		ck_assert_msg(sum / runs <= bound, "variant %d: mean distance %g above %g", variant,
+			      sum / runs, bound);
+		ck_assert(sum > 0.0);
+	}
+}
+END_TEST
+
 #define U_SEEDS 24
 
 /* Single pass, strong gap, n = NA -> 8 NA, one-sided sign test. */
@@ -536,6 +670,7 @@ nispp_suite(void)
 	tcase_add_test(tc, test_inner_solver_count_and_certificate);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_output_in_set);
+	tcase_add_test(tc, test_stability_shared_randomness);
 	tcase_add_test(tc, test_plan_must_match_spec);
 #ifdef DPOPT_TESTING
 	tcase_add_test(tc, test_calibrates_once);
