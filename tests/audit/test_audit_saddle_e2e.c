@@ -81,6 +81,7 @@
 #include "objective.h"
 #include "privacy/accountant.h"
 #include "privacy/analytic_gaussian.h"
+#include "saddle_worlds.h"
 #include "testing_hook.h"
 
 #define RUN_EPS     2.0
@@ -138,15 +139,7 @@ set_param(struct run_spec *s, const char *name, double v)
 static void
 spec_init(struct run_spec *s)
 {
-	struct objective_params p;
-
-	memset(s, 0, sizeof(*s));
-	s->x = (struct constraint){ .kind = CONSTRAINT_L2_BALL, .radius = 1.0 };
-	s->y = s->x;
-	s->has_y = true;
-	s->epsilon = RUN_EPS;
-	s->delta = RUN_DELTA;
-	alg_default_params(method(), s->params);
+	saddle_world_spec(s, method(), E2E_N, RUN_EPS, RUN_DELTA);
 	set_param(s, "variant", 0.0);
 	set_param(s, "iterations", 1.0);
 	if (e2e_method == 0) {
@@ -156,26 +149,6 @@ spec_init(struct run_spec *s)
 		set_param(s, "batch_size", E2E_N);
 		set_param(s, "prox_weight", NISPP_LAM);
 	}
-	s->n = E2E_N;
-	s->schema.d = 2;
-	s->schema.task = TASK_UNLABELED;
-	s->schema.n_blocks = 2;
-	s->schema.blocks[0] = (struct data_block){ "a", 0, 1, 1.0, NAN };
-	s->schema.blocks[1] = (struct data_block){ "b", 1, 1, 1.0, NAN };
-	s->schema.bounds = (struct bounds){ NAN, sqrt(2.0), NAN, NAN, NAN };
-	s->mode = ACCOUNTING_BASIC;
-	objective_params_default(&p); /* coupling 0 */
-	ck_assert_int_eq(run_spec_set_objective(s, objective_find("bilinear"), &p, NULL), ERR_OK);
-}
-
-static double
-used_value(const struct run_plan *p, const char *name)
-{
-	double v = run_plan_value(p, name);
-
-	if (isnan(v))
-		ck_abort_msg("no used value '%s'", name);
-	return v;
 }
 
 /* mu of the claim: nseg the run's gaussian(1/z); nispp the exact-answer
@@ -184,7 +157,7 @@ used_value(const struct run_plan *p, const char *name)
 static double
 claim_mu(const struct run_plan *p)
 {
-	return (e2e_method == 0 ? 1.0 : 0.5) / used_value(p, "noise_multiplier");
+	return (e2e_method == 0 ? 1.0 : 0.5) / saddle_used(p, "noise_multiplier");
 }
 
 /* The claim: epsilon(delta) of gaussian(claim_mu) on the exact curve, at
@@ -212,20 +185,20 @@ claimed(const struct run_plan *p, double delta)
 static double
 premises(const struct run_plan *p)
 {
-	double sigma = used_value(p, "noise_sigma"), reach;
+	double sigma = saddle_used(p, "noise_sigma"), reach;
 
 	ck_assert_uint_eq(p->steps, 1);
-	ck_assert_double_eq(used_value(p, "operator_lipschitz"), 0.0);
-	ck_assert_double_eq_tol(used_value(p, "operator_bound"), sqrt(2.0), 1e-15);
+	ck_assert_double_eq(saddle_used(p, "operator_lipschitz"), 0.0);
+	ck_assert_double_eq_tol(saddle_used(p, "operator_bound"), sqrt(2.0), 1e-15);
 	if (e2e_method == 0) {
-		ck_assert_double_eq(used_value(p, "batch_size"), NSEG_B);
-		ck_assert_double_eq(used_value(p, "step_size"), NSEG_STEP);
+		ck_assert_double_eq(saddle_used(p, "batch_size"), NSEG_B);
+		ck_assert_double_eq(saddle_used(p, "step_size"), NSEG_STEP);
 		/* |w_1| per block <= gamma (1 + |xi|) */
 		reach = 1.0 / NSEG_STEP - 1.0;
 	} else {
-		ck_assert_double_eq(used_value(p, "batch_size"), E2E_N);
-		ck_assert_double_eq(used_value(p, "prox_weight"), NISPP_LAM);
-		ck_assert_double_eq(used_value(p, "inner_solver"), 1.0); /* exact at L = 0 */
+		ck_assert_double_eq(saddle_used(p, "batch_size"), E2E_N);
+		ck_assert_double_eq(saddle_used(p, "prox_weight"), NISPP_LAM);
+		ck_assert_double_eq(saddle_used(p, "inner_solver"), 1.0); /* exact at L = 0 */
 		reach = 1.0 - 1.0 / NISPP_LAM;
 	}
 	ck_assert_msg(reach / sigma >= MIN_MARGIN, "a constraint may bind: %.1f sigma",
@@ -236,7 +209,6 @@ premises(const struct run_plan *p)
 static void
 worlds_init(struct e2e_audit *a, double scale)
 {
-	struct rng r;
 	struct err e = { 0 };
 
 	memset(a, 0, sizeof(*a));
@@ -244,14 +216,7 @@ worlds_init(struct e2e_audit *a, double scale)
 	for (int k = 0; k < 2; k++) {
 		struct world *w = &a->w[k];
 
-		rng_splitmix_init(&r, 0x6a09e667f3bcc908u); /* the same rows in both */
-		for (size_t i = 0; i < E2E_N; i++) {
-			double t = 0.7 * (2.0 * rng_uniform(&r) - 1.0);
-
-			w->x[2 * i] = t;
-			w->x[2 * i + 1] = -t;
-		}
-		w->x[2 * E2E_CANARY] = w->x[2 * E2E_CANARY + 1] = k == 0 ? 1.0 : -1.0;
+		saddle_world_rows(w->x, E2E_N, E2E_CANARY, k);
 		w->ds.n = E2E_N;
 		w->ds.d = 2;
 		w->ds.x = w->x;
@@ -288,7 +253,7 @@ law_of(const struct run_plan *p, double scale)
 		l = (struct audit_mixture){ .q = (double)NSEG_B / E2E_N, .m = sqrt(2.0) / NSEG_B };
 	else
 		l = (struct audit_mixture){ .q = 1.0, .m = sqrt(2.0) / (NISPP_LAM * E2E_N) };
-	l.sd = scale * used_value(p, "noise_sigma");
+	l.sd = scale * saddle_used(p, "noise_sigma");
 	return l;
 }
 
@@ -319,8 +284,8 @@ end_to_end_audit(const char *name, double scale, uint64_t seed, double *ret_clai
 	l = law_of(&a->w[0].plan, scale);
 	printf("%s: %s single_pass, n = %d, q = %.3f, m = %.6f, z = %.6f, sigma = %.6f (x %.2f); "
 	       "claimed eps(%.0e) = %.4f; true eps(%.0e) of the statistic = %.4f\n",
-	       name, a->alg->name, E2E_N, l.q, l.m, used_value(&a->w[0].plan, "noise_multiplier"),
-	       used_value(&a->w[0].plan, "noise_sigma"), scale, AUDIT_DELTA, *ret_claim,
+	       name, a->alg->name, E2E_N, l.q, l.m, saddle_used(&a->w[0].plan, "noise_multiplier"),
+	       saddle_used(&a->w[0].plan, "noise_sigma"), scale, AUDIT_DELTA, *ret_claim,
 	       AUDIT_DELTA, audit_mixture_epsilon(&l, AUDIT_DELTA));
 	audit_draw(e2e_sample, a, 0, seed, xa, RUNS);
 	audit_draw(e2e_sample, a, 1, seed ^ 0x9e3779b97f4a7c15u, xb, RUNS);
@@ -435,11 +400,11 @@ START_TEST(test_law)
 		worlds_init(a, 1.0);
 		l = law_of(&a->w[0].plan, 1.0);
 		tol = 2.0 * sqrt(2.0) * a->stat *
-		      ldexp(1.0, (int)used_value(&a->w[0].plan, "lattice_step_log2")) *
+		      ldexp(1.0, (int)saddle_used(&a->w[0].plan, "lattice_step_log2")) *
 		      (mth == 0 ? NSEG_STEP : 1.0);
 		a->hook.noise_scale =
-			0.1 / ldexp(used_value(&a->w[0].plan, "noise_sigma"),
-				    -(int)used_value(&a->w[0].plan, "lattice_step_log2"));
+			0.1 / ldexp(saddle_used(&a->w[0].plan, "noise_sigma"),
+				    -(int)saddle_used(&a->w[0].plan, "lattice_step_log2"));
 		a->w[0].spec.testing_hook = &a->hook;
 		a->w[1].spec.testing_hook = &a->hook;
 		for (int k = 0; k < 2; k++) {
