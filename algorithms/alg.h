@@ -277,6 +277,13 @@ enum err_code alg_run_report(const struct alg_ops *alg, const struct run_spec *s
 			     alg_progress_fn progress, void *progress_ctx, double *ret_x,
 			     struct run_plan *ret_after, struct err *e);
 
+#ifdef DPOPT_TESTING
+/* Test builds only: attach to spec the fault hook that makes a method's
+ * certificate assertion fail (testing_hook.h (vi)), for the worker's
+ * DPOPT_TEST_FAIL_CERTIFICATES.  The hook is a constant; spec borrows it. */
+void alg_testing_fail_certificates(struct run_spec *spec);
+#endif
+
 /*
  * The generic checks of a spec, the same for every method, in this order:
  * the objective is one alg supports and accepts the dataset's task; the

@@ -15,6 +15,9 @@
 #include <string.h>
 
 #include "alg.h"
+#ifdef DPOPT_TESTING
+#include "testing_hook.h"
+#endif
 
 /* One block's feasible set: a kind in supported (alg->constraints for x,
  * alg->constraints_y for y), a known geometry, valid for dim coordinates.
@@ -306,6 +309,16 @@ alg_plan(const struct alg_ops *alg, const struct run_spec *spec, struct run_plan
 	*ret_plan = p;
 	return ERR_OK;
 }
+
+#ifdef DPOPT_TESTING
+void
+alg_testing_fail_certificates(struct run_spec *spec)
+{
+	static const struct alg_testing_hook fault = { .fail_certificates = true };
+
+	spec->testing_hook = &fault;
+}
+#endif
 
 enum err_code
 alg_run(const struct alg_ops *alg, const struct run_spec *spec, const struct run_plan *plan,

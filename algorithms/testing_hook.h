@@ -10,10 +10,11 @@
  * notice.  struct run_spec carries a pointer to this struct only when the
  * build defines DPOPT_TESTING (meson -Dtesting=true); without it the field,
  * this header and every line that reads the hook do not exist, so a
- * production binary cannot contain them.  Even in a test build nothing in
- * service/ sets the field (run specs are zero-initialised and filled from
- * the request's named keys; tests/lint/layering.sh refuses any mention of
- * the hook there), so no request can reach it.
+ * production binary cannot contain them.  Even in a test build no request
+ * can set the field (run specs are zero-initialised and filled from the
+ * request's named keys; tests/lint/layering.sh refuses any mention of the
+ * hook in service/); the one exception is the fault of (vi), attached from
+ * the test build's environment, never from a request.
  *
  * The hook is per run (borrowed through the spec, not a global), so
  * concurrent runs and threads stay independent.  An algorithm that does
@@ -89,6 +90,17 @@ struct alg_testing_hook {
 	 * check.  Never reaches a production run.
 	 */
 	void (*certificate)(void *ctx, unsigned long index, double value, double bound);
+	/*
+	 * (vi) Fault.  With fail_certificates set, a method whose certificate
+	 * is an assertion that only rounding can fail (saddle.nispp: every
+	 * prox step's gap <= nu_priv / 2) treats the first one as failed, so
+	 * a test can see the failure path end to end.  Besides the audits,
+	 * the one thing a service in a test build may attach: the worker
+	 * does, through alg_testing_fail_certificates() (algorithms/alg.h),
+	 * when DPOPT_TEST_FAIL_CERTIFICATES=1, an environment variable a
+	 * production build refuses.  Never from a request.
+	 */
+	bool fail_certificates;
 };
 
 #endif /* ALGORITHMS_TESTING_HOOK_H */

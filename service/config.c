@@ -139,6 +139,15 @@ config_faults(struct config *c, struct err *e)
 			e, ERR_INVALID, "DPOPT_TEST_STEP_DELAY_ATTEMPTS",
 			"DPOPT_TEST_STEP_DELAY_ATTEMPTS exists only in testing builds");
 #endif
+	if ((rc = env_uint("DPOPT_TEST_FAIL_CERTIFICATES", 0, 0, 1, &v, e)) != ERR_OK)
+		return rc;
+#ifdef DPOPT_TESTING
+	c->test_fail_certificates = v != 0;
+#else
+	if (v != 0)
+		return err_set_field(e, ERR_INVALID, "DPOPT_TEST_FAIL_CERTIFICATES",
+				     "DPOPT_TEST_FAIL_CERTIFICATES exists only in testing builds");
+#endif
 	return ERR_OK;
 }
 

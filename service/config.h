@@ -45,6 +45,7 @@ struct config {
 	double max_run_seconds;       /* DPOPT_MAX_RUN_SECONDS: admission limit, estimated s */
 	unsigned test_load_delay_ms;  /* DPOPT_TEST_LOAD_DELAY_MS: testing builds only */
 	unsigned test_delay_attempts; /* DPOPT_TEST_STEP_DELAY_ATTEMPTS: testing builds only */
+	bool test_fail_certificates;  /* DPOPT_TEST_FAIL_CERTIFICATES: testing builds only */
 	/* HTTP limits (service/http.c); every one is per replica. */
 	unsigned http_idle_timeout;      /* DPOPT_HTTP_IDLE_TIMEOUT_SECONDS: silent connection */
 	unsigned max_connections;        /* DPOPT_MAX_CONNECTIONS: open at once, in total */

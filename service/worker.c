@@ -470,6 +470,12 @@ execute(struct worker *w, PGresult *claim)
 		if (ctx.lease_lost || ctx.cancel_requested || ctx.stopping)
 			rc = err_set(&e, ERR_CANCELLED, "stopped before the first step");
 	}
+#ifdef DPOPT_TESTING
+	/* A certificate that fails as rounding would (config.h): after the
+	 * stored plan was checked, so the run is the charged one. */
+	if (rc == ERR_OK && w->srv->cfg.test_fail_certificates)
+		alg_testing_fail_certificates(&run.req.spec);
+#endif
 	clock_gettime(CLOCK_MONOTONIC, &ctx.started);
 	if (rc == ERR_OK)
 		rc = run_pipeline_run(&run, &ds->view, on_progress, &ctx, &x, &result, &e);

@@ -17,14 +17,20 @@
  *	w_{k+1} = u_{k+1} + N(0, sigma^2 I_p)                  (not projected)
  *	result  = Pi_W(mean of w_1..w_N)                       (only the mean)
  *
- * The inner solver runs a number of iterations fixed before it starts
- * from public values and the released centre w_k only: S = ceil(ln(D /
- * zeta) / ln(lambda / L)) of the resolvent fixed point u <- Pi_W(w_k -
- * F_B(u) / lambda) (a contraction of modulus L / lambda), or T =
- * ceil(2 ln(D / zeta) / ln kappa) of Operator Extrapolation (Kotsalis, Lan,
- * Li; the paper's Algorithm 3 with its iteration count corrected, started
- * at Pi_W(w_k)), with zeta = nu_in / (M + L D + 2 lambda D + lambda
- * dist_W(w_k)) and nu_in = min(nu_target, nu_priv / 2).  Then the
+ * The inner solver runs a number of iterations fixed once per run from
+ * public values (D, L, lambda, nu_in), the same at every step: S = 1 +
+ * ceil(ln(D / zeta) / ln(lambda / L)) of the resolvent fixed point u <-
+ * Pi_W(w_k - F_B(u) / lambda) (a contraction of modulus q = L / lambda),
+ * zeta = nu_in / ((1 + q) L D), or T = 1 + ceil(2 ln(D / zeta) / ln kappa)
+ * of Operator Extrapolation (Kotsalis, Lan, Li; the paper's Algorithm 3
+ * with its iteration count corrected, started at Pi_W(w_k)), zeta = nu_in
+ * / ((1 + r)(3 + r)(L + lambda) D), r = kappa^(-1/2), nu_in =
+ * min(nu_target, nu_priv / 2).  Both bound the gap of the last iterate by
+ * its last move, through the projection's optimality, which cancels the
+ * centre: gap <= L D |z_S - z_(S-1)| (fixed point), gap <= (L + lambda) D
+ * (3 |z_(T+1) - z_T| + |z_T - z_(T-1)| / kappa) (OE); so the noisy centre's
+ * distance from W (unbounded) does not enter the count (docs/algorithms/
+ * nispp.md §3).  Then the
  * certificate sup_w <G_k(u), u - w> <= nu_priv / 2 (one LMO) is checked as
  * an assertion: it holds in exact arithmetic, so a failure is rounding and
  * ends the run with the generic internal error (the charge is kept).  The
@@ -153,7 +159,8 @@ struct nispp_state {
 	bool vi, multi;
 	unsigned long steps, t;
 	int solver, lattice_k;
-	double clip, smooth, diameter, lambda, nu_cert, nu_inner, sigma;
+	double clip, smooth, diameter, lambda, nu_cert, sigma;
+	double count; /* inner iterations per prox step, from public values */
 	struct dgauss_params noise;
 	size_t *order;   /* owned: n */
 	double *w;       /* owned: dim, the noisy centre w_k */
@@ -200,40 +207,46 @@ nispp_priv_accuracy(double bound, double lambda, size_t batch)
 }
 
 double
-nispp_zeta(double nu, double bound, double smooth, double diameter, double lambda, double dist)
+nispp_zeta(double nu, double smooth, double diameter, double lambda, int solver)
 {
-	return nu / (bound + smooth * diameter + 2.0 * lambda * diameter + lambda * dist);
+	double kappa = (smooth + 2.0 * lambda) / (smooth + lambda), r = 1.0 / sqrt(kappa);
+
+	if (solver == NISPP_SOLVER_FIXED_POINT)
+		return nu / ((1.0 + smooth / lambda) * smooth * diameter);
+	return nu / ((1.0 + r) * (3.0 + r) * (smooth + lambda) * diameter);
 }
 
 double
-nispp_fixed_point_iterations(double diameter, double zeta, double lambda, double smooth)
+nispp_fixed_point_iterations(double diameter, double nu, double lambda, double smooth)
 {
-	double r = log(diameter / zeta);
-
 	if (smooth == 0.0)
 		return 1.0;
 	if (!(lambda > smooth))
 		return 0.0;
-	return fmax(1.0, ceil(r / log(lambda / smooth)));
+	return fmax(1.0, 1.0 + ceil(log(diameter / nispp_zeta(nu, smooth, diameter, lambda,
+							      NISPP_SOLVER_FIXED_POINT)) /
+				    log(lambda / smooth)));
 }
 
 double
-nispp_oe_iterations(double diameter, double zeta, double lambda, double smooth)
+nispp_oe_iterations(double diameter, double nu, double lambda, double smooth)
 {
 	double kappa = (smooth + 2.0 * lambda) / (smooth + lambda);
 
-	return fmax(1.0, ceil(2.0 * log(diameter / zeta) / log(kappa)));
+	return fmax(1.0, 1.0 + ceil(2.0 *
+				    log(diameter /
+					nispp_zeta(nu, smooth, diameter, lambda, NISPP_SOLVER_OE)) /
+				    log(kappa)));
 }
 
+/* The count of every prox step: public values only. */
 static double
-inner_count(const struct nispp_setup *s, double dist)
+inner_count(const struct nispp_setup *s)
 {
-	double zeta =
-		nispp_zeta(s->nu_inner, s->c.bound, s->c.smooth, s->c.diameter, s->lambda, dist);
-
 	if (s->solver == NISPP_SOLVER_FIXED_POINT)
-		return nispp_fixed_point_iterations(s->c.diameter, zeta, s->lambda, s->c.smooth);
-	return nispp_oe_iterations(s->c.diameter, zeta, s->lambda, s->c.smooth);
+		return nispp_fixed_point_iterations(s->c.diameter, s->nu_inner, s->lambda,
+						    s->c.smooth);
+	return nispp_oe_iterations(s->c.diameter, s->nu_inner, s->lambda, s->c.smooth);
 }
 
 /* Everything but the noise. */
@@ -297,7 +310,7 @@ nispp_bounds(const struct run_spec *spec, struct nispp_setup *ret, struct err *e
 					     (ret->lambda * (double)spec->n * (double)spec->n));
 	if (!is_finite_pos(ret->nu_inner))
 		return err_set(e, ERR_NUMERIC, "the prox accuracy is not a finite positive number");
-	if (!(inner_count(ret, ret->c.diameter) <= NISPP_MAX_INNER))
+	if (!(inner_count(ret) <= NISPP_MAX_INNER))
 		return err_set_field(e, ERR_INVALID, "params.prox_weight",
 				     "the prox subproblem would need more than %.0g inner "
 				     "iterations; raise 'params.prox_weight'",
@@ -407,8 +420,8 @@ nispp_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e
 }
 
 /* N prox steps, each (S + 2) batch evaluations of B records in p
- * dimensions, S the count at a centre D away from W (a typical noisy
- * centre; the count grows with the log of the distance), and the order. */
+ * dimensions (S the public inner count, the same at every step), and the
+ * order. */
 static double
 nispp_work(const struct run_spec *spec, const struct run_plan *plan)
 {
@@ -416,7 +429,7 @@ nispp_work(const struct run_spec *spec, const struct run_plan *plan)
 	double inner = 50.0;
 
 	if (nispp_bounds(spec, &s, NULL) == ERR_OK)
-		inner = inner_count(&s, s.c.diameter);
+		inner = inner_count(&s);
 	return (double)plan->steps * (inner + 2.0) * ((double)s.batch + 1.0) * (double)spec->dim +
 	       (double)spec->n;
 }
@@ -459,7 +472,7 @@ nispp_init(void *state, const struct run_spec *spec, const struct run_plan *plan
 	s->diameter = su.c.diameter;
 	s->lambda = su.lambda;
 	s->nu_cert = su.nu_priv / 2.0;
-	s->nu_inner = su.nu_inner;
+	s->count = inner_count(&su);
 	s->sigma = su.sigma;
 
 	s->order = calloc(s->n, sizeof(*s->order));
@@ -596,31 +609,23 @@ nispp_step(void *state, struct err *e)
 	struct nispp_state *s = state;
 	const size_t d = s->dim;
 	const size_t *batch;
-	struct nispp_setup pub;
 	struct batch_ctx bc;
 	struct nispp_inner in;
-	double dist = 0.0, count, cert;
+	double cert;
 	bool finite = true;
 
 	if (s->t >= s->steps)
 		return err_set(e, ERR_INTERNAL, "step past the end of the plan");
 	batch = nispp_batch_of(s, s->t);
-	/* The count: public values and dist_W(w_k), w_k a release. */
-	memcpy(s->z, s->w, d * sizeof(double));
-	constraint_product_project(&s->set, s->z, s->scratch);
-	for (size_t j = 0; j < d; j++)
-		dist += (s->w[j] - s->z[j]) * (s->w[j] - s->z[j]);
-	memset(&pub, 0, sizeof(pub));
-	pub.c.bound = s->clip;
-	pub.c.smooth = s->smooth;
-	pub.c.diameter = s->diameter;
-	pub.lambda = s->lambda;
-	pub.solver = s->solver;
-	pub.nu_inner = s->nu_inner;
-	count = inner_count(&pub, sqrt(dist));
 	bc = (struct batch_ctx){ s, batch };
 	in = (struct nispp_inner){ &s->set, batch_op, &bc, s->w, s->lambda, s->smooth, s->solver };
-	cert = nispp_inner_solve(&in, count, s->z, s->g, s->work);
+	cert = nispp_inner_solve(&in, s->count, s->z, s->g, s->work);
+#ifdef DPOPT_TESTING
+	if (s->hook != NULL && s->hook->certificate != NULL)
+		s->hook->certificate(s->hook->ctx, s->t, cert, s->nu_cert);
+	if (s->hook != NULL && s->hook->fail_certificates)
+		cert = INFINITY; /* a rounding failure, on demand */
+#endif
 	/* The certificate, an assertion: only rounding can fail it. */
 	if (!(cert <= s->nu_cert))
 		return err_set(e, ERR_INTERNAL, "the run failed");

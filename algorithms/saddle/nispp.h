@@ -26,18 +26,20 @@ double nispp_prox_weight(double bound, double diameter, double smooth, size_t n,
 /* The accuracy privacy needs (Prop. 9): nu_priv = 2 M^2 / (lambda B^2). */
 double nispp_priv_accuracy(double bound, double lambda, size_t batch);
 
-/* The distance accuracy that makes a point nu-accurate (docs §3):
- *	zeta = nu / (M + L D + 2 lambda D + lambda dist_W(c)). */
-double nispp_zeta(double nu, double bound, double smooth, double diameter, double lambda,
-		  double dist);
+/* The distance accuracy of the last iterate that makes it nu-accurate
+ * whatever the centre (docs/algorithms/nispp.md §3): solver
+ * NISPP_SOLVER_FIXED_POINT zeta = nu / ((1 + L / lambda) L D), otherwise
+ * (OE) zeta = nu / ((1 + r)(3 + r)(L + lambda) D), r = kappa^(-1/2),
+ * kappa = (L + 2 lambda) / (L + lambda). */
+double nispp_zeta(double nu, double smooth, double diameter, double lambda, int solver);
 
-/* Inner iteration counts for distance accuracy zeta from a start within D
- * of the solution: fixed point ceil(ln(D / zeta) / ln(lambda / L)) (1
- * when L = 0; 0 when lambda <= L: no contraction), OE ceil(2 ln(D / zeta)
- * / ln kappa), kappa = (L + 2 lambda) / (L + lambda); at least 1.  A
+/* Inner iteration counts that make the last iterate nu-accurate from a
+ * start in W (within D of the solution), for any centre: fixed point 1 +
+ * ceil(ln(D / zeta) / ln(lambda / L)) (1 when L = 0; 0 when lambda <= L:
+ * no contraction), OE 1 + ceil(2 ln(D / zeta) / ln kappa); at least 1.  A
  * double, so that the caller can refuse a huge count. */
-double nispp_fixed_point_iterations(double diameter, double zeta, double lambda, double smooth);
-double nispp_oe_iterations(double diameter, double zeta, double lambda, double smooth);
+double nispp_fixed_point_iterations(double diameter, double nu, double lambda, double smooth);
+double nispp_oe_iterations(double diameter, double nu, double lambda, double smooth);
 
 /* The prox subproblem of a step: find u in W with sup_{w in W} <G(u), u
  * - w> <= nu, G(u) = F(u) + lambda (u - c), F monotone and L-Lipschitz

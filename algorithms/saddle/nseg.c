@@ -399,16 +399,22 @@ nseg_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	return rc;
 }
 
-/* 2T evaluations of B records and 2T noise vectors, p each, and the n
- * entries of the order. */
+/* Per iteration, in passes over p numbers: 2 evaluations of B records and
+ * 2 noise vectors, 2 projections, 2 updates and the running mean (2B + 7);
+ * multi-pass also draws 2B indices; and the n entries of the order.  The
+ * per-iteration passes matter when B is small (multi-pass B = 1: 9 passes
+ * where the records are 2; counting only records and noise, the estimate
+ * was 2.25x short, docs/algorithms/nseg.md §5). */
 static double
 nseg_work(const struct run_spec *spec, const struct run_plan *plan)
 {
-	double b = run_plan_value(plan, "batch_size");
+	double b = run_plan_value(plan, "batch_size"), t = (double)plan->steps;
+	double draws = run_plan_value(plan, "sampling_rate");
 
 	if (!isfinite(b))
 		b = 1.0;
-	return 2.0 * (double)plan->steps * (b + 1.0) * (double)spec->dim + (double)spec->n;
+	return t * (2.0 * b + 7.0) * (double)spec->dim + (isfinite(draws) ? 2.0 * t * b : 0.0) +
+	       (double)spec->n;
 }
 
 static enum err_code

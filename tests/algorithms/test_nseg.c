@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "alg.h"
 #include "objective.h"
@@ -414,6 +415,180 @@ START_TEST(test_plan_must_match_spec)
 }
 END_TEST
 
+/* ---- work: an upper bound on a counted run ---- */
+
+/* The record operator, counted: a copy of the objective's table whose
+ * eval counts its calls. */
+static unsigned long g_evals;
+static const struct saddle_ops *g_real;
+
+static double
+counted_eval(const struct objective *o, const struct dataset *ds, size_t i, const double *x,
+	     const double *y, double scale, double *g)
+{
+	g_evals++;
+	return g_real->eval(o, ds, i, x, y, scale, g);
+}
+
+#ifdef DPOPT_TESTING
+static void
+count_release(void *ctx, unsigned long index, const double *value, size_t len)
+{
+	(void)index;
+	(void)value;
+	(void)len;
+	(*(unsigned long *)ctx)++;
+}
+#endif
+
+static double
+cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Both variants (single pass n = 8000, B = 4 by default; multi-pass n =
+ * 120, B = 1 and 4): a run counted pass by pass over p numbers, the
+ * record evaluations through a counting objective, the noise vectors
+ * through the release hook (test builds; else 2 per iteration), plus the
+ * 2 projections, 2 updates and running mean of each iteration and the
+ * multi-pass index draws (one per record evaluated), is at most work()
+ * and work() at most 1.25x it.  The multi-pass default (B = 1) is where
+ * the old estimate 2T(B + 1)p + n was 2.25x short; the CPU time per work
+ * unit of each run is printed (not asserted: a shared machine). */
+START_TEST(test_work_bounds_counted_run)
+{
+	const struct alg_ops *a = alg_find("saddle.nseg");
+	static const size_t N[3] = { 8000, 120, 120 };
+	static const int V[3] = { 0, 1, 1 };
+	static const double BS[3] = { 0.0, 0.0, 4.0 };
+
+	for (int k = 0; k < 3; k++) {
+		struct prob *p = make_bilinear(N[k], 21, false);
+		struct objective_ops ops = *p->o.ops;
+		struct saddle_ops sops = *p->o.ops->saddle;
+		unsigned long releases = 0;
+		struct run_spec spec;
+		struct run_plan plan;
+		struct err e = { 0 };
+		struct rng r;
+		double u[4], work, counted, pd = 4.0, t0, t;
+
+		g_real = p->o.ops->saddle;
+		sops.eval = counted_eval;
+		ops.saddle = &sops;
+		euclid_spec(a, p, N[k], V[k], &spec);
+		spec.objective.ops = &ops;
+		spec.params[1] = BS[k]; /* batch_size */
+		ck_assert_str_eq(a->params[1].name, "batch_size");
+#ifdef DPOPT_TESTING
+		struct alg_testing_hook hook = { .release = count_release, .ctx = &releases };
+
+		spec.testing_hook = &hook;
+#endif
+		ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
+		work = a->work(&spec, &plan);
+		g_evals = 0;
+		rng_splitmix_init(&r, 8);
+		t0 = cpu_seconds();
+		ck_assert_msg(alg_run(a, &spec, &plan, &p->ds, &r, NULL, NULL, u, &e) == ERR_OK,
+			      "%s", e.msg);
+		t = cpu_seconds() - t0;
+#ifndef DPOPT_TESTING
+		releases = 2 * plan.steps;
+#endif
+		ck_assert_uint_eq(releases, 2 * plan.steps);
+		counted = pd * ((double)g_evals + (double)releases + 5.0 * (double)plan.steps) +
+			  (V[k] == 1 ? (double)g_evals : 0.0) + (double)N[k];
+		fprintf(stderr,
+			"nseg work: variant %d B %.0f T %lu: %lu record evaluations, %lu noise "
+			"vectors; counted %.4g, work() %.4g (ratio %.3f); %.1f ns CPU per unit\n",
+			V[k], used(&plan, "batch_size"), plan.steps, g_evals, releases, counted,
+			work, work / counted, 1e9 * t / work);
+		ck_assert_msg(counted <= work, "variant %d: counted %g > work() %g", V[k], counted,
+			      work);
+		ck_assert_msg(work <= 1.25 * counted, "variant %d: work() %g > 1.25 x %g", V[k],
+			      work, counted);
+		free(p);
+	}
+}
+END_TEST
+
+/* ---- stability with shared randomness ---- */
+
+/* Single pass on make_bilinear(n = 400) and its neighbour with record i*
+ * negated (spec'd adversarial replacement), the same generator seed (the
+ * same order and the same noise: the proofs' coupling), i* at three
+ * positions, 8 seeds each.  The mean output distance stays under the
+ * expectation bound of Lemma 2 with the single pass's Delta (2M/B in the
+ * one evaluation whose batch holds i*, else 0; docs/algorithms/nseg.md
+ * §6): with i* in the first batch at worst,
+ *	E |u - u'| <= (T - 1)/2 c L gamma^2 + Delta (L gamma^2 + 2 gamma)
+ *	              + 2 L D gamma,   c = 4M + 4 sqrt(p) sigma + 2 L D
+ * (E[M~_1 + M~_2] <= 4(M + sqrt(p) sigma), eq. (4.14)). */
+START_TEST(test_sp_stability_shared_randomness)
+{
+	const struct alg_ops *a = alg_find("saddle.nseg");
+	static const size_t POS[3] = { 0, 199, 399 };
+	const size_t n = 400;
+	double worst = 0.0, sum = 0.0, bound = 0.0;
+	int runs = 0;
+
+	for (int q = 0; q < 3; q++)
+		for (uint64_t seed = 1; seed <= 8; seed++) {
+			struct prob *p = make_bilinear(n, 31, false);
+			struct prob *p2 = make_bilinear(n, 31, false);
+			struct run_spec spec, spec2;
+			struct run_plan plan, plan2;
+			struct err e = { 0 };
+			struct rng r;
+			double u[4], u2[4], dist = 0.0;
+			double M, L, D, g, sig, T, Delta, c;
+
+			for (size_t j = 0; j < 4; j++)
+				p2->x[POS[q] * 4 + j] = -p2->x[POS[q] * 4 + j];
+			euclid_spec(a, p, n, 0, &spec);
+			euclid_spec(a, p2, n, 0, &spec2);
+			ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
+			ck_assert_msg(alg_plan(a, &spec2, &plan2, &e) == ERR_OK, "%s", e.msg);
+			rng_splitmix_init(&r, seed);
+			ck_assert(alg_run(a, &spec, &plan, &p->ds, &r, NULL, NULL, u, &e) ==
+				  ERR_OK);
+			rng_splitmix_init(&r, seed);
+			ck_assert(alg_run(a, &spec2, &plan2, &p2->ds, &r, NULL, NULL, u2, &e) ==
+				  ERR_OK);
+			for (size_t j = 0; j < 4; j++)
+				dist += (u[j] - u2[j]) * (u[j] - u2[j]);
+			dist = sqrt(dist);
+			M = used(&plan, "operator_bound");
+			L = used(&plan, "operator_lipschitz");
+			D = used(&plan, "diameter");
+			g = used(&plan, "step_size");
+			sig = used(&plan, "noise_sigma");
+			T = (double)plan.steps;
+			Delta = 2.0 * M / used(&plan, "batch_size");
+			c = 4.0 * M + 4.0 * sqrt(4.0) * sig + 2.0 * L * D;
+			bound = (T - 1.0) / 2.0 * c * L * g * g + Delta * (L * g * g + 2.0 * g) +
+				2.0 * L * D * g;
+			worst = fmax(worst, dist);
+			sum += dist;
+			runs++;
+			free(p);
+			free(p2);
+		}
+	fprintf(stderr,
+		"nseg single-pass stability (n = 400, 24 coupled pairs): mean |u - u'| = %.4g, "
+		"worst %.4g, Lemma 2 bound %.4g (bound / mean %.0f)\n",
+		sum / runs, worst, bound, bound * runs / sum);
+	ck_assert_msg(sum / runs <= bound, "mean distance %g above the bound %g", sum / runs,
+		      bound);
+	ck_assert(sum > 0.0); /* the neighbour changed something */
+}
+END_TEST
+
 #ifdef DPOPT_TESTING
 /* One calibration per plan, none in work() or the run, both variants and
  * modes (counted through the testing hook). */
@@ -464,6 +639,8 @@ nseg_suite(void)
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_output_in_set);
 	tcase_add_test(tc, test_plan_must_match_spec);
+	tcase_add_test(tc, test_work_bounds_counted_run);
+	tcase_add_test(tc, test_sp_stability_shared_randomness);
 #ifdef DPOPT_TESTING
 	tcase_add_test(tc, test_calibrates_once);
 #endif

@@ -46,6 +46,7 @@
 #include "objective.h"
 #include "privacy/accountant.h"
 #include "privacy/analytic_gaussian.h"
+#include "saddle_worlds.h"
 #include "testing_hook.h"
 
 #define CLAIM_EPS   2.0
@@ -106,15 +107,7 @@ on_release(void *ctx, unsigned long index, const double *value, size_t len)
 static void
 spec_init(struct run_spec *s)
 {
-	struct objective_params p;
-
-	memset(s, 0, sizeof(*s));
-	s->x = (struct constraint){ .kind = CONSTRAINT_L2_BALL, .radius = 1.0 };
-	s->y = s->x;
-	s->has_y = true;
-	s->epsilon = CLAIM_EPS;
-	s->delta = CLAIM_DELTA;
-	alg_default_params(nispp(), s->params);
+	saddle_world_spec(s, nispp(), WB_N, CLAIM_EPS, CLAIM_DELTA);
 	ck_assert_str_eq(nispp()->params[0].name, "variant");
 	ck_assert_str_eq(nispp()->params[1].name, "batch_size");
 	ck_assert_str_eq(nispp()->params[2].name, "iterations");
@@ -123,26 +116,6 @@ spec_init(struct run_spec *s)
 	if (wb_variant == 1)
 		s->params[2] = 1;
 	ck_assert_str_eq(nispp()->params[4].name, "inner_solver");
-	s->n = WB_N;
-	s->schema.d = 2;
-	s->schema.task = TASK_UNLABELED;
-	s->schema.n_blocks = 2;
-	s->schema.blocks[0] = (struct data_block){ "a", 0, 1, 1.0, NAN };
-	s->schema.blocks[1] = (struct data_block){ "b", 1, 1, 1.0, NAN };
-	s->schema.bounds = (struct bounds){ NAN, sqrt(2.0), NAN, NAN, NAN };
-	s->mode = ACCOUNTING_BASIC;
-	objective_params_default(&p); /* coupling 0 */
-	ck_assert_int_eq(run_spec_set_objective(s, objective_find("bilinear"), &p, NULL), ERR_OK);
-}
-
-static double
-used_value(const struct run_plan *p, const char *name)
-{
-	double v = run_plan_value(p, name);
-
-	if (isnan(v))
-		ck_abort_msg("no used value '%s'", name);
-	return v;
 }
 
 /* mu of the exact-answer mechanism at the charged noise: (2 M / (lambda
@@ -152,7 +125,7 @@ used_value(const struct run_plan *p, const char *name)
 static double
 tight_mu(const struct run_plan *p)
 {
-	return 0.5 / used_value(p, "noise_multiplier");
+	return 0.5 / saddle_used(p, "noise_multiplier");
 }
 
 /* The claim audited: epsilon(delta) of gaussian(mu) for that mu; below
@@ -175,7 +148,6 @@ claimed(const struct run_plan *p)
 static void
 worlds_init(struct nispp_audit *a, double scale)
 {
-	struct rng r;
 	struct err e = { 0 };
 
 	memset(a, 0, sizeof(*a));
@@ -187,14 +159,7 @@ worlds_init(struct nispp_audit *a, double scale)
 	for (int k = 0; k < 2; k++) {
 		struct world *w = &a->w[k];
 
-		rng_splitmix_init(&r, 0x6a09e667f3bcc908u); /* the same rows in both worlds */
-		for (size_t i = 0; i < WB_N; i++) {
-			double t = 0.7 * (2.0 * rng_uniform(&r) - 1.0);
-
-			w->x[2 * i] = t;
-			w->x[2 * i + 1] = -t;
-		}
-		w->x[2 * WB_CANARY] = w->x[2 * WB_CANARY + 1] = k == 0 ? 1.0 : -1.0;
+		saddle_world_rows(w->x, WB_N, WB_CANARY, k);
 		w->ds.n = WB_N;
 		w->ds.d = 2;
 		w->ds.x = w->x;
@@ -234,14 +199,14 @@ white_box_audit(const char *name, double scale, uint64_t seed, double *ret_claim
 
 	ck_assert(a != NULL && xa != NULL && xb != NULL);
 	worlds_init(a, scale);
-	sigma = used_value(&a->w[0].plan, "noise_sigma");
-	M = used_value(&a->w[0].plan, "operator_bound");
+	sigma = saddle_used(&a->w[0].plan, "noise_sigma");
+	M = saddle_used(&a->w[0].plan, "operator_bound");
 	ck_assert_uint_eq(a->w[0].plan.steps, wb_variant == 0 ? 4 : 1);
 	ck_assert_double_eq_tol(M, sqrt(2.0), 1e-15);
-	ck_assert(used_value(&a->w[0].plan, "sensitivity_lattice") <=
-		  4.0 * M / (used_value(&a->w[0].plan, "prox_weight") * (double)wb_batch()) *
+	ck_assert(saddle_used(&a->w[0].plan, "sensitivity_lattice") <=
+		  4.0 * M / (saddle_used(&a->w[0].plan, "prox_weight") * (double)wb_batch()) *
 			  (1.0 + 1e-6));
-	ck_assert_double_eq(used_value(&a->w[0].plan, "operator_lipschitz"), 0.0);
+	ck_assert_double_eq(saddle_used(&a->w[0].plan, "operator_lipschitz"), 0.0);
 	*ret_claim = claimed(&a->w[0].plan);
 	c = (struct audit_config){ .name = name,
 				   .delta = CLAIM_DELTA,
@@ -275,7 +240,7 @@ mutation_power(const char *name)
 	spec_init(&s);
 	ck_assert(alg_plan(nispp(), &s, &p, NULL) == ERR_OK);
 	eps = claimed(&p);
-	z = used_value(&p, "noise_multiplier");
+	z = saddle_used(&p, "noise_multiplier");
 	mu = 2.0 * tight_mu(&p);
 	ck_assert_int_eq(ag_epsilon_mu(mu, CLAIM_DELTA, &eps_true, NULL), ERR_OK);
 	u = -GRID_U + 2.0 * GRID_U * 45 / (GRID_K - 1);
@@ -355,7 +320,7 @@ START_TEST(test_hook)
 				ck_assert_double_eq_tol(
 					nispp_sample(a, k, &r),
 					(k == 0 ? 1.0 : -1.0) * sqrt(2.0) /
-						(used_value(&a->w[k].plan, "prox_weight") *
+						(saddle_used(&a->w[k].plan, "prox_weight") *
 						 (double)wb_batch()),
 					1e-4);
 			}

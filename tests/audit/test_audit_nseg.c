@@ -50,6 +50,7 @@
 #include "objective.h"
 #include "privacy/accountant.h"
 #include "privacy/analytic_gaussian.h"
+#include "saddle_worlds.h"
 #include "testing_hook.h"
 
 #define CLAIM_EPS   1.0
@@ -110,15 +111,7 @@ on_release(void *ctx, unsigned long index, const double *value, size_t len)
 static void
 spec_init(struct run_spec *s)
 {
-	struct objective_params p;
-
-	memset(s, 0, sizeof(*s));
-	s->x = (struct constraint){ .kind = CONSTRAINT_L2_BALL, .radius = 1.0 };
-	s->y = s->x;
-	s->has_y = true;
-	s->epsilon = CLAIM_EPS;
-	s->delta = CLAIM_DELTA;
-	alg_default_params(nseg(), s->params);
+	saddle_world_spec(s, nseg(), WB_N, CLAIM_EPS, CLAIM_DELTA);
 	ck_assert_str_eq(nseg()->params[0].name, "variant");
 	ck_assert_str_eq(nseg()->params[1].name, "batch_size");
 	ck_assert_str_eq(nseg()->params[2].name, "iterations");
@@ -126,26 +119,6 @@ spec_init(struct run_spec *s)
 	s->params[1] = (double)wb_batch();
 	if (wb_variant == 1)
 		s->params[2] = 1;
-	s->n = WB_N;
-	s->schema.d = 2;
-	s->schema.task = TASK_UNLABELED;
-	s->schema.n_blocks = 2;
-	s->schema.blocks[0] = (struct data_block){ "a", 0, 1, 1.0, NAN };
-	s->schema.blocks[1] = (struct data_block){ "b", 1, 1, 1.0, NAN };
-	s->schema.bounds = (struct bounds){ NAN, sqrt(2.0), NAN, NAN, NAN };
-	s->mode = ACCOUNTING_BASIC;
-	objective_params_default(&p); /* coupling 0 */
-	ck_assert_int_eq(run_spec_set_objective(s, objective_find("bilinear"), &p, NULL), ERR_OK);
-}
-
-static double
-used_value(const struct run_plan *p, const char *name)
-{
-	double v = run_plan_value(p, name);
-
-	if (isnan(v))
-		ck_abort_msg("no used value '%s'", name);
-	return v;
 }
 
 /* The claim audited: single pass the run's own charge; multi-pass the
@@ -160,7 +133,7 @@ claimed(const struct run_plan *p)
 	if (wb_variant == 0) {
 		base = p->event;
 	} else {
-		dp_event_gaussian(&base, DP_REPLACE_ONE, used_value(p, "noise_multiplier"));
+		dp_event_gaussian(&base, DP_REPLACE_ONE, saddle_used(p, "noise_multiplier"));
 	}
 	ck_assert_msg(accountant_epsilon(&base, ACCOUNTING_BASIC, CLAIM_DELTA, NULL, true, &rep,
 					 &e) == ERR_OK,
@@ -172,7 +145,6 @@ claimed(const struct run_plan *p)
 static void
 worlds_init(struct nseg_audit *a, double scale)
 {
-	struct rng r;
 	struct err e = { 0 };
 
 	memset(a, 0, sizeof(*a));
@@ -184,14 +156,7 @@ worlds_init(struct nseg_audit *a, double scale)
 	for (int k = 0; k < 2; k++) {
 		struct world *w = &a->w[k];
 
-		rng_splitmix_init(&r, 0x6a09e667f3bcc908u); /* the same rows in both worlds */
-		for (size_t i = 0; i < WB_N; i++) {
-			double t = 0.7 * (2.0 * rng_uniform(&r) - 1.0);
-
-			w->x[2 * i] = t;
-			w->x[2 * i + 1] = -t;
-		}
-		w->x[2 * WB_CANARY] = w->x[2 * WB_CANARY + 1] = k == 0 ? 1.0 : -1.0;
+		saddle_world_rows(w->x, WB_N, WB_CANARY, k);
 		w->ds.n = WB_N;
 		w->ds.d = 2;
 		w->ds.x = w->x;
@@ -231,11 +196,11 @@ white_box_audit(const char *name, double scale, uint64_t seed, double *ret_claim
 
 	ck_assert(a != NULL && xa != NULL && xb != NULL);
 	worlds_init(a, scale);
-	sigma = used_value(&a->w[0].plan, "noise_sigma");
-	M = used_value(&a->w[0].plan, "operator_bound");
+	sigma = saddle_used(&a->w[0].plan, "noise_sigma");
+	M = saddle_used(&a->w[0].plan, "operator_bound");
 	ck_assert_uint_eq(a->w[0].plan.steps, wb_variant == 0 ? 2 : 1);
 	ck_assert_double_eq_tol(M, sqrt(2.0), 1e-15);
-	ck_assert(used_value(&a->w[0].plan, "sensitivity_lattice") <=
+	ck_assert(saddle_used(&a->w[0].plan, "sensitivity_lattice") <=
 		  2.0 * M / (double)wb_batch() * (1.0 + 1e-6));
 	*ret_claim = claimed(&a->w[0].plan);
 	c = (struct audit_config){ .name = name,
@@ -270,9 +235,9 @@ mutation_power(const char *name)
 	spec_init(&s);
 	ck_assert(alg_plan(nseg(), &s, &p, NULL) == ERR_OK);
 	eps = claimed(&p);
-	z = used_value(&p, "noise_multiplier");
-	M = used_value(&p, "operator_bound");
-	sl = used_value(&p, "sensitivity_lattice");
+	z = saddle_used(&p, "noise_multiplier");
+	M = saddle_used(&p, "operator_bound");
+	sl = saddle_used(&p, "sensitivity_lattice");
 	mu = (2.0 * M / (double)wb_batch()) / (0.5 * z * sl);
 	ck_assert_int_eq(ag_epsilon_mu(mu, CLAIM_DELTA, &eps_true, NULL), ERR_OK);
 	u = -GRID_U + 2.0 * GRID_U * 45 / (GRID_K - 1);

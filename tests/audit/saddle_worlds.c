@@ -1,0 +1,61 @@
+/*
+ * saddle_worlds.c - the worlds of the saddle methods' audits
+ * (saddle_worlds.h).
+ */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "objective.h"
+#include "rng.h"
+#include "saddle_worlds.h"
+
+void
+saddle_world_spec(struct run_spec *s, const struct alg_ops *a, size_t n, double epsilon,
+		  double delta)
+{
+	struct objective_params p;
+
+	memset(s, 0, sizeof(*s));
+	s->x = (struct constraint){ .kind = CONSTRAINT_L2_BALL, .radius = 1.0 };
+	s->y = s->x;
+	s->has_y = true;
+	s->epsilon = epsilon;
+	s->delta = delta;
+	alg_default_params(a, s->params);
+	s->n = n;
+	s->schema.d = 2;
+	s->schema.task = TASK_UNLABELED;
+	s->schema.n_blocks = 2;
+	s->schema.blocks[0] = (struct data_block){ "a", 0, 1, 1.0, NAN };
+	s->schema.blocks[1] = (struct data_block){ "b", 1, 1, 1.0, NAN };
+	s->schema.bounds = (struct bounds){ NAN, sqrt(2.0), NAN, NAN, NAN };
+	s->mode = ACCOUNTING_BASIC;
+	objective_params_default(&p); /* coupling 0 */
+	ck_assert_int_eq(run_spec_set_objective(s, objective_find("bilinear"), &p, NULL), ERR_OK);
+}
+
+void
+saddle_world_rows(double *x, size_t n, size_t canary, int world)
+{
+	struct rng r;
+
+	rng_splitmix_init(&r, 0x6a09e667f3bcc908u); /* the same rows in both worlds */
+	for (size_t i = 0; i < n; i++) {
+		double t = 0.7 * (2.0 * rng_uniform(&r) - 1.0);
+
+		x[2 * i] = t;
+		x[2 * i + 1] = -t;
+	}
+	x[2 * canary] = x[2 * canary + 1] = world == 0 ? 1.0 : -1.0;
+}
+
+double
+saddle_used(const struct run_plan *p, const char *name)
+{
+	double v = run_plan_value(p, name);
+
+	if (isnan(v))
+		ck_abort_msg("no used value '%s'", name);
+	return v;
+}

@@ -1,0 +1,32 @@
+/*
+ * saddle_worlds.h - the neighbouring worlds the audits of the Euclidean
+ * saddle methods share (test_audit_nseg.c, test_audit_nispp.c,
+ * test_audit_saddle_e2e.c; written so that
+ * test_audit_recursive_regularization.c can use it too): bilinear with
+ * coupling 0 over two one-column blocks (|a|, |b| <= 1) in l2 balls of
+ * radius 1, so a record's operator is (a, b) at every point, M = sqrt 2,
+ * L = 0; the canary (1, 1) in world A and (-1, -1) in world B, the other
+ * records (t, -t), orthogonal to (1, 1).  Test-only code; failures are
+ * Check assertions.
+ */
+#ifndef TESTS_AUDIT_SADDLE_WORLDS_H
+#define TESTS_AUDIT_SADDLE_WORLDS_H
+
+#include <stddef.h>
+
+#include "alg.h"
+
+/* *s <- method a on the worlds' schema with n records at (epsilon,
+ * delta), a 'basic' ledger, a's default parameters. */
+void saddle_world_spec(struct run_spec *s, const struct alg_ops *a, size_t n, double epsilon,
+		       double delta);
+
+/* x (2 n doubles) <- the rows of world 0 (A) or 1 (B): the same rows in
+ * both, (t, -t) with t = 0.7 u, u uniform in [-1, 1] from a fixed seed,
+ * and the canary's row (+-1, +-1). */
+void saddle_world_rows(double *x, size_t n, size_t canary, int world);
+
+/* The plan's value name, which must be present. */
+double saddle_used(const struct run_plan *p, const char *name);
+
+#endif /* TESTS_AUDIT_SADDLE_WORLDS_H */
