@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,71 @@ START_TEST(test_batch_equals_records)
 }
 END_TEST
 
+/* The CSR pass: over a batch with enough non-zeros it runs on the
+ * interleaved copy of w and g (objective.c), over one row on the plain
+ * loops; both give the bits of the per-record sum. */
+START_TEST(test_csr_batch_equals_records)
+{
+	enum { N = 64, D = 50, NNZ = 5 };
+	static double val[N * NNZ], y[N];
+	static uint32_t col[N * NNZ];
+	static size_t row_ptr[N + 1];
+	struct data_schema s;
+	struct objective_params p;
+	struct objective o;
+	struct err e = { 0 };
+	struct rng r;
+	struct dataset ds = { .n = N,
+			      .d = D,
+			      .layout = DATA_CSR,
+			      .row_ptr = row_ptr,
+			      .col = col,
+			      .val = val,
+			      .y = y };
+	double w[D + 1], want[D + 1] = { 0 }, got[D + 1] = { 0 };
+
+	memset(&s, 0, sizeof(s));
+	s.d = D;
+	s.task = TASK_BINARY;
+	s.bounds.feature_l2 = 1.0;
+	s.bounds.feature_linf = NAN;
+	s.bounds.label = s.bounds.label_lo = s.bounds.label_hi = NAN;
+	objective_params_default(&p);
+	p.intercept = true;
+	ck_assert_int_eq(objective_init(&o, objective_find("logistic"), &p, &s, &e), ERR_OK);
+	rng_splitmix_init(&r, 0xc5a);
+	for (size_t i = 0; i < N; i++) {
+		row_ptr[i] = i * NNZ;
+		for (size_t k = 0; k < NNZ; k++) {
+			/* distinct sorted columns, one per stripe of D / NNZ */
+			col[i * NNZ + k] = (uint32_t)(k * (D / NNZ) + rng_below(&r, D / NNZ));
+			val[i * NNZ + k] = (2.0 * rng_uniform(&r) - 1.0) / sqrt((double)NNZ);
+		}
+		y[i] = rng_uniform(&r) < 0.5 ? -1.0 : 1.0;
+	}
+	row_ptr[N] = N * NNZ;
+	ck_assert_uint_ge((size_t)N * NNZ, 4 * D); /* the interleaved path */
+	for (size_t j = 0; j <= D; j++)
+		w[j] = 2.0 * rng_uniform(&r) - 1.0;
+	for (size_t i = 0; i < N; i++)
+		(void)objective_grad(&o, &ds, i, w, 1.0, want);
+	objective_batch_grad(&o, &ds, NULL, N, w, INFINITY, got);
+	for (size_t j = 0; j <= D; j++)
+		ck_assert_msg(same_bits(got[j], want[j]), "csr g[%zu] %.17g != %.17g", j, got[j],
+			      want[j]);
+	memset(got, 0, sizeof(got));
+	objective_batch_grad(&o, &ds, NULL, N, w, 1e6, got);
+	for (size_t j = 0; j <= D; j++)
+		ck_assert(same_bits(got[j], want[j]));
+	/* one row at a time: the plain loops, onto the running sum */
+	memset(got, 0, sizeof(got));
+	for (size_t i = 0; i < N; i++)
+		objective_batch_grad(&o, &ds, &i, 1, w, INFINITY, got);
+	for (size_t j = 0; j <= D; j++)
+		ck_assert(same_bits(got[j], want[j]));
+}
+END_TEST
+
 static Suite *
 kernels_suite(void)
 {
@@ -161,6 +227,7 @@ kernels_suite(void)
 	tcase_add_loop_test(tc, test_path_matches_reference, 0, KERN_ISA__COUNT);
 	tcase_add_test(tc, test_dispatch);
 	tcase_add_test(tc, test_batch_equals_records);
+	tcase_add_test(tc, test_csr_batch_equals_records);
 	suite_add_tcase(s, tc);
 	return s;
 }
