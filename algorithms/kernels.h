@@ -260,59 +260,6 @@ kern_saxpy(double a, const uint32_t *restrict col, const double *restrict val, s
 		g[col[k]] += a * val[k];
 }
 
-/*
- * The same three over an interleaved copy wg of w and g: wg[2 j] = w_j,
- * wg[2 j + 1] = g_j.  A CSR entry's weight and gradient then share a cache
- * line, so the update g_j += c v after the margin finds in L1 the line the
- * margin's read brought (objective.c, the CSR pass).  Same order of
- * operations, so the same bits as kern_sdot_sqnorm, kern_sdot and
- * kern_saxpy on separate w and g.
- */
-static inline double
-kern_sdot_wg(const uint32_t *restrict col, const double *restrict val, size_t nnz,
-	     const double *restrict wg)
-{
-	double s0 = 0.0, s1 = 0.0;
-	size_t k = 0;
-
-	for (; k + 2 <= nnz; k += 2) {
-		s0 += val[k] * wg[2 * (size_t)col[k]];
-		s1 += val[k + 1] * wg[2 * (size_t)col[k + 1]];
-	}
-	if (k < nnz)
-		s0 += val[k] * wg[2 * (size_t)col[k]];
-	return s0 + s1;
-}
-
-static inline double
-kern_sdot_sqnorm_wg(const uint32_t *restrict col, const double *restrict val, size_t nnz,
-		    const double *restrict wg, double *ret_nn)
-{
-	double s0 = 0.0, s1 = 0.0, n0 = 0.0, n1 = 0.0;
-	size_t k = 0;
-
-	for (; k + 2 <= nnz; k += 2) {
-		s0 += val[k] * wg[2 * (size_t)col[k]];
-		s1 += val[k + 1] * wg[2 * (size_t)col[k + 1]];
-		n0 += val[k] * val[k];
-		n1 += val[k + 1] * val[k + 1];
-	}
-	if (k < nnz) {
-		s0 += val[k] * wg[2 * (size_t)col[k]];
-		n0 += val[k] * val[k];
-	}
-	*ret_nn = n0 + n1;
-	return s0 + s1;
-}
-
-static inline void
-kern_saxpy_wg(double a, const uint32_t *restrict col, const double *restrict val, size_t nnz,
-	      double *restrict wg)
-{
-	for (size_t k = 0; k < nnz; k++)
-		wg[2 * (size_t)col[k] + 1] += a * val[k];
-}
-
 /* ---- one row of a dataset ---- */
 
 /* <x_i, w> over the d features. */

@@ -31,7 +31,6 @@
  */
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -667,9 +666,6 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
  */
 #define MARGIN_BLOCK    8
 #define SEQ_AHEAD_BYTES 4096
-/* A CSR batch with at least CSR_INTERLEAVE_MIN d non-zeros (estimated
- * from the dataset's mean row) runs on an interleaved copy of w and g. */
-#define CSR_INTERLEAVE_MIN 4
 
 static void
 batch_grad_margin(const struct objective *o, const struct dataset *ds, const size_t *idx, size_t m,
@@ -683,18 +679,6 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 	double (*const dphi)(double, double, double) = o->ops->dphi;
 	const double *restrict y = ds->y;
 	const struct kern_ops *kern = kern_ops_best();
-	double *wg = NULL;
-
-	/* CSR: w and g interleaved in a scratch copy when the batch's
-	 * non-zeros pay for the 2 d copies (see CSR_INTERLEAVE_MIN); a
-	 * failed allocation keeps the plain loops (the same bits). */
-	if (!dense && ds->n > 0 &&
-	    (ds->row_ptr[ds->n] - ds->row_ptr[0]) / ds->n * m >= CSR_INTERLEAVE_MIN * d)
-		wg = malloc(2 * d * sizeof(*wg));
-	for (size_t j = 0; wg != NULL && j < d; j++) {
-		wg[2 * j] = w[j];
-		wg[2 * j + 1] = g[j];
-	}
 
 	for (size_t k = 0; idx != NULL && k < m && k < PREFETCH_AHEAD; k++) {
 		data_row_prefetch(ds, idx[k]);
@@ -735,20 +719,10 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 				c[t] += b;
 		} else {
 			for (size_t t = 0; t < nb; t++) {
-				const size_t rb = ds->row_ptr[row[t]], re = ds->row_ptr[row[t] + 1];
-
-				if (wg == NULL && clipped)
+				if (clipped)
 					c[t] = data_row_dot_sqnorm(ds, row[t], w, &nn[t]) + b;
-				else if (wg == NULL)
-					c[t] = data_row_dot(ds, row[t], w) + b;
-				else if (clipped)
-					c[t] = kern_sdot_sqnorm_wg(ds->col + rb, ds->val + rb,
-								   re - rb, wg, &nn[t]) +
-					       b;
 				else
-					c[t] = kern_sdot_wg(ds->col + rb, ds->val + rb, re - rb,
-							    wg) +
-					       b;
+					c[t] = data_row_dot(ds, row[t], w) + b;
 			}
 		}
 		/* 2. c_t = omega_t phi'(z_t, y_t), clipped */
@@ -769,23 +743,12 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 		/* 3. g += c_t x~_t, row after row */
 		if (dense)
 			kern->axpys(xr, c, nb, g, d);
-		else if (wg == NULL)
+		else
 			for (size_t t = 0; t < nb; t++)
 				data_row_axpy(ds, row[t], c[t], g);
-		else
-			for (size_t t = 0; t < nb; t++) {
-				const size_t rb = ds->row_ptr[row[t]], re = ds->row_ptr[row[t] + 1];
-
-				kern_saxpy_wg(c[t], ds->col + rb, ds->val + rb, re - rb, wg);
-			}
 		if (icpt)
 			for (size_t t = 0; t < nb; t++)
 				g[d] += ic * c[t];
-	}
-	if (wg != NULL) {
-		for (size_t j = 0; j < d; j++)
-			g[j] = wg[2 * j + 1];
-		free(wg);
 	}
 }
 
