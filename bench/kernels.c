@@ -27,7 +27,8 @@
  * and after (the machine may be shared: interleaving keeps the ratio
  * meaningful when the absolute rates are not).  It also names the kernel
  * path (kern_ops_best()).  scale > 1 shrinks the sizes for the CI smoke
- * run.  A benchmark, not a test: prints, exits 0.
+ * run, which also checks that the two-thread gradient (row halves) equals
+ * the one-thread one up to rounding (exit 1 if not).
  */
 #include <math.h>
 #include <pthread.h>
@@ -200,6 +201,37 @@ pass_rate(const struct objective *o, const struct dataset *ds, const double *w, 
 	wall = run_jobs(jobs, nt, &cpu);
 	*ret_cpu_rate = bytes / cpu / 1e9;
 	return bytes / wall / 1e9;
+}
+
+/*
+ * The two-thread pass (row halves, each into its own gradient, added) is
+ * the one-thread pass up to the order of the additions: 0 on success,
+ * else -1 after a message.  So the smoke run in CI checks the row-range
+ * use of the kernels, not only that the program runs.
+ */
+static int
+check_halves(const char *what, const struct objective *o, const struct dataset *ds, const double *w,
+	     double *g0, double *g1)
+{
+	double *ref = malloc(o->dim * sizeof(*ref)), scale = 0.0, diff = 0.0, dummy;
+
+	if (ref == NULL)
+		return -1;
+	(void)pass_rate(o, ds, w, 1.0, g0, g1, 1.0, 1, &dummy);
+	memcpy(ref, g0, o->dim * sizeof(*ref));
+	(void)pass_rate(o, ds, w, 1.0, g0, g1, 1.0, 2, &dummy);
+	for (size_t j = 0; j < o->dim; j++) {
+		scale = fmax(scale, fabs(ref[j]));
+		diff = fmax(diff, fabs(ref[j] - g0[j]));
+	}
+	free(ref);
+	printf("check %s: 1 and 2 threads agree to %.1e (max |g_j| %.3g)\n", what, diff, scale);
+	if (!(diff <= 1e-12 * (double)ds->n * fmax(scale, 1.0))) {
+		fprintf(stderr, "bench_kernels: %s: the 2-thread gradient differs by %g\n", what,
+			diff);
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -389,6 +421,9 @@ main(int argc, char **argv)
 		       median(ratio_cpu[q], reps), clo, chi);
 	}
 	printf("load after: %s\n", load1);
+	if (check_halves("dense", &od, &dense, w, g0, g1) != 0 ||
+	    check_halves("csr", &os, &csr, w, g0, g1) != 0)
+		goto out;
 	rc = 0;
 out:
 	free(x);
