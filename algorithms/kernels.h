@@ -28,8 +28,51 @@
 #include "data.h"
 
 /* Partial sums of the dense reductions: 8 breaks the add-latency chain
- * and fills two 256-bit (or four 128-bit) vectors. */
+ * and fills one 512-bit, two 256-bit or four 128-bit vectors. */
 #define KERN_LANES 8
+
+#if defined(__clang__)
+/* clang contracts a * b + c into a fused multiply-add where the target has
+ * one (-ffp-contract=on); gcc in ISO C mode does not.  The kernels round
+ * each product, on every target, so that every build and every code path
+ * (kernels_isa.c) gives the same bits. */
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+/*
+ * The dense block kernels of the one-margin gradient pass
+ * (objective.c), one copy per instruction set (kernels_isa.c), all with
+ * the same bits: they follow kern_dot_sqnorm()'s and kern_axpy()'s order
+ * of operations exactly and use no fused multiply-add.
+ *
+ *	dots	z[t] = <w, x_t> and, when nn is not NULL, nn[t] = ||x_t||^2,
+ *		for the nb rows rows[0..nb) of d doubles: the bits of
+ *		kern_dot_sqnorm(w, x_t, d, &nn[t]) (of kern_dot(x_t, w, d)
+ *		without nn).
+ *	axpys	g += c[0] x_0 + ... + c[nb-1] x_{nb-1}, added to each g[j]
+ *		in that order: the bits of nb kern_axpy() calls.
+ *
+ * kern_ops_best() picks the widest copy the CPU runs (AVX-512F, AVX2,
+ * else the x86-64 baseline); kern_ops_for() returns one copy, or NULL when
+ * the CPU lacks its instructions (tests force each path with it).
+ */
+enum kern_isa {
+	KERN_ISA_BASELINE, /* SSE2 on x86-64; the portable loops elsewhere */
+	KERN_ISA_AVX2,
+	KERN_ISA_AVX512,
+	KERN_ISA__COUNT
+};
+
+struct kern_ops {
+	const char *name;
+	void (*dots)(const double *const *rows, size_t nb, const double *restrict w, size_t d,
+		     double *restrict z, double *restrict nn);
+	void (*axpys)(const double *const *rows, const double *restrict c, size_t nb,
+		      double *restrict g, size_t d);
+};
+
+const struct kern_ops *kern_ops_for(enum kern_isa isa);
+const struct kern_ops *kern_ops_best(void);
 
 #if defined(__GNUC__)
 /*
@@ -334,6 +377,29 @@ data_row_rank1(const struct dataset *ds, size_t i, const double *restrict r, siz
 		for (size_t k = 0; k < K; k++)
 			gj[k] += v * r[k];
 	}
+}
+
+/* Ask for the cache line holding p (a hint: no effect on results). */
+static inline void
+kern_prefetch(const void *p)
+{
+#if defined(__GNUC__)
+	__builtin_prefetch(p, 0, 0);
+#else
+	(void)p;
+#endif
+}
+
+/* Ask for the cache line holding p into L2 (prefetcht2 on x86: it takes
+ * no L1 fill buffer, so a burst of them does not stall the loads). */
+static inline void
+kern_prefetch_l2(const void *p)
+{
+#if defined(__GNUC__)
+	__builtin_prefetch(p, 0, 1);
+#else
+	(void)p;
+#endif
 }
 
 /* Ask for row i's bytes ahead of use (a hint: no effect on results). */

@@ -638,13 +638,20 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
 
 /*
  * The one-margin pass works on blocks of MARGIN_BLOCK rows, in three
- * steps: the block's margins (one dot product per row, the only reads of
- * the rows from memory), then its loss derivatives, weights and clips
- * (the exp() of logistic: independent across the block's rows, so their
- * latencies overlap instead of stalling every row), then its updates g +=
- * c_t x_t (data_rows_axpy: the rows are still in L1).  Row by row, the
- * dot product, the exp() and the axpy form one dependent chain longer than
- * the out-of-order window, and memory sat idle during it.
+ * steps: the block's margins (one dot product per row, and the squared
+ * row norm for the clip in the same loop: the only reads of the rows from
+ * memory), then its loss derivatives, weights and clips (the exp() of
+ * logistic: independent across the block's rows, so their latencies
+ * overlap instead of stalling every row), then its updates g += c_t x_t
+ * (the rows are still in L1, so each row crosses the memory bus once).
+ * The clip needs ||c_t x_t|| = |c_t| ||x_t|| before the update, and the
+ * norm comes with the margin, so the fused pass reads a row once.  Row by
+ * row, the dot product, the exp() and the axpy form one dependent chain
+ * longer than the out-of-order window, and memory sat idle during it.
+ *
+ * Dense rows go through the block kernels of kernels.h (struct kern_ops,
+ * the widest copy the CPU runs: AVX-512F, AVX2 or SSE2; the same bits on
+ * each); CSR rows through the sparse loops of kernels.h.
  *
  * Summation order: g[j] receives c_t x_tj row after row, in the order of
  * idx (or 0..m-1), exactly as m objective_grad() calls would add them, and
@@ -652,13 +659,13 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
  * block only changes when each product is computed, so the result has the
  * same bits as the per-record sum.
  *
- * A sequential pass over dense rows also asks for row k + SEQ_AHEAD while
- * it reads row k: the hardware prefetcher alone leaves bandwidth unused
- * (measured on Zen 3: 64 -> 59 ms per 10^6 x 100 pass; 2 to 8 rows ahead
- * all help, 4 is best there).
+ * A sequential pass over dense rows asks, at each block, for the bytes
+ * SEQ_AHEAD_BYTES beyond the block: the hardware prefetcher alone leaves
+ * bandwidth unused while the core computes the block's exp()s (see
+ * docs/algorithms/kernels.md for the distances measured).
  */
-#define MARGIN_BLOCK 8
-#define SEQ_AHEAD    4
+#define MARGIN_BLOCK    8
+#define SEQ_AHEAD_BYTES 4096
 
 static void
 batch_grad_margin(const struct objective *o, const struct dataset *ds, const size_t *idx, size_t m,
@@ -667,31 +674,56 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 	const size_t d = o->d;
 	const bool icpt = o->p.intercept, clipped = isfinite(clip);
 	const bool weighted = o->class_weighted || o->group_weighted;
-	const bool seq_prefetch = idx == NULL && ds->layout == DATA_DENSE;
+	const bool dense = ds->layout == DATA_DENSE;
 	const double ic = icpt_c(o), b = icpt ? ic * w[d] : 0.0, delta = o->delta;
 	double (*const dphi)(double, double, double) = o->ops->dphi;
 	const double *restrict y = ds->y;
+	const struct kern_ops *kern = kern_ops_best();
 
-	for (size_t k = 0; idx != NULL && k < m && k < PREFETCH_AHEAD; k++)
+	for (size_t k = 0; idx != NULL && k < m && k < PREFETCH_AHEAD; k++) {
 		data_row_prefetch(ds, idx[k]);
+		if (y != NULL)
+			kern_prefetch(y + idx[k]);
+	}
 	for (size_t k0 = 0; k0 < m; k0 += MARGIN_BLOCK) {
 		const size_t nb = m - k0 < MARGIN_BLOCK ? m - k0 : MARGIN_BLOCK;
 		size_t row[MARGIN_BLOCK];
+		const double *xr[MARGIN_BLOCK];
 		double c[MARGIN_BLOCK], nn[MARGIN_BLOCK];
 
-		/* 1. margins z_t (in c[t]) and, for the clip, ||x_t||^2 */
 		for (size_t t = 0; t < nb; t++) {
 			const size_t k = k0 + t;
 
 			row[t] = idx != NULL ? idx[k] : k;
-			if (idx != NULL && k + PREFETCH_AHEAD < m)
+			if (idx != NULL && k + PREFETCH_AHEAD < m) {
 				data_row_prefetch(ds, idx[k + PREFETCH_AHEAD]);
-			else if (seq_prefetch && k + SEQ_AHEAD < m)
-				data_row_prefetch(ds, k + SEQ_AHEAD);
-			if (clipped)
-				c[t] = data_row_dot_sqnorm(ds, row[t], w, &nn[t]) + b;
-			else
-				c[t] = data_row_dot(ds, row[t], w) + b;
+				if (y != NULL)
+					kern_prefetch(y + idx[k + PREFETCH_AHEAD]);
+			}
+		}
+		/* 1. margins z_t (in c[t]) and, for the clip, ||x_t||^2 */
+		if (dense) {
+			if (idx == NULL) {
+				/* bytes [lo, hi) of x: this block's, SEQ_AHEAD_BYTES on */
+				const size_t lo = (k0 + nb) * d * sizeof(double) + SEQ_AHEAD_BYTES;
+				const size_t end = m * d * sizeof(double);
+				const size_t hi = lo + nb * d * sizeof(double);
+
+				for (size_t off = lo; off < hi && off < end; off += 64)
+					kern_prefetch_l2((const char *)ds->x + off);
+			}
+			for (size_t t = 0; t < nb; t++)
+				xr[t] = ds->x + row[t] * d;
+			kern->dots(xr, nb, w, d, c, clipped ? nn : NULL);
+			for (size_t t = 0; t < nb; t++)
+				c[t] += b;
+		} else {
+			for (size_t t = 0; t < nb; t++) {
+				if (clipped)
+					c[t] = data_row_dot_sqnorm(ds, row[t], w, &nn[t]) + b;
+				else
+					c[t] = data_row_dot(ds, row[t], w) + b;
+			}
 		}
 		/* 2. c_t = omega_t phi'(z_t, y_t), clipped */
 		for (size_t t = 0; t < nb; t++) {
@@ -709,7 +741,11 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 			c[t] = v;
 		}
 		/* 3. g += c_t x~_t, row after row */
-		data_rows_axpy(ds, row, c, nb, g);
+		if (dense)
+			kern->axpys(xr, c, nb, g, d);
+		else
+			for (size_t t = 0; t < nb; t++)
+				data_row_axpy(ds, row[t], c[t], g);
 		if (icpt)
 			for (size_t t = 0; t < nb; t++)
 				g[d] += ic * c[t];
