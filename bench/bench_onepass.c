@@ -20,7 +20,9 @@
  *	run2     the same run with the pool of 2 as its executor;
  *	gather1  the pre-issue-17 access pattern: objective_batch_grad over a
  *	         uniformly random permutation in batches of b, no noise (the
- *	         data part of the old run, a lower bound on its time).
+ *	         data part of the old run, a lower bound on its time);
+ *	seq1     the data part of run1 alone: row_order_batch_grad over the
+ *	         same batches of a sequential order, no noise, no step.
  *
  * It prints the median and range of each over the repetitions and the
  * ratio of each run to the streaming pass of its thread count (median of
@@ -119,7 +121,7 @@ main(int argc, char **argv)
 	int reps = argc > 3 ? (int)parse_size(argv[3], "reps", 1, MAX_REPS) : 3;
 	size_t batch = argc > 4 ? parse_size(argv[4], "batch", 0, 1e7) : 0;
 	const struct alg_ops *alg = alg_find("dp_sgd.one_pass");
-	double t[5][MAX_REPS], ratio[3][MAX_REPS], check = 0.0, *w, *g, gb;
+	double t[6][MAX_REPS], ratio[4][MAX_REPS], check = 0.0, *w, *g, gb;
 	struct data_schema sc = { 0 };
 	struct rows_builder b = { 0 };
 	struct run_spec spec;
@@ -129,7 +131,8 @@ main(int argc, char **argv)
 	struct err e = { 0 };
 	struct rng r;
 	size_t bsz, *perm, used_rows;
-	static const char *const names[5] = { "stream1", "run1", "stream2", "run2", "gather1" };
+	static const char *const names[6] = { "stream1", "run1",    "stream2",
+					      "run2",    "gather1", "seq1" };
 
 	if (argc > 5 || alg == NULL) {
 		fprintf(stderr, "usage: bench_onepass [n [d [reps [batch]]]]\n");
@@ -241,6 +244,30 @@ main(int argc, char **argv)
 		}
 		t[4][k] = now_s() - t0;
 
+		{
+			struct row_order o;
+			double *scr =
+				calloc(row_order_parts(bsz, spec.dim) * spec.dim, sizeof(*scr));
+
+			rng_splitmix_init(&r, 77 + (uint64_t)k);
+			if (scr == NULL ||
+			    row_order_draw(&o, &r, n, row_order_block_len(n, d, DATA_DENSE), &e) !=
+				    ERR_OK) {
+				fprintf(stderr, "bench_onepass: order: %s\n", e.msg);
+				return 1;
+			}
+			t0 = now_s();
+			for (size_t p0 = 0; p0 + bsz <= used_rows; p0 += bsz) {
+				memset(g, 0, d * sizeof(*g));
+				row_order_batch_grad(&o, &spec.objective, &ds, p0, bsz, w, 1.0, g,
+						     spec.dim, scr, NULL);
+				check += g[0];
+			}
+			t[5][k] = now_s() - t0;
+			row_order_free(&o);
+			free(scr);
+		}
+		ratio[3][k] = t[5][k] / t[0][k];
 		ratio[0][k] = t[1][k] / t[0][k];
 		ratio[1][k] = t[3][k] / t[2][k];
 		ratio[2][k] = t[4][k] / t[0][k];
@@ -252,11 +279,12 @@ main(int argc, char **argv)
 	printf("dp_sgd.one_pass: n = %zu, d = %zu (%.2f GB of rows and labels), batch = %zu, "
 	       "steps = %lu, parts per batch = %zu, %d repetitions (check %.6g)\n",
 	       n, d, gb, bsz, plan.steps, row_order_parts(bsz, spec.dim), reps, check);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		summary(names[i], t[i], reps, "s");
 	summary("run1/stream1", ratio[0], reps, "x");
 	summary("run2/stream2", ratio[1], reps, "x");
 	summary("gather1/stream1", ratio[2], reps, "x");
+	summary("seq1/stream1", ratio[3], reps, "x");
 	rows_builder_clear(&b);
 	free(perm);
 	free(w);

@@ -80,6 +80,93 @@ START_TEST(test_order_visits_every_row_once)
 }
 END_TEST
 
+/* The seal-time shuffle keeps every row whole (features, label, group,
+ * categorical cells move together), dense and CSR, and moves rows. */
+START_TEST(test_seal_shuffle_keeps_rows)
+{
+	const size_t n = 500, d = 4;
+
+	for (int csr = 0; csr < 2; csr++) {
+		struct rows_builder b = { 0 };
+		unsigned char *seen = calloc(n, 1);
+		size_t moved = 0, nnz = 0;
+		struct rng r;
+		struct err e = { 0 };
+
+		ck_assert_ptr_nonnull(seen);
+		b.schema.d = d;
+		b.schema.task = TASK_REGRESSION;
+		b.schema.n_groups = 3;
+		b.schema.n_categorical = 2;
+		b.layout = csr ? DATA_CSR : DATA_DENSE;
+		b.n = b.cap = n;
+		b.y = malloc(n * sizeof(double));
+		b.group = malloc(n * sizeof(uint32_t));
+		b.cat = malloc(2 * n * sizeof(uint32_t));
+		ck_assert(b.y != NULL && b.group != NULL && b.cat != NULL);
+		if (csr) {
+			b.row_ptr = malloc((n + 1) * sizeof(size_t));
+			b.col = malloc(2 * n * sizeof(uint32_t));
+			b.val = malloc(2 * n * sizeof(double));
+			ck_assert(b.row_ptr != NULL && b.col != NULL && b.val != NULL);
+			b.row_ptr[0] = 0;
+		} else {
+			b.x = malloc(n * d * sizeof(double));
+			ck_assert_ptr_nonnull(b.x);
+		}
+		for (size_t i = 0; i < n; i++) {
+			b.y[i] = (double)i;
+			b.group[i] = (uint32_t)(i % 3);
+			b.cat[2 * i] = (uint32_t)(i % 7);
+			b.cat[2 * i + 1] = (uint32_t)(i % 11);
+			if (csr) {
+				/* rows of 1 or 2 entries: (i mod d, i + 1) [, (d - 1, -i)] */
+				b.col[nnz] = (uint32_t)(i % (d - 1));
+				b.val[nnz++] = (double)i + 1.0;
+				if (i % 2) {
+					b.col[nnz] = (uint32_t)(d - 1);
+					b.val[nnz++] = -(double)i;
+				}
+				b.row_ptr[i + 1] = nnz;
+			} else {
+				for (size_t j = 0; j < d; j++)
+					b.x[i * d + j] = (double)(i * d + j);
+			}
+		}
+		b.nnz = b.nnz_cap = nnz;
+		rng_splitmix_init(&r, 3);
+		ck_assert_int_eq(rows_builder_shuffle(&b, &r, &e), ERR_OK);
+		for (size_t k = 0; k < n; k++) {
+			size_t i = (size_t)b.y[k];
+
+			ck_assert(i < n && !seen[i]);
+			seen[i] = 1;
+			moved += i != k;
+			ck_assert_uint_eq(b.group[k], i % 3);
+			ck_assert_uint_eq(b.cat[2 * k], i % 7);
+			ck_assert_uint_eq(b.cat[2 * k + 1], i % 11);
+			if (csr) {
+				size_t lo = b.row_ptr[k];
+
+				ck_assert_uint_eq(b.row_ptr[k + 1] - lo, 1 + i % 2);
+				ck_assert_uint_eq(b.col[lo], i % (d - 1));
+				ck_assert(b.val[lo] == (double)i + 1.0);
+				if (i % 2)
+					ck_assert(b.col[lo + 1] == d - 1 &&
+						  b.val[lo + 1] == -(double)i);
+			} else {
+				for (size_t j = 0; j < d; j++)
+					ck_assert(b.x[k * d + j] == (double)(i * d + j));
+			}
+		}
+		ck_assert_uint_eq(csr ? b.row_ptr[n] : nnz, nnz);
+		ck_assert_uint_gt(moved, n / 2);
+		rows_builder_clear(&b);
+		free(seen);
+	}
+}
+END_TEST
+
 /* ---- optimisation quality against a uniformly random order ---- */
 
 #define Q_N     20000
@@ -352,6 +439,7 @@ suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_order_visits_every_row_once);
+	tcase_add_test(tc, test_seal_shuffle_keeps_rows);
 	tcase_add_test(tc, test_quality_equals_random_order);
 	tcase_add_test(tc, test_threads_bit_identical);
 	suite_add_tcase(s, tc);
