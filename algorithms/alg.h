@@ -105,6 +105,20 @@ struct alg_grid {
 
 /* The validated, public description of one run.  Everything here is
  * public: the request and the sealed dataset's public metadata. */
+/*
+ * A parallel-for the caller injects (algorithms create no threads): calls
+ * fn(arg, k) exactly once for every k in 0 .. parts - 1, in any order and
+ * on any of its threads, and returns when every call has returned.  The
+ * service implements it over a small per-run pool (service/run_pool.h);
+ * NULL in a run_spec means serial.  Methods split work by a public rule
+ * that does not depend on the thread count, so results are the same bits
+ * whatever runs them (row_order.h).
+ */
+struct alg_exec {
+	void (*parallel_for)(void *ctx, size_t parts, void (*fn)(void *arg, size_t k), void *arg);
+	void *ctx;
+};
+
 struct run_spec {
 	struct objective objective;    /* the instance, built for schema (objective_init) */
 	struct constraint x;           /* feasible set of the (primal) variable */
@@ -120,6 +134,9 @@ struct run_spec {
 	 * §5): the exact analytic curve for basic, the RDP conversion
 	 * for renyi. */
 	enum accounting_mode mode;
+	/* Borrowed, may be NULL (serial): the executor the batch gradients
+	 * of one-pass methods are split over (struct alg_exec). */
+	const struct alg_exec *exec;
 #ifdef DPOPT_TESTING
 	/* Borrowed, usually NULL: white-box access for the privacy audits
 	 * (testing_hook.h).  Absent from production builds; never set from

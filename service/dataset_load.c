@@ -97,6 +97,16 @@ dataset_load(struct db_conn *db, const char *id, const struct data_schema *schem
 	if (rc == ERR_OK && layout == DATA_CSR && ds.rows.nnz != nnz)
 		rc = err_set(e, ERR_INTERNAL, "dataset has %zu stored non-zeros, %zu expected",
 			     ds.rows.nnz, nnz);
+	if (rc == ERR_OK) {
+		/* The seal-time order (rows.h): a uniformly random arrangement
+		 * of the cached rows, drawn with the service's CSPRNG. */
+		struct rng *rng = rng_openssl_new(e);
+
+		rc = rng == NULL ? err_failed(e) : rows_builder_shuffle(&ds.rows, rng, e);
+		if (rc == ERR_OK && !rng_ok(rng))
+			rc = err_set(e, ERR_INTERNAL, "the random generator failed");
+		rng_free(rng);
+	}
 	if (rc != ERR_OK) {
 		loaded_dataset_clear(&ds);
 		return rc;

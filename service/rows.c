@@ -688,6 +688,113 @@ rows_builder_view(const struct rows_builder *b, struct dataset *ret, size_t *ret
 				       s->n_categorical * sizeof(uint32_t));
 }
 
+/* Swap n-element groups of size sz at rows i and j. */
+static void
+swap_cells(void *base, size_t sz, size_t i, size_t j, unsigned char *tmp)
+{
+	unsigned char *a = (unsigned char *)base + i * sz, *c = (unsigned char *)base + j * sz;
+
+	memcpy(tmp, a, sz);
+	memcpy(a, c, sz);
+	memcpy(c, tmp, sz);
+}
+
+static enum err_code
+shuffle_sparse(struct rows_builder *b, struct rng *rng, struct err *e)
+{
+	size_t n = b->n, ncat = b->schema.n_categorical;
+	size_t *perm = malloc((n > 0 ? n : 1) * sizeof(*perm));
+	size_t *rp = malloc((n + 1) * sizeof(*rp));
+	uint32_t *col = malloc((b->nnz > 0 ? b->nnz : 1) * sizeof(*col));
+	double *val = malloc((b->nnz > 0 ? b->nnz : 1) * sizeof(*val));
+	double *y = b->y != NULL ? malloc((n > 0 ? n : 1) * sizeof(*y)) : NULL;
+	uint32_t *group = b->group != NULL ? malloc((n > 0 ? n : 1) * sizeof(*group)) : NULL;
+	uint32_t *cat =
+		b->cat != NULL ? malloc((n * ncat > 0 ? n * ncat : 1) * sizeof(*cat)) : NULL;
+
+	if (perm == NULL || rp == NULL || col == NULL || val == NULL ||
+	    (b->y != NULL && y == NULL) || (b->group != NULL && group == NULL) ||
+	    (b->cat != NULL && cat == NULL)) {
+		free(perm);
+		free(rp);
+		free(col);
+		free(val);
+		free(y);
+		free(group);
+		free(cat);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++)
+		perm[i] = i;
+	for (size_t i = 0; i + 1 < n; i++) {
+		size_t j = i + (size_t)rng_below(rng, n - i), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	rp[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t src = perm[i], lo = b->row_ptr[src], len = b->row_ptr[src + 1] - lo;
+
+		memcpy(col + rp[i], b->col + lo, len * sizeof(*col));
+		memcpy(val + rp[i], b->val + lo, len * sizeof(*val));
+		rp[i + 1] = rp[i] + len;
+		if (y != NULL)
+			y[i] = b->y[src];
+		if (group != NULL)
+			group[i] = b->group[src];
+		if (cat != NULL)
+			memcpy(cat + i * ncat, b->cat + src * ncat, ncat * sizeof(*cat));
+	}
+	free(perm);
+	free(b->row_ptr);
+	free(b->col);
+	free(b->val);
+	free(b->y);
+	free(b->group);
+	free(b->cat);
+	b->row_ptr = rp;
+	b->col = col;
+	b->val = val;
+	b->y = y;
+	b->group = group;
+	b->cat = cat;
+	b->cap = n;
+	b->nnz_cap = b->nnz;
+	return ERR_OK;
+}
+
+enum err_code
+rows_builder_shuffle(struct rows_builder *b, struct rng *rng, struct err *e)
+{
+	const size_t d = b->schema.d, ncat = b->schema.n_categorical;
+	unsigned char *tmp;
+
+	if (b->n < 2)
+		return ERR_OK;
+	if (b->layout == DATA_CSR)
+		return shuffle_sparse(b, rng, e);
+	tmp = malloc((d > ncat ? d : ncat) * sizeof(double) + sizeof(double));
+	if (tmp == NULL)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	for (size_t i = b->n - 1; i > 0; i--) {
+		size_t j = (size_t)rng_below(rng, i + 1);
+
+		if (j == i)
+			continue;
+		if (d > 0)
+			swap_cells(b->x, d * sizeof(*b->x), i, j, tmp);
+		if (b->y != NULL)
+			swap_cells(b->y, sizeof(*b->y), i, j, tmp);
+		if (b->group != NULL)
+			swap_cells(b->group, sizeof(*b->group), i, j, tmp);
+		if (b->cat != NULL && ncat > 0)
+			swap_cells(b->cat, ncat * sizeof(*b->cat), i, j, tmp);
+	}
+	free(tmp);
+	return ERR_OK;
+}
+
 void
 rows_builder_clear(struct rows_builder *b)
 {

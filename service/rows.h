@@ -32,6 +32,7 @@
 
 #include "data.h"
 #include "err.h"
+#include "rng.h"
 
 /* Values after the features: categorical indices, group, label. */
 size_t rows_tail_len(const struct data_schema *s);
@@ -127,6 +128,18 @@ enum err_code rows_builder_add_records(struct rows_builder *b, const unsigned ch
 
 /* The view of what was built (n rows) and the bytes held. */
 void rows_builder_view(const struct rows_builder *b, struct dataset *ret, size_t *ret_bytes);
+
+/*
+ * The seal-time order: put the n rows in a uniformly random order drawn
+ * from rng (Fisher-Yates; the service passes its OpenSSL generator),
+ * labels, groups and categorical cells with their rows.  Dense rows are
+ * swapped in place (no extra memory); CSR rows are copied into new arrays
+ * (the CSR arrays twice, for the time of the copy).  Done once when a
+ * sealed dataset is loaded (dataset_load.h) and by `dpoptd solve`, so
+ * that one-pass methods can read consecutive rows (algorithms/row_order.h;
+ * docs/privacy-model.md §1, "Sequential one-pass order").
+ */
+enum err_code rows_builder_shuffle(struct rows_builder *b, struct rng *rng, struct err *e);
 
 /* Free everything; accepts a zeroed or half-built builder. */
 void rows_builder_clear(struct rows_builder *b);

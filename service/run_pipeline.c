@@ -8,6 +8,7 @@
 
 #include "rng.h"
 #include "run_pipeline.h"
+#include "run_pool.h"
 
 /* A run needs sealed rows and a budget to pay with: a public dataset has
  * none (it serves as eval_dataset_id only). */
@@ -170,9 +171,10 @@ now_ms(void)
 }
 
 enum err_code
-run_pipeline_run(const struct planned_run *p, const struct dataset *ds, alg_progress_fn progress,
+run_pipeline_run(struct planned_run *p, const struct dataset *ds, alg_progress_fn progress,
 		 void *progress_ctx, double **ret_x, json_t **ret_result, struct err *e)
 {
+	struct run_pool pool;
 	double *x = calloc(p->req.spec.dim > 0 ? p->req.spec.dim : 1, sizeof(double));
 	struct rng *rng = NULL;
 	json_t *result = NULL;
@@ -190,8 +192,12 @@ run_pipeline_run(const struct planned_run *p, const struct dataset *ds, alg_prog
 		goto out;
 	}
 	t0 = now_ms();
+	run_pool_init(&pool, p->threads);
+	p->req.spec.exec = &pool.exec;
 	rc = alg_run_report(p->req.alg, &p->req.spec, &p->plan, ds, rng, progress, progress_ctx, x,
 			    &after, e);
+	p->req.spec.exec = NULL;
+	run_pool_clear(&pool);
 	if (rc != ERR_OK)
 		goto out;
 	result = run_result_json(&p->req, &after, x, now_ms() - t0);

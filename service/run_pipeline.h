@@ -43,6 +43,7 @@ struct planned_run {
 	struct run_plan plan;   /* alg_plan() of req.spec */
 	double work;            /* alg->work(spec, plan) */
 	unsigned timeout;       /* seconds for the steps; 0 without limits */
+	unsigned threads;       /* the run's pool (run_pool.h): run_pool_threads(); 0 or 1 serial */
 };
 
 /* A check of the parsed request that needs the caller's context (the
@@ -78,12 +79,13 @@ enum err_code run_pipeline_check_stored(const struct planned_run *p, const char 
 
 /*
  * Run p on ds (the dataset the spec describes) with a fresh OpenSSL
- * generator, progress as alg_run(); on success *ret_result is the run's
+ * generator and a pool of p->threads threads as the spec's executor (set
+ * for the run, NULL again after it), progress as alg_run(); on success *ret_result is the run's
  * "result" member (run_result_json: wall_time_ms counts the steps) and
  * *ret_x (p->req.spec.dim values) the released point, both owned.
  * alg_run()'s errors.
  */
-enum err_code run_pipeline_run(const struct planned_run *p, const struct dataset *ds,
+enum err_code run_pipeline_run(struct planned_run *p, const struct dataset *ds,
 			       alg_progress_fn progress, void *progress_ctx, double **ret_x,
 			       json_t **ret_result, struct err *e);
 

@@ -21,6 +21,7 @@
 #include "model.h"
 #include "rows.h"
 #include "run_pipeline.h"
+#include "run_pool.h"
 #include "schema.h"
 #include "solve.h"
 
@@ -508,6 +509,19 @@ solved_model(const struct solve_opts *o, const struct data_schema *s, const stru
 	return rc;
 }
 
+/* The seal-time order the service gives a loaded dataset (rows.h). */
+static enum err_code
+seal_order(struct rows_builder *b, struct err *e)
+{
+	struct rng *rng = rng_openssl_new(e);
+	enum err_code rc = rng == NULL ? err_failed(e) : rows_builder_shuffle(b, rng, e);
+
+	if (rc == ERR_OK && !rng_ok(rng))
+		rc = err_set(e, ERR_INTERNAL, "the random generator failed");
+	rng_free(rng);
+	return rc;
+}
+
 static enum err_code
 solve(const struct solve_opts *o, json_t **ret, struct err *e)
 {
@@ -525,6 +539,8 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 	rc = read_schema(o->schema, &s, &x, e);
 	if (rc == ERR_OK)
 		rc = read_rows(o->data, o->format, &s, &x, &b, e);
+	if (rc == ERR_OK)
+		rc = seal_order(&b, e);
 	if (rc != ERR_OK)
 		goto out;
 	rows_builder_view(&b, &view, NULL);
@@ -553,6 +569,7 @@ solve(const struct solve_opts *o, json_t **ret, struct err *e)
 				      strtod(o->delta, NULL), m.n_rows);
 	}
 	if (rc == ERR_OK) {
+		run.threads = run_pool_threads(1); /* one run: this process is its only worker */
 		progress_init(&prog);
 		rc = run_pipeline_run(&run, &view, on_progress, &prog, &w, &result, e);
 	}

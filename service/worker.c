@@ -21,6 +21,7 @@
 #include "datasets.h"
 #include "log.h"
 #include "run_pipeline.h"
+#include "run_pool.h"
 #include "runs.h"
 #include "worker.h"
 
@@ -477,8 +478,11 @@ execute(struct worker *w, PGresult *claim)
 		alg_testing_fail_certificates(&run.req.spec);
 #endif
 	clock_gettime(CLOCK_MONOTONIC, &ctx.started);
-	if (rc == ERR_OK)
+	if (rc == ERR_OK) {
+		/* Never more threads than CPUs with every worker busy. */
+		run.threads = run_pool_threads(w->srv->cfg.workers);
 		rc = run_pipeline_run(&run, &ds->view, on_progress, &ctx, &x, &result, &e);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == ERR_OK && atomic_load(&w->slot.lost)) {
 		/* Another owner has the run: release nothing. */

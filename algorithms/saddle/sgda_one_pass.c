@@ -8,9 +8,13 @@
  *
  * The run.  A saddle objective (saddle.h) over X x Y, u = (x, y) of
  * dimension p = dim_x + dim_y, operator g(u; z) = (grad_x f, -grad_y f).
- * A secret uniformly random order of the n records is cut into T =
- * floor(n / b) disjoint batches B_1..B_T of b records (the n - T b left
- * over are not used, "unused_records").  From u_0 = Pi(0), for t = 1..T:
+ * An order of the n records drawn independently of the data is cut into
+ * T = floor(n / b) disjoint batches B_1..B_T of b consecutive positions
+ * (the n - T b left over are not used, "unused_records"): the sequential
+ * order of row_order.h over the rows the service shuffled at load, as in
+ * dp_sgd.one_pass (docs/privacy-model.md §1, "Sequential one-pass
+ * order"), so that each batch is read as a few runs of consecutive rows.  From u_0 = Pi(0), for t
+ *= 1..T:
  *
  *	G_t     = (1/b) sum_{i in B_t} clip_L(g(u_{t-1}; z_i))
  *	u_t     = Pi(u_{t-1} - eta (G_t + N(0, sigma^2 I_p)))
@@ -58,6 +62,7 @@
 #include "alg.h"
 #include "gauss_onepass.h"
 #include "privacy/noise.h"
+#include "row_order.h"
 #include "vi.h"
 #ifdef DPOPT_TESTING
 #include "testing_hook.h"
@@ -119,11 +124,11 @@ struct sgda_state {
 	double clip, sigma, step_size;
 	int lattice_k;
 	struct dgauss_params noise;
-	size_t *order;   /* owned: n */
-	double *u;       /* owned: dim, current iterate */
-	double *avg;     /* owned: dim, mean of u_0..u_{t-1} */
-	double *g;       /* owned: dim, noisy batch operator */
-	double *scratch; /* owned: dim, per-record operator and projections */
+	struct row_order order; /* owned: positions t b .. (t + 1) b - 1 are batch t + 1 */
+	double *u;              /* owned: dim, current iterate */
+	double *avg;            /* owned: dim, mean of u_0..u_{t-1} */
+	double *g;              /* owned: dim, noisy batch operator */
+	double *scratch;        /* owned: dim, per-record operator and projections */
 #ifdef DPOPT_TESTING
 	const struct alg_testing_hook *hook; /* borrowed; may be NULL */
 #endif
@@ -326,21 +331,25 @@ sgda_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	if (rc != ERR_OK)
 		return rc;
 
-	s->order = calloc(ds->n, sizeof(*s->order));
 	s->u = calloc(s->dim, sizeof(*s->u));
 	s->avg = calloc(s->dim, sizeof(*s->avg));
 	s->g = calloc(s->dim, sizeof(*s->g));
 	s->scratch = calloc(s->dim, sizeof(*s->scratch));
-	if (s->order == NULL || s->u == NULL || s->avg == NULL || s->g == NULL ||
-	    s->scratch == NULL)
+	if (s->u == NULL || s->avg == NULL || s->g == NULL || s->scratch == NULL)
 		return err_set(e, ERR_NOMEM, "cannot allocate the saddle.sgda_one_pass state");
 	constraint_product_project(&s->set, s->u, s->scratch); /* u_0 = Pi(0) */
-	onepass_order(rng, s->order, ds->n, (size_t)su.steps * su.batch);
-#ifdef DPOPT_TESTING
-	s->hook = spec->testing_hook;
-	rc = onepass_testing_hook(s->hook, s->order, ds->n, &s->sigma, e);
+	rc = row_order_draw(&s->order, rng, ds->n, row_order_block_len(ds->n, ds->d, ds->layout),
+			    e);
 	if (rc != ERR_OK)
 		return rc;
+#ifdef DPOPT_TESTING
+	/* The canary into the first batch, as onepass_testing_hook does. */
+	s->hook = spec->testing_hook;
+	rc = onepass_testing_sigma(s->hook, ds->n, &s->sigma, e);
+	if (rc != ERR_OK)
+		return rc;
+	if (s->hook != NULL && s->hook->place_first)
+		row_order_put_first(&s->order, s->hook->first_record);
 #endif
 	return noise_dgauss_prepare_real(ldexp(s->sigma, s->lattice_k), &s->noise, e);
 }
@@ -362,12 +371,18 @@ sgda_step(void *state, struct err *e)
 		finite = finite && isfinite(s->avg[j]);
 	}
 	memset(s->g, 0, d * sizeof(*s->g));
-	if (s->vi)
-		vi_batch_operator(s->obj, s->ds, s->order + (s->t - 1) * s->b, s->b, s->u, s->clip,
-				  s->scratch, s->g);
-	else
-		saddle_batch_operator(s->obj, s->ds, s->order + (s->t - 1) * s->b, s->b, s->u,
-				      s->clip, s->scratch, s->g);
+	/* The batch, range of consecutive rows after range. */
+	for (size_t pos = (s->t - 1) * s->b, end = pos + s->b; pos < end;) {
+		struct dataset v;
+		size_t first, c = row_order_run(&s->order, pos, end - pos, &first);
+
+		dataset_rows_view(s->ds, first, c, &v);
+		if (s->vi)
+			vi_batch_operator(s->obj, &v, NULL, c, s->u, s->clip, s->scratch, s->g);
+		else
+			saddle_batch_operator(s->obj, &v, NULL, c, s->u, s->clip, s->scratch, s->g);
+		pos += c;
+	}
 	if (onepass_noisy_mean(s->rng, &s->noise, s->lattice_k, s->g, d, s->b, e) != ERR_OK)
 		return err_failed(e);
 #ifdef DPOPT_TESTING
@@ -396,20 +411,21 @@ sgda_fini(void *state)
 {
 	struct sgda_state *s = state;
 
-	free(s->order);
+	row_order_free(&s->order);
 	free(s->u);
 	free(s->avg);
 	free(s->g);
 	free(s->scratch);
-	s->order = NULL;
 	s->u = s->avg = s->g = s->scratch = NULL;
 }
 
 const struct alg_ops alg_saddle_sgda_one_pass = {
 	.name = "saddle.sgda_one_pass",
-	.version = 1,
+	.version = 2, /* 2: the sequential order (row_order.h) */
 	.doc = "Noisy stochastic gradient descent-ascent for min over x max over y of a saddle "
-	       "objective, one pass: a secret random order splits the records into "
+	       "objective, one pass: a random order drawn independently of the data (a rotation "
+	       "and a permutation of large row blocks over the order the rows were shuffled into "
+	       "at load) splits the records into "
 	       "floor(n / batch_size) disjoint batches; each step adds exact discrete Gaussian "
 	       "noise on a fine lattice to the clipped batch-mean operator (grad_x f, -grad_y f) "
 	       "and projects x and y onto their sets; the result is the average of the query "

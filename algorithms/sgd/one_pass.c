@@ -2,10 +2,15 @@
  * sgd/one_pass.c - "dp_sgd.one_pass": differentially private projected
  * minibatch SGD over a convex set, one pass over the data.
  *
- * The run.  A secret uniformly random permutation pi of the n records
- * (Fisher-Yates with rng_below) is cut into T = floor(n / b) disjoint
- * batches B_1..B_T of b records; the n - T b records left over are not used
- * at all (reported as "unused_records").  From x_0 = Pi(0), for t = 1..T:
+ * The run.  An order pi of the n records drawn independently of the data
+ * is cut into T = floor(n / b) disjoint batches B_1..B_T of b consecutive
+ * positions; the n - T b records left over are not used at all (reported
+ * as "unused_records").  pi is the run's sequential order (row_order.h): a
+ * rotation, a random permutation of blocks of about 1 MiB of rows and a
+ * rotation inside each block, on top of the uniformly random order the
+ * service stored the rows in when it loaded the sealed dataset, so that a
+ * batch is read as a few contiguous runs of rows (docs/privacy-model.md
+ * §1, "Sequential one-pass order").  From x_0 = Pi(0), for t = 1..T:
  *
  *	g_t     = (1/b) sum_{i in B_t} clip_G(grad l_i(x_{t-1}))
  *	x_t     = Pi(x_{t-1} - eta (g_t + N(0, sigma^2 I_p) + grad r(x_{t-1})))
@@ -60,6 +65,7 @@
 #include "alg.h"
 #include "gauss_onepass.h"
 #include "privacy/noise.h"
+#include "row_order.h"
 #ifdef DPOPT_TESTING
 #include "testing_hook.h"
 #endif
@@ -106,6 +112,7 @@ struct sgd_state {
 	const struct objective *obj; /* borrowed: the spec's instance, outlives the run */
 	const struct dataset *ds;    /* borrowed: outlives the run */
 	struct rng *rng;             /* borrowed: the run's generator */
+	const struct alg_exec *exec; /* borrowed from the spec; NULL: serial */
 	struct constraint ball;      /* the feasible set X */
 	size_t dim;                  /* p: coordinates of the model */
 	size_t b;
@@ -116,7 +123,8 @@ struct sgd_state {
 	double step_size;
 	int lattice_k;              /* noise lattice step 2^-k */
 	struct dgauss_params noise; /* N_Z(0, (sigma 2^k)^2), prepared once per run */
-	size_t *order;              /* owned: n entries; the first T b are the batches, in order */
+	struct row_order order;     /* owned: positions t b .. (t + 1) b - 1 are batch t + 1 */
+	double *parts;              /* owned: row_order_parts(b, dim) * dim, the slices' sums */
 	double *x;                  /* owned: current iterate, dim */
 	double *avg;                /* owned: mean of x_1..x_t, dim */
 	double *g;                  /* owned: noisy batch gradient, dim */
@@ -284,8 +292,12 @@ sgd_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 static enum err_code
 testing_init(struct sgd_state *s, const struct alg_testing_hook *h, size_t n, struct err *e)
 {
+	enum err_code rc = onepass_testing_sigma(h, n, &s->sigma, e);
+
 	s->hook = h;
-	return onepass_testing_hook(h, s->order, n, &s->sigma, e);
+	if (rc == ERR_OK && h != NULL && h->place_first)
+		row_order_put_first(&s->order, h->first_record);
+	return rc;
 }
 #endif
 
@@ -296,7 +308,7 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	struct sgd_state *s = state;
 	struct sgd_setup su;
 	struct run_plan mine;
-	size_t n = ds->n, m;
+	size_t n = ds->n, parts;
 	bool derived;
 	enum err_code rc;
 
@@ -316,6 +328,7 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	s->obj = &spec->objective;
 	s->ds = ds;
 	s->rng = rng;
+	s->exec = spec->exec;
 	s->ball = spec->x;
 	s->dim = spec->dim;
 	s->b = su.batch;
@@ -325,24 +338,23 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	s->step_size = su.step_size;
 	s->lattice_k = su.lattice_k;
 
-	s->order = calloc(n, sizeof(*s->order));
+	parts = row_order_parts(s->b, s->dim);
+	s->parts = parts > 1 ? calloc(parts * s->dim, sizeof(*s->parts)) : NULL;
 	s->x = calloc(s->dim, sizeof(*s->x));
 	s->avg = calloc(s->dim, sizeof(*s->avg));
 	s->g = calloc(s->dim, sizeof(*s->g));
 	s->scratch = calloc(s->dim, sizeof(*s->scratch));
-	if (s->order == NULL || s->x == NULL || s->avg == NULL || s->g == NULL ||
+	if ((parts > 1 && s->parts == NULL) || s->x == NULL || s->avg == NULL || s->g == NULL ||
 	    s->scratch == NULL)
 		return err_set(e, ERR_NOMEM, "cannot allocate the dp_sgd.one_pass state");
 	/* x_0 = Pi(0): 0 itself for the balls and a box around 0. */
 	constraint_project(&s->ball, s->x, s->dim, s->scratch);
 
-	/*
-	 * The first m = T b entries of a uniformly random permutation: the
-	 * first m rounds of Fisher-Yates already place a uniformly random
-	 * ordered m-subset there.
-	 */
-	m = (size_t)su.steps * su.batch;
-	onepass_order(rng, s->order, n, m);
+	/* The run's sequential order over the stored (seal-time shuffled)
+	 * rows: public block length from n and d, randomness from rng. */
+	rc = row_order_draw(&s->order, rng, n, row_order_block_len(n, ds->d, ds->layout), e);
+	if (rc != ERR_OK)
+		return rc;
 #ifdef DPOPT_TESTING
 	rc = testing_init(s, spec->testing_hook, n, e);
 	if (rc != ERR_OK)
@@ -364,8 +376,8 @@ sgd_step(void *state, struct err *e)
 
 	/* The sum of the batch's gradients, each clipped to G (the guard). */
 	memset(s->g, 0, d * sizeof(*s->g));
-	objective_batch_grad(s->obj, s->ds, s->order + s->t * s->b, s->b, s->x, s->grad_bound,
-			     s->g);
+	row_order_batch_grad(&s->order, s->obj, s->ds, s->t * s->b, s->b, s->x, s->grad_bound, s->g,
+			     d, s->parts, s->exec);
 	/* The mean is of gradients clipped to G: far inside the lattice's
 	 * range, so a refusal here is a bug, reported like any failure. */
 	if (onepass_noisy_mean(s->rng, &s->noise, s->lattice_k, s->g, d, s->b, e) != ERR_OK)
@@ -410,12 +422,13 @@ sgd_fini(void *state)
 {
 	struct sgd_state *s = state;
 
-	free(s->order);
+	row_order_free(&s->order);
+	free(s->parts);
+	s->parts = NULL;
 	free(s->x);
 	free(s->avg);
 	free(s->g);
 	free(s->scratch);
-	s->order = NULL;
 	s->x = s->avg = s->g = NULL;
 }
 
@@ -423,10 +436,13 @@ const struct alg_ops alg_sgd_one_pass = {
 	.name = "dp_sgd.one_pass",
 	/* 2: exact discrete Gaussian noise on a lattice; 3: objective instances
 	 * (intercept, regularizers, weights; hinge, huber, multiclass), the
-	 * batch gradient through objective_batch_grad */
-	.version = 3,
-	.doc = "Projected noisy minibatch SGD over an l2 ball, one pass: a secret random "
-	       "permutation splits the records into floor(n / batch_size) disjoint batches "
+	 * batch gradient through objective_batch_grad; 4: the sequential
+	 * order (row_order.h) and the batch split over the executor */
+	.version = 4,
+	.doc = "Projected noisy minibatch SGD over an l2 ball, one pass: a random order drawn "
+	       "independently of the data (a rotation and a permutation of large row blocks over "
+	       "the order the rows were shuffled into at load) splits the records into floor(n / "
+	       "batch_size) disjoint batches "
 	       "(the remaining n mod batch_size records are not used); each step adds exact "
 	       "discrete Gaussian noise on a fine lattice to the clipped batch-mean gradient and "
 	       "projects (a public regularizer's gradient is added after the noise); the result "
