@@ -311,7 +311,7 @@ START_TEST(test_random_doubles)
 	unsigned long n = 0;
 
 	fast_taken = 0;
-	for (int i = 0; i < 40000; i++) {
+	for (int i = 0; i < 20000; i++) {
 		uint64_t u = next();
 		double v = of_bits(u);
 
@@ -328,7 +328,7 @@ START_TEST(test_random_doubles)
 	ck_assert_msg(fast_taken > n * 9 / 10, "fast path took %lu of %lu", fast_taken, n);
 	fast_taken = 0;
 	n = 0;
-	for (int i = 0; i < 50000; i++) {
+	for (int i = 0; i < 25000; i++) {
 		double v = ((double)(next() >> 11) / 9007199254740992.0 * 2.0 - 1.0) *
 			   pow(10.0, (double)(int)(next() % 13) - 6);
 
@@ -346,7 +346,7 @@ START_TEST(test_random_spellings)
 {
 	char text[128];
 
-	for (int i = 0; i < 60000; i++) {
+	for (int i = 0; i < 30000; i++) {
 		uint64_t r = next();
 		int nd = 1 + (int)(r % 22), point = (int)((r >> 8) % (uint64_t)(nd + 2)) - 1;
 		int lead = (r >> 16) % 4 == 0 ? (int)((r >> 18) % 4) : 0;
@@ -386,7 +386,7 @@ START_TEST(test_halfway)
 {
 	char text[128];
 
-	for (int i = 0; i < 25000; i++) {
+	for (int i = 0; i < 12000; i++) {
 		uint64_t m = (next() >> 10) | (1ULL << 53) | 1; /* 54 bits, odd */
 		int k = (int)(next() % 11);
 		__extension__ unsigned __int128 v = (unsigned __int128)m << k;
