@@ -3,7 +3,7 @@
 # against COPY of the same bytes on the same cluster, and peak memory.
 #
 #   bench/ingest.sh [--rows N] [--cols D] [--format csv|libsvm] [--nnz K]
-#                   [--reps R] [--dpoptd PATH] [--data FILE]
+#                   [--reps R] [--dpoptd PATH] [--data FILE] [--perf FILE]
 #
 # Starts a private PostgreSQL (scripts/lib/pg.sh) and a release dpoptd on a
 # free port, generates N rows of D features (libsvm: K non-zeros per row)
@@ -21,13 +21,15 @@
 # before and after.  Defaults: 200000 rows, 100 features, csv, 3 reps.
 # --dpoptd runs another build (e.g. a baseline) against the same setup;
 # --data keeps the generated body in FILE and reuses it when it exists
-# (the generator is seeded: the same options give the same bytes).
+# (the generator is seeded: the same options give the same bytes); --perf
+# records the CPU profile of dpoptd and of its PostgreSQL backends (perf
+# record -g -p) during the last upload into FILE and prints its top symbols.
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 . scripts/lib/pg.sh
 
-ROWS=200000 COLS=100 FORMAT=csv NNZ=50 REPS=3 BIN="" DATA=""
+ROWS=200000 COLS=100 FORMAT=csv NNZ=50 REPS=3 BIN="" DATA="" PERF=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rows) ROWS=$2; shift 2 ;;
@@ -37,7 +39,8 @@ while [ $# -gt 0 ]; do
 	--reps) REPS=$2; shift 2 ;;
 	--dpoptd) BIN=$2; shift 2 ;;
 	--data) DATA=$2; shift 2 ;;
-	*) echo "usage: $0 [--rows N] [--cols D] [--format csv|libsvm] [--nnz K] [--reps R] [--dpoptd PATH] [--data FILE]" >&2; exit 2 ;;
+	--perf) PERF=$2; shift 2 ;;
+	*) echo "usage: $0 [--rows N] [--cols D] [--format csv|libsvm] [--nnz K] [--reps R] [--dpoptd PATH] [--data FILE] [--perf FILE]" >&2; exit 2 ;;
 	esac
 done
 if [ -z "$BIN" ]; then
@@ -108,8 +111,17 @@ upload() { # upload REP: prints seconds and peak RSS (kB); sets DS
 		--data "{\"name\": \"ingest$1\", \"schema\": {\"features\": $COLS, \"task\": \"binary\"},
 		  \"bounds\": {\"feature_l2\": 1}, $LEDGER}" | jq -r .id)
 	echo 5 >"/proc/$PID/clear_refs" 2>/dev/null || true
+	PP=""
+	if [ -n "$PERF" ] && [ "$1" = "$REPS" ]; then
+		BACKENDS=$(psql "$DPOPT_DATABASE_URL" -qAtc "SELECT string_agg(pid::text, ',')
+			FROM pg_stat_activity WHERE datname = 'ingest' AND pid <> pg_backend_pid()")
+		perf record -q -g -F 499 -p "$PID${BACKENDS:+,$BACKENDS}" -o "$PERF" >/dev/null 2>&1 &
+		PP=$!
+		sleep 1
+	fi
 	T=$(curl -s -o "$WORK/reply" -w '%{time_total}' -X PUT "http://$DPOPT_LISTEN/v1/datasets/$DS/data" \
 		-H "$H" -H "Content-Type: $CT" --data-binary @"$DATA")
+	[ -z "$PP" ] || { kill -INT "$PP"; wait "$PP" || true; }
 	jq -e '.state == "sealed"' "$WORK/reply" >/dev/null || { cat "$WORK/reply" >&2; exit 1; }
 	echo "$T $(awk '/VmHWM/ {print $2}' "/proc/$PID/status")"
 }
@@ -150,3 +162,9 @@ for r, tu, hwm, tc in rows:
 print("  upload / COPY of the same bytes: median %.2f (range %.2f-%.2f)" % (statistics.median(ratios), min(ratios), max(ratios)))
 print("  stored rows (dataset_chunks with TOAST, all reps): %.1f MB" % (st / 1e6))
 PY
+if [ -n "$PERF" ]; then
+	echo "  profile of the last upload (dpoptd and its backends; by thread, then symbol):"
+	perf report -i "$PERF" --no-children --sort pid --stdio 2>/dev/null | grep -E '^ +[0-9.]+%'
+	perf report -i "$PERF" --no-children --sort pid,sym --stdio -g none 2>/dev/null |
+		grep -E '^ +[0-9.]+%' | head -40
+fi
