@@ -11,6 +11,7 @@
 #ifndef COMMON_DECIMAL_H
 #define COMMON_DECIMAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum decimal_status {
@@ -28,6 +29,15 @@ enum decimal_status {
 /* Convert s[0..end) (no trimming here).  Writes a NUL at *end, which must
  * be writable.  *ret is set only for DECIMAL_OK. */
 enum decimal_status decimal_parse(char *s, char *end, double *ret);
+
+/* The fast path of decimal_parse, exposed for its tests: true, with *ret
+ * set, when s[0..end) is [+-]digits[.digits][(e|E)[+-]digits] (either
+ * digit run may be empty, not both) with at most 19 significant digits
+ * and a normal, finite, unambiguously rounded value.  Then *ret is
+ * bit for bit what strtod returns (correctly rounded, ties to even).
+ * False means "ask strtod", not "not a number".  Reads no byte at or
+ * past end. */
+bool decimal_parse_fast(const char *s, const char *end, double *ret);
 
 /* A short, printable form of s[0..n) for an error message, into out
  * (DECIMAL_QUOTE_SIZE bytes): at most 32 input bytes, quotes and

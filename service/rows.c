@@ -384,6 +384,49 @@ rows_put_sparse(const struct data_schema *s, unsigned char *p, const uint32_t *c
 		put_f64(p, tail[j]);
 }
 
+size_t
+rows_canonical(const struct data_schema *s, bool sparse, const unsigned char *p, size_t len,
+	       double *canon, size_t *ret_n)
+{
+	size_t t = rows_tail_len(s), k = 1, nnz = 0, size;
+	const unsigned char *tail;
+
+	if (sparse) {
+		if (len < 4)
+			return 0;
+		nnz = get_u32(p);
+		if (nnz > s->d)
+			return 0;
+		size = rows_sparse_bytes(s, nnz);
+		if (size > len)
+			return 0;
+		for (size_t j = 0; j < nnz; j++) {
+			canon[k++] = (double)get_u32(p + 4 + 4 * j);
+			canon[k++] = get_f64(p + 4 + 4 * nnz + 8 * j);
+		}
+		tail = p + 4 + 12 * nnz;
+	} else {
+		size = rows_dense_bytes(s);
+		if (size > len)
+			return 0;
+		for (size_t j = 0; j < s->d; j++) {
+			double v = get_f64(p + 8 * j);
+
+			if (v != 0.0) {
+				canon[k++] = (double)j;
+				canon[k++] = v;
+				nnz++;
+			}
+		}
+		tail = p + 8 * s->d;
+	}
+	canon[0] = (double)nnz;
+	for (size_t j = 0; j < t; j++)
+		canon[k++] = get_f64(tail + 8 * j);
+	*ret_n = k;
+	return size;
+}
+
 /* ---- builder ---- */
 
 static enum err_code

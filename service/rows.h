@@ -89,6 +89,15 @@ void rows_put_dense(const struct data_schema *s, unsigned char *p, const double 
 void rows_put_sparse(const struct data_schema *s, unsigned char *p, const uint32_t *col,
 		     const double *val, size_t nnz, const double *tail);
 
+/* The canonical form of the record at p (len bytes left), the one the
+ * content hash takes (content_hash.h): its non-zero count, the (column,
+ * value) pairs of its non-zeros, then its tail, into canon (1 + 2 d +
+ * tail values); *ret_n gets the count written.  Returns the record's size,
+ * or 0 for a record that does not fit len or claims more than d
+ * non-zeros. */
+size_t rows_canonical(const struct data_schema *s, bool sparse, const unsigned char *p, size_t len,
+		      double *canon, size_t *ret_n);
+
 /*
  * A dataset in memory, built row by row (owned arrays; view borrows them).
  * Growth is amortised; rows_builder_finish() trims and fills the view.

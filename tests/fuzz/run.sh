@@ -36,13 +36,14 @@ build() { # build TARGET SOURCES...
 }
 build fuzz_csv "$SRC/common/csv.c" "$SRC/common/lines.c" "$SRC/common/decimal.c" "$SRC/common/err.c"
 build fuzz_libsvm "$SRC/common/libsvm.c" "$SRC/common/lines.c" "$SRC/common/decimal.c" "$SRC/common/err.c"
+build fuzz_decimal "$SRC/common/decimal.c"
 # (algorithms/data.c: schema_feature_range, which schema.c's bounds use)
 # shellcheck disable=SC2086
 build fuzz_schema "$SRC/service/schema.c" "$SRC/service/jv.c" "$SRC/algorithms/data.c" \
 	"$SRC/common/decimal.c" "$SRC/common/err.c" $JANSSON
 
 fail=0
-for t in fuzz_csv fuzz_libsvm fuzz_schema; do
+for t in fuzz_csv fuzz_libsvm fuzz_decimal fuzz_schema; do
 	work=$(mktemp -d)
 	cp "$SRC/tests/fuzz/corpus/$t/"* "$work/"
 	log="$OUT/$t.log"
