@@ -298,10 +298,14 @@ accountant_epsilon_with(const struct dp_event_tree *t, enum accounting_mode mode
 		/* The PLD's pessimistic estimate of the same tree: skipped where
 		 * the exact curve applies, refused (no candidate) when it cannot
 		 * bound the event or its cost guard trips (pld.h). */
+		bool by_pld = false;
+
 		if (!exact && o.pld_step > 0.0 && !has_type(t, DP_EVENT_APPROX) &&
-		    pld_candidate(t, delta, &o, &eps, NULL) == ERR_OK)
+		    pld_candidate(t, delta, &o, &eps, NULL) == ERR_OK) {
 			consider(&best, &have, eps, delta, "pld", 0.0);
-		if (!has_type(t, DP_EVENT_APPROX)) {
+			by_pld = true;
+		}
+		if (!has_type(t, DP_EVENT_APPROX) && !(by_pld && o.pld_decides)) {
 			rc = rdp_candidate(t, grid, delta, &eps, &order, &cand_err);
 			if (rc == ERR_OK)
 				consider(&best, &have, eps, delta, "rdp", order);

@@ -52,6 +52,11 @@ enum accounting_mode {
 struct accountant_options {
 	double pld_step;     /* 0: no PLD candidate */
 	double pld_max_work; /* the PLD's cost bound (pld.h); 0: none */
+	bool pld_decides;    /* skip the RDP conversion when the PLD gave a
+			      * value (calibration's search: the RDP curve of
+			      * a long subsampled composition costs more than
+			      * the PLD; the charge always takes every
+			      * candidate) */
 };
 
 struct accountant_report {

@@ -18,25 +18,29 @@ struct cal {
 	enum accounting_mode mode;
 	double delta;
 	const struct rdp_grid *grid;
+	bool pld_steered; /* a search answer came from the PLD alone */
 };
 
 static enum err_code
-cost(const struct cal *c, double noise, const struct accountant_options *o,
-     struct accountant_report *ret, struct err *e)
+cost(struct cal *c, double noise, const struct accountant_options *o, struct accountant_report *ret,
+     struct err *e)
 {
 	struct dp_event_tree t;
 	enum err_code rc;
 
 	if ((rc = c->make_event(noise, c->ctx, &t, e)) != ERR_OK)
 		return rc;
-	return accountant_epsilon_with(&t, c->mode, c->delta, c->grid, true, o, ret, e);
+	rc = accountant_epsilon_with(&t, c->mode, c->delta, c->grid, true, o, ret, e);
+	if (rc == ERR_OK && o->pld_decides && strcmp(ret->accountant, "pld") == 0)
+		c->pld_steered = true;
+	return rc;
 }
 
 /* Bisection in log(noise) on [*lo, *hi] with eps(lo) > target >= eps(hi)
  * (the invariant) under o, down to CALIBRATE_REL_TOL. */
 static enum err_code
-bisect(const struct cal *c, const struct accountant_options *o, double target, double *lo,
-       double *hi, struct err *e)
+bisect(struct cal *c, const struct accountant_options *o, double target, double *lo, double *hi,
+       struct err *e)
 {
 	while (*hi > *lo * (1.0 + CALIBRATE_REL_TOL)) {
 		struct accountant_report r;
@@ -64,7 +68,7 @@ bisect(const struct cal *c, const struct accountant_options *o, double target, d
  * meets, at most to upper.
  */
 static enum err_code
-refine(const struct cal *c, const struct accountant_options *fine, double target, double lower,
+refine(struct cal *c, const struct accountant_options *fine, double target, double lower,
        double upper, double *io_hi, struct err *e)
 {
 	struct accountant_report r;
@@ -109,10 +113,10 @@ calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
 	  const struct rdp_grid *grid, double *ret_noise, struct accountant_report *ret_report,
 	  struct err *e)
 {
-	struct cal c = { make_event, ctx, mode, delta, grid };
+	struct cal c = { make_event, ctx, mode, delta, grid, false };
 	struct accountant_report r_lo, r_hi, check;
 	const struct accountant_options fine = accountant_defaults();
-	struct accountant_options search = fine;
+	struct accountant_options search = fine, fine_pld = fine;
 	double lo = lower, hi = upper;
 	enum err_code rc;
 
@@ -125,9 +129,16 @@ calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
 	if (make_event == NULL || !isfinite(lower) || !isfinite(upper) || !(lower > 0.0) ||
 	    !(upper > lower))
 		return err_set(e, ERR_INTERNAL, "calibration needs 0 < lower < upper");
-	/* The search runs on the coarse PLD grid (the charging accountant's
-	 * other candidates unchanged); refine() finishes on the fine one. */
+	/* The search runs on the coarse PLD grid, without the RDP conversion
+	 * where the PLD answers (refine() finishes on the fine grid the same
+	 * way; the charge takes every candidate, and the search is done again
+	 * with all of them if another one wins there). */
 	search.pld_step = CALIBRATE_PLD_COARSE_STEP;
+	search.pld_decides = true;
+	fine_pld.pld_decides = true;
+again:
+	lo = lower;
+	hi = upper;
 
 	/* The most private end must meet the target... */
 	if ((rc = cost(&c, hi, &search, &r_hi, e)) != ERR_OK)
@@ -168,9 +179,15 @@ calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
 	 * at every step, so every answer below is one). */
 	if ((rc = cost(&c, hi, &fine, &check, e)) != ERR_OK)
 		return rc;
+	if (search.pld_decides && c.pld_steered && strcmp(check.accountant, "pld") != 0) {
+		/* the PLD steered the search but another candidate wins the
+		 * charge: search again on the charging accountant */
+		search = fine;
+		goto again;
+	}
 	if (mode == ACCOUNTING_BASIC && hi > lower && check.accountant != NULL &&
 	    strcmp(check.accountant, "pld") == 0) {
-		if ((rc = refine(&c, &fine, target_epsilon, lower, upper, &hi, e)) != ERR_OK)
+		if ((rc = refine(&c, &fine_pld, target_epsilon, lower, upper, &hi, e)) != ERR_OK)
 			return rc;
 		if ((rc = cost(&c, hi, &fine, &check, e)) != ERR_OK)
 			return rc;
