@@ -69,7 +69,7 @@ rdp_eps(double z, unsigned long steps)
 	struct accountant_report r;
 
 	if (family(z, &f, &t, NULL) != ERR_OK ||
-	    accountant_epsilon(&t, ACCOUNTING_BASIC, 1e-5, NULL, true, &r, NULL) != ERR_OK)
+	    accountant_epsilon(&t, ACCOUNTING_RENYI, 1e-5, NULL, true, &r, NULL) != ERR_OK)
 		return NAN;
 	return r.epsilon;
 }
