@@ -173,24 +173,25 @@ again:
 			return rc;
 	}
 
-	/* Re-compute the charge at the returned noise with the charging
-	 * accountant; where the PLD gave it, the fine grid may allow less
-	 * noise: refine there (the PLD's upper estimate is a certified bound
-	 * at every step, so every answer below is one). */
+	/* Where the PLD steered the search, finish on the charging grid: the
+	 * fine grid may allow less noise (the PLD's upper estimate is a
+	 * certified bound at every step, so every answer below is one).
+	 * Then re-compute the charge at the returned noise with every
+	 * candidate of the charging accountant; if one other than the PLD
+	 * wins there, search again on the charging accountant itself. */
+	if (c.pld_steered && search.pld_decides) {
+		if ((rc = cost(&c, hi, &fine_pld, &check, e)) != ERR_OK)
+			return rc;
+		if (hi > lower && strcmp(check.accountant, "pld") == 0 &&
+		    (rc = refine(&c, &fine_pld, target_epsilon, lower, upper, &hi, e)) != ERR_OK)
+			return rc;
+	}
 	if ((rc = cost(&c, hi, &fine, &check, e)) != ERR_OK)
 		return rc;
 	if (search.pld_decides && c.pld_steered && strcmp(check.accountant, "pld") != 0) {
-		/* the PLD steered the search but another candidate wins the
-		 * charge: search again on the charging accountant */
 		search = fine;
+		c.pld_steered = false;
 		goto again;
-	}
-	if (mode == ACCOUNTING_BASIC && hi > lower && check.accountant != NULL &&
-	    strcmp(check.accountant, "pld") == 0) {
-		if ((rc = refine(&c, &fine_pld, target_epsilon, lower, upper, &hi, e)) != ERR_OK)
-			return rc;
-		if ((rc = cost(&c, hi, &fine, &check, e)) != ERR_OK)
-			return rc;
 	}
 	if (!(check.epsilon <= target_epsilon)) {
 		err_set(e, ERR_NUMERIC, "the calibrated noise misses the epsilon target");
