@@ -501,16 +501,15 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 	 * its cost guard refuses it. */
 	if (rc == ERR_OK && req->spec.mode == ACCOUNTING_RENYI) {
 		double pe;
-		json_t *info = accountant_pld_information(&plan->event, req->spec.delta, &pe,
-							  NULL) == ERR_OK
-				       ? json_pack("{s:f, s:f, s:s, s:b}", "epsilon", pe, "delta",
-						   req->spec.delta, "accountant", "pld", "charged",
-						   0)
-				       : json_null();
+		json_t *info =
+			accountant_pld_information(&plan->event, req->spec.delta, &pe, NULL) ==
+					ERR_OK
+				? json_pack("{s:f, s:f, s:s, s:b}", "epsilon", pe, "delta",
+					    req->spec.delta, "accountant", "pld", "charged", 0)
+				: json_null();
 
-		if (info == NULL ||
-		    json_object_set_new(json_object_get(out, "standalone"), "pld_information",
-					info) != 0) {
+		if (info == NULL || json_object_set_new(json_object_get(out, "standalone"),
+							"pld_information", info) != 0) {
 			json_decref(out);
 			out = NULL;
 			rc = err_set(e, ERR_NOMEM, "cannot build the estimate");
