@@ -1011,6 +1011,28 @@ node_cost(const struct dp_event_tree *t, unsigned i, double h, double *ret_point
 	}
 }
 
+/*
+ * A root parallel (or mixture) whose children differ: a record is in one
+ * part (parallel), or the part run is drawn independently of the data
+ * (mixture), so the root's hockey-stick curve is at most the largest of
+ * the children's (equal to it for parallel; joint convexity for the
+ * mixture), and epsilon(delta) at most the largest child's: each child is
+ * evaluated on its own (pld_epsilon_with).  Below the root, unequal
+ * children stay unsupported (their maximum is not one PLD to compose).
+ */
+static bool
+split_root(const struct dp_event_tree *t)
+{
+	const struct dp_event *r = &t->node[0];
+
+	if (r->type != DP_EVENT_PARALLEL && r->type != DP_EVENT_MIXTURE)
+		return false;
+	for (unsigned k = 1; k < r->n_children; k++)
+		if (!subtree_equal(t, r->first_child, r->first_child + k))
+			return true;
+	return false;
+}
+
 enum err_code
 pld_cost(const struct dp_event_tree *t, double step, double *ret_work, struct err *e)
 {
@@ -1023,6 +1045,18 @@ pld_cost(const struct dp_event_tree *t, double step, double *ret_work, struct er
 		return err_set(e, ERR_INVALID, "pld step must be finite and positive");
 	if ((rc = dp_event_check(t, e)) != ERR_OK)
 		return rc;
+	if (split_root(t)) {
+		double sum = 0.0;
+
+		for (unsigned k = 0; k < t->node[0].n_children; k++) {
+			if ((rc = node_cost(t, t->node[0].first_child + k, step, &points, &work,
+					    &growth, e)) != ERR_OK)
+				return rc;
+			sum += work;
+		}
+		*ret_work = sum;
+		return ERR_OK;
+	}
 	if ((rc = node_cost(t, 0, step, &points, &work, &growth, e)) != ERR_OK)
 		return rc;
 	*ret_work = work;
@@ -1031,11 +1065,11 @@ pld_cost(const struct dp_event_tree *t, double step, double *ret_work, struct er
 
 /* One estimate of the tree under o (upper or lower). */
 static enum err_code
-evaluate(const struct dp_event_tree *t, const struct pld_options *o, int upper, double *work,
-	 struct pld *ret, struct err *e)
+evaluate(const struct dp_event_tree *t, unsigned r, const struct pld_options *o, int upper,
+	 double *work, struct pld *ret, struct err *e)
 {
 	struct pld_ctx c = { .h = o->step, .upper = upper, .max_work = o->max_work, .work = *work };
-	enum err_code rc = node_pld(&c, t, 0, ret, e);
+	enum err_code rc = node_pld(&c, t, r, ret, e);
 
 	free(c.wr);
 	*work = c.work;
@@ -1081,12 +1115,12 @@ pld_delta_with(const struct dp_event_tree *t, double epsilon, const struct pld_o
 				     "'privacy.epsilon' must be finite and >= 0");
 	if ((rc = prepare(t, opt, &o, e)) != ERR_OK)
 		return rc;
-	if ((rc = evaluate(t, &o, 1, &work, &up, e)) != ERR_OK)
+	if ((rc = evaluate(t, 0, &o, 1, &work, &up, e)) != ERR_OK)
 		return rc;
 	du = fmin(1.0, pld_delta_raw(&up, o.step, epsilon) + up.err);
 	pld_free(&up);
 	if (!o.upper_only) {
-		if ((rc = evaluate(t, &o, 0, &work, &lo, e)) != ERR_OK)
+		if ((rc = evaluate(t, 0, &o, 0, &work, &lo, e)) != ERR_OK)
 			return rc;
 		dl = fmax(0.0, pld_delta_raw(&lo, o.step, epsilon) - lo.err);
 		pld_free(&lo);
@@ -1114,15 +1148,37 @@ pld_epsilon_with(const struct dp_event_tree *t, double delta, const struct pld_o
 				     "'privacy.delta' must be in (0, 1)");
 	if ((rc = prepare(t, opt, &o, e)) != ERR_OK)
 		return rc;
-	if ((rc = evaluate(t, &o, 1, &work, &up, e)) != ERR_OK)
-		return rc;
-	eu = delta - up.err > 0.0 ? pld_epsilon_raw(&up, o.step, delta - up.err) : INFINITY;
-	pld_free(&up);
-	if (!o.upper_only) {
-		if ((rc = evaluate(t, &o, 0, &work, &lo, e)) != ERR_OK)
+	if (split_root(t)) {
+		eu = 0.0;
+		for (unsigned k = 0; k < t->node[0].n_children; k++) {
+			unsigned r = t->node[0].first_child + k;
+			double cu, cl = 0.0;
+
+			if ((rc = evaluate(t, r, &o, 1, &work, &up, e)) != ERR_OK)
+				return rc;
+			cu = delta - up.err > 0.0 ? pld_epsilon_raw(&up, o.step, delta - up.err)
+						  : INFINITY;
+			pld_free(&up);
+			if (!o.upper_only) {
+				if ((rc = evaluate(t, r, &o, 0, &work, &lo, e)) != ERR_OK)
+					return rc;
+				cl = pld_epsilon_raw(&lo, o.step, delta + lo.err);
+				pld_free(&lo);
+			}
+			eu = fmax(eu, cu);
+			el = fmax(el, cl);
+		}
+	} else {
+		if ((rc = evaluate(t, 0, &o, 1, &work, &up, e)) != ERR_OK)
 			return rc;
-		el = pld_epsilon_raw(&lo, o.step, delta + lo.err);
-		pld_free(&lo);
+		eu = delta - up.err > 0.0 ? pld_epsilon_raw(&up, o.step, delta - up.err) : INFINITY;
+		pld_free(&up);
+		if (!o.upper_only) {
+			if ((rc = evaluate(t, 0, &o, 0, &work, &lo, e)) != ERR_OK)
+				return rc;
+			el = pld_epsilon_raw(&lo, o.step, delta + lo.err);
+			pld_free(&lo);
+		}
 	}
 	if (!isfinite(eu) || !isfinite(el) || !(eu >= 0.0))
 		return err_set(e, ERR_NUMERIC, "the pld epsilon is not finite");

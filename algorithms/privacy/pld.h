@@ -16,7 +16,9 @@
  * (as the epsilon-DP randomized-response pair: valid, not exact),
  * sampled_without_replacement (replace_one) of one of those leaves,
  * self_composed, composed, and parallel / mixture whose children are all
- * the same event.  Anything else is ERR_INVALID with PLD_MSG_UNSUPPORTED:
+ * the same event, and at the root parallel / mixture of different children
+ * (the largest child epsilon: its curve bounds theirs).  Anything else is
+ * ERR_INVALID with PLD_MSG_UNSUPPORTED:
  * the caller falls back to the Renyi accountant (fail closed).
  *
  * Pure computation: allocates working arrays (freed before return), no
