@@ -2,11 +2,11 @@
  * bench_pld.c - the PLD accountant's speed and figures (issue 16):
  *   1. epsilon(1e-5) of 10^4 composed subsampled Gaussian steps
  *      (sampling without replacement, n = 10000, batch 100, z = 1) by the
- *      PLD accountant at grid steps 1e-4 and 1e-3, and by the RDP
- *      conversion;
- *   2. calibrating z to (1, 1e-5) for 1000 such steps: today's calibrate()
- *      on a basic ledger (RDP) and a bisection in log z over PLD
- *      evaluations (same 1e-3 relative tolerance);
+ *      PLD accountant (upper estimate only) at grid steps 1e-4, 1e-3, the
+ *      charging step and the calibration's coarse step, with its work
+ *      units, and by accountant_epsilon in both modes;
+ *   2. calibrate() to (1, 1e-5) for 100, 1000 and 10^4 such steps on a
+ *      basic ledger (best of PLD, RDP) and a renyi one (RDP);
  *   3. the table of epsilon(1e-5), q = 0.01, z in {0.8, 1, 2}, steps in
  *      {1, 10, 100, 1000}: RDP, PLD [lower, upper], and at one step the
  *      dominating curve gamma delta_G(log(1 + (e^eps - 1)/gamma)) solved
@@ -69,7 +69,7 @@ rdp_eps(double z, unsigned long steps)
 	struct accountant_report r;
 
 	if (family(z, &f, &t, NULL) != ERR_OK ||
-	    accountant_epsilon(&t, ACCOUNTING_BASIC, 1e-5, NULL, true, &r, NULL) != ERR_OK)
+	    accountant_epsilon(&t, ACCOUNTING_RENYI, 1e-5, NULL, true, &r, NULL) != ERR_OK)
 		return NAN;
 	return r.epsilon;
 }
@@ -101,67 +101,70 @@ main(void)
 	double best, t0, v = 0.0;
 
 	printf("1. 10^4 subsampled steps (WOR n=10000 B=100, z=1), eps(1e-5):\n");
-	for (int hh = 0; hh < 2; hh++) {
-		double h = hh == 0 ? 1e-4 : 1e-3;
+	for (int hh = 0; hh < 4; hh++) {
+		const double hs[] = { 1e-4, 1e-3, ACCOUNTANT_PLD_STEP, CALIBRATE_PLD_COARSE_STEP };
+		struct pld_options o = { .step = hs[hh], .upper_only = true };
+		struct fam f = { 10000 };
+		struct dp_event_tree t;
+		struct pld_interval r;
+		double work = 0.0;
 
+		if (family(1.0, &f, &t, NULL) != ERR_OK)
+			return 1;
 		best = INFINITY;
 		for (int rep = 0; rep < 3; rep++) {
 			t0 = now();
-			v = pld_eps(1.0, 10000, h);
+			if (pld_epsilon_with(&t, 1e-5, &o, &r, &work, NULL) != ERR_OK)
+				r.upper = NAN;
 			best = fmin(best, now() - t0);
 		}
-		printf("   pld h=%g: eps %.5f  %.3f s\n", h, v, best);
+		printf("   pld h=%g (upper only): eps %.5f  %.4f s, %.3g work units (%.2f ns "
+		       "each)\n",
+		       hs[hh], r.upper, best, work, 1e9 * best / work);
 	}
-	best = INFINITY;
-	for (int rep = 0; rep < 3; rep++) {
-		t0 = now();
-		v = rdp_eps(1.0, 10000);
-		best = fmin(best, now() - t0);
-	}
-	printf("   rdp (basic mode today): eps %.5f  %.3f s\n", v, best);
+	for (int m = 0; m < 2; m++) {
+		struct fam f = { 10000 };
+		struct dp_event_tree t;
+		struct accountant_report r = { 0 };
 
-	printf("2. calibrating z to (1, 1e-5), 1000 subsampled steps:\n");
-	{
-		struct fam f = { 1000 };
-		struct accountant_report r;
-		double z = NAN, lo, hi, el;
-		int evals = 0;
-
+		if (family(1.0, &f, &t, NULL) != ERR_OK)
+			return 1;
 		best = INFINITY;
 		for (int rep = 0; rep < 3; rep++) {
 			t0 = now();
-			if (calibrate(family, &f, ACCOUNTING_BASIC, 1.0, 1e-5, 0.1, 100.0, NULL, &z,
-				      &r, NULL) != ERR_OK)
-				z = NAN;
+			if (accountant_epsilon(&t, m == 0 ? ACCOUNTING_BASIC : ACCOUNTING_RENYI,
+					       1e-5, NULL, true, &r, NULL) != ERR_OK)
+				r.epsilon = NAN;
 			best = fmin(best, now() - t0);
 		}
-		printf("   calibrate() basic (rdp): z %.4f eps %.5f  %.3f s\n", z, r.epsilon, best);
-		for (int hh = 0; hh < 2; hh++) {
-			double h = hh == 0 ? 1e-4 : 1e-3;
+		printf("   accountant_epsilon %s: eps %.5f (%s)  %.4f s\n",
+		       m == 0 ? "basic" : "renyi", r.epsilon, r.accountant, best);
+	}
+
+	printf("2. calibrating z to (1, 1e-5), subsampled steps (q = 0.01):\n");
+	for (int k = 0; k < 3; k++) {
+		const unsigned long steps[] = { 100, 1000, 10000 };
+		struct fam f = { steps[k] };
+
+		for (int m = 0; m < 2; m++) {
+			struct accountant_report r = { 0 };
+			double z = NAN;
 
 			best = INFINITY;
 			for (int rep = 0; rep < 3; rep++) {
 				t0 = now();
-				lo = 0.3;
-				hi = 30.0;
-				evals = 0;
-				while (log(hi / lo) > 1e-3) {
-					double m = sqrt(lo * hi);
-
-					el = pld_eps(m, 1000, h);
-					evals++;
-					if (el <= 1.0)
-						hi = m;
-					else
-						lo = m;
-				}
+				if (calibrate(family, &f,
+					      m == 0 ? ACCOUNTING_BASIC : ACCOUNTING_RENYI, 1.0,
+					      1e-5, 0.1, 100.0, NULL, &z, &r, NULL) != ERR_OK)
+					z = NAN;
 				best = fmin(best, now() - t0);
 			}
-			printf("   bisection over pld h=%g: z %.4f (eps %.5f) %d evaluations  %.3f "
-			       "s\n",
-			       h, hi, pld_eps(hi, 1000, h), evals, best);
+			printf("   %5lu steps, calibrate() %s: z %.4f eps %.5f (%s)  %.4f s\n",
+			       steps[k], m == 0 ? "basic" : "renyi", z, r.epsilon, r.accountant,
+			       best);
 		}
 	}
+	(void)v;
 
 	printf("3. eps(1e-5), q = 0.01 (WOR n=10000 B=100):\n");
 	printf("   z    steps  rdp       pld upper  reference\n");

@@ -495,6 +495,26 @@ runs_estimate(struct db_conn *db, const char *tenant, const char *dataset_id, co
 		if (out == NULL)
 			rc = err_set(e, ERR_NOMEM, "cannot build the estimate");
 	}
+	/* A renyi dataset charges the RDP curve (its filter's proof needs
+	 * RDP); the PLD's figure for the same event is shown beside it, for
+	 * information only, or null when the PLD cannot bound the event or
+	 * its cost guard refuses it. */
+	if (rc == ERR_OK && req->spec.mode == ACCOUNTING_RENYI) {
+		double pe;
+		json_t *info =
+			accountant_pld_information(&plan->event, req->spec.delta, &pe, NULL) ==
+					ERR_OK
+				? json_pack("{s:f, s:f, s:s, s:b}", "epsilon", pe, "delta",
+					    req->spec.delta, "accountant", "pld", "charged", 0)
+				: json_null();
+
+		if (info == NULL || json_object_set_new(json_object_get(out, "standalone"),
+							"pld_information", info) != 0) {
+			json_decref(out);
+			out = NULL;
+			rc = err_set(e, ERR_NOMEM, "cannot build the estimate");
+		}
+	}
 	if (rc == ERR_OK) {
 		json_t *w = json_array();
 

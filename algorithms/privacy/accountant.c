@@ -19,6 +19,7 @@
 
 #include "privacy/accountant.h"
 #include "privacy/analytic_gaussian.h"
+#include "privacy/pld.h"
 
 const char *
 accountant_source(const char *name)
@@ -28,6 +29,7 @@ accountant_source(const char *name)
 	} known[] = {
 		{ "analytic_gaussian", "Balle & Wang 2018" },
 		{ "rdp", "improved conversion" },
+		{ "pld", "Doroshenko et al. 2022" },
 		{ "basic", "Dwork et al. 2006" },
 	};
 
@@ -196,11 +198,59 @@ rdp_candidate(const struct dp_event_tree *t, const struct rdp_grid *g, double de
 	return rdp_to_epsilon(g, rdp, delta, ret_eps, ret_order, e);
 }
 
+struct accountant_options
+accountant_defaults(void)
+{
+	return (struct accountant_options){ .pld_step = ACCOUNTANT_PLD_STEP,
+					    .pld_max_work = ACCOUNTANT_PLD_MAX_WORK };
+}
+
+/* The PLD's upper estimate, or an error (unsupported, cost guard). */
+static enum err_code
+pld_candidate(const struct dp_event_tree *t, double delta, const struct accountant_options *o,
+	      double *ret_eps, struct err *e)
+{
+	struct pld_options po = { .step = o->pld_step,
+				  .max_work = o->pld_max_work,
+				  .upper_only = true };
+	struct pld_interval r;
+	enum err_code rc;
+
+	if ((rc = pld_epsilon_with(t, delta, &po, &r, NULL, e)) != ERR_OK)
+		return rc;
+	*ret_eps = r.upper;
+	return ERR_OK;
+}
+
+enum err_code
+accountant_pld_information(const struct dp_event_tree *t, double delta, double *ret_epsilon,
+			   struct err *e)
+{
+	struct accountant_options o = accountant_defaults();
+
+	if (!(delta > 0.0 && delta < 1.0))
+		return err_set_field(e, ERR_INVALID, "privacy.delta",
+				     "'privacy.delta' must be in (0, 1)");
+	return pld_candidate(t, delta, &o, ret_epsilon, e);
+}
+
 enum err_code
 accountant_epsilon(const struct dp_event_tree *t, enum accounting_mode mode, double delta,
 		   const struct rdp_grid *grid, bool for_ledger,
 		   struct accountant_report *ret_report, struct err *e)
 {
+	struct accountant_options o = accountant_defaults();
+
+	return accountant_epsilon_with(t, mode, delta, grid, for_ledger, &o, ret_report, e);
+}
+
+enum err_code
+accountant_epsilon_with(const struct dp_event_tree *t, enum accounting_mode mode, double delta,
+			const struct rdp_grid *grid, bool for_ledger,
+			const struct accountant_options *opt, struct accountant_report *ret_report,
+			struct err *e)
+{
+	struct accountant_options o = opt != NULL ? *opt : accountant_defaults();
 	struct rdp_grid def;
 	struct accountant_report best = { 0 };
 	bool have = false;
@@ -238,10 +288,24 @@ accountant_epsilon(const struct dp_event_tree *t, enum accounting_mode mode, dou
 		 * Renyi accountant's (the general one), or basic composition's for
 		 * trees with approx leaves, which only it can take.
 		 */
+		bool exact = false;
+
 		if (ag_tree_mu(t, &mu, NULL) == ERR_OK &&
-		    ag_epsilon_mu(mu, delta, &eps, NULL) == ERR_OK)
+		    ag_epsilon_mu(mu, delta, &eps, NULL) == ERR_OK) {
 			consider(&best, &have, eps, delta, "analytic_gaussian", 0.0);
-		if (!has_type(t, DP_EVENT_APPROX)) {
+			exact = true;
+		}
+		/* The PLD's pessimistic estimate of the same tree: skipped where
+		 * the exact curve applies, refused (no candidate) when it cannot
+		 * bound the event or its cost guard trips (pld.h). */
+		bool by_pld = false;
+
+		if (!exact && o.pld_step > 0.0 && !has_type(t, DP_EVENT_APPROX) &&
+		    pld_candidate(t, delta, &o, &eps, NULL) == ERR_OK) {
+			consider(&best, &have, eps, delta, "pld", 0.0);
+			by_pld = true;
+		}
+		if (!has_type(t, DP_EVENT_APPROX) && !(by_pld && o.pld_decides)) {
 			rc = rdp_candidate(t, grid, delta, &eps, &order, &cand_err);
 			if (rc == ERR_OK)
 				consider(&best, &have, eps, delta, "rdp", order);

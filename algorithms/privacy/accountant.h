@@ -6,6 +6,10 @@
  *   - the exact analytic-Gaussian curve, when the tree is a composition of
  *     plain Gaussians (Balle & Wang 2018; Dong, Roth & Su 2022; inside one
  *     run only, never across runs),
+ *   - the PLD accountant's pessimistic upper estimate (pld.h) at grid step
+ *     ACCOUNTANT_PLD_STEP, when it supports the tree and its cost guard
+ *     (ACCOUNTANT_PLD_MAX_WORK) admits it; not tried when the exact
+ *     Gaussian curve applies (it cannot be beaten),
  *   - the Renyi accountant's conversion (rdp.h), when the tree has a curve,
  *   - basic composition (sums of (eps, delta); Dwork et al. 2006), when
  *     every leaf is approx or pure-DP (pure, laplace, bounded_range).
@@ -35,20 +39,39 @@ enum accounting_mode {
 
 /* Recorded with every charge next to the accountant's name (docs/privacy-model.md
  * §2); bump it whenever a reported epsilon or curve can change. */
-#define ACCOUNTANT_VERSION "1"
+#define ACCOUNTANT_VERSION "2"
+
+/* The PLD candidate of basic mode: grid step (nats) and cost bound (work
+ * units of pld.h, about 4.5 ns each: 4e6 is ~18 ms of CPU for one
+ * evaluation).  At step 5e-3, epsilon(1e-5) of 10^4 subsampled Gaussian
+ * steps (q = 0.01, z = 1) is 0.5 % above the step-1e-3 value and takes
+ * 0.93e6 units (bench/bench_pld.c). */
+#define ACCOUNTANT_PLD_STEP     5e-3
+#define ACCOUNTANT_PLD_MAX_WORK 4e6
+
+struct accountant_options {
+	double pld_step;     /* 0: no PLD candidate */
+	double pld_max_work; /* the PLD's cost bound (pld.h); 0: none */
+	bool pld_decides;    /* skip the RDP conversion when the PLD gave a
+			      * value (calibration's search: the RDP curve of
+			      * a long subsampled composition costs more than
+			      * the PLD; the charge always takes every
+			      * candidate) */
+};
 
 struct accountant_report {
 	double epsilon;         /* >= 0, finite; 0 only from a conversion that shows
 				 * (0, delta)-DP (rdp_to_epsilon, ag_epsilon_mu) */
 	double delta;           /* the delta epsilon holds for: the requested one, or the
 				 * (smaller or equal) delta of basic composition */
-	const char *accountant; /* "analytic_gaussian", "rdp" or "basic" (static) */
+	const char *accountant; /* "analytic_gaussian", "pld", "rdp" or "basic" (static) */
 	double order;           /* "rdp": the optimal Renyi order; else 0 */
 };
 
 /* The citation of an accountant name of struct accountant_report
  * ("Balle & Wang 2018" for "analytic_gaussian", "improved conversion" for
- * "rdp", "Dwork et al. 2006" for "basic"); NULL for any other string,
+ * "rdp", "Doroshenko et al. 2022" for "pld", "Dwork et al. 2006" for
+ * "basic"); NULL for any other string,
  * NULL included. */
 const char *accountant_source(const char *name);
 
@@ -81,5 +104,26 @@ enum err_code accountant_basic(const struct dp_event_tree *t, double *ret_epsilo
 enum err_code accountant_epsilon(const struct dp_event_tree *t, enum accounting_mode mode,
 				 double delta, const struct rdp_grid *grid, bool for_ledger,
 				 struct accountant_report *ret_report, struct err *e);
+
+/* The defaults of accountant_epsilon: ACCOUNTANT_PLD_STEP and
+ * ACCOUNTANT_PLD_MAX_WORK. */
+struct accountant_options accountant_defaults(void);
+
+/* accountant_epsilon under options (NULL: the defaults); calibration's
+ * coarse phase passes a coarser PLD step, the tests a small cost bound. */
+enum err_code accountant_epsilon_with(const struct dp_event_tree *t, enum accounting_mode mode,
+				      double delta, const struct rdp_grid *grid, bool for_ledger,
+				      const struct accountant_options *o,
+				      struct accountant_report *ret_report, struct err *e);
+
+/*
+ * The PLD figure of a renyi dataset's run, for information only (the
+ * renyi ledger charges the RDP curve: its filter's proof needs RDP): the
+ * PLD upper estimate at delta under the defaults.  ERR_INVALID /
+ * ERR_NUMERIC when the PLD accountant cannot bound the event or its cost
+ * guard refuses it (the caller reports no figure).
+ */
+enum err_code accountant_pld_information(const struct dp_event_tree *t, double delta,
+					 double *ret_epsilon, struct err *e);
 
 #endif /* ALGORITHMS_PRIVACY_ACCOUNTANT_H */

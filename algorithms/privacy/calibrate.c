@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "privacy/calibrate.h"
 
@@ -17,17 +18,93 @@ struct cal {
 	enum accounting_mode mode;
 	double delta;
 	const struct rdp_grid *grid;
+	bool pld_steered; /* a search answer came from the PLD alone */
 };
 
 static enum err_code
-cost(const struct cal *c, double noise, struct accountant_report *ret, struct err *e)
+cost(struct cal *c, double noise, const struct accountant_options *o, struct accountant_report *ret,
+     struct err *e)
 {
 	struct dp_event_tree t;
 	enum err_code rc;
 
 	if ((rc = c->make_event(noise, c->ctx, &t, e)) != ERR_OK)
 		return rc;
-	return accountant_epsilon(&t, c->mode, c->delta, c->grid, true, ret, e);
+	rc = accountant_epsilon_with(&t, c->mode, c->delta, c->grid, true, o, ret, e);
+	if (rc == ERR_OK && o->pld_decides && strcmp(ret->accountant, "pld") == 0)
+		c->pld_steered = true;
+	return rc;
+}
+
+/* Bisection in log(noise) on [*lo, *hi] with eps(lo) > target >= eps(hi)
+ * (the invariant) under o, down to CALIBRATE_REL_TOL. */
+static enum err_code
+bisect(struct cal *c, const struct accountant_options *o, double target, double *lo, double *hi,
+       struct err *e)
+{
+	while (*hi > *lo * (1.0 + CALIBRATE_REL_TOL)) {
+		struct accountant_report r;
+		double mid = sqrt(*lo) * sqrt(*hi);
+		enum err_code rc;
+
+		if (!(mid > *lo && mid < *hi))
+			break;
+		if ((rc = cost(c, mid, o, &r, e)) != ERR_OK)
+			return rc;
+		if (r.epsilon <= target)
+			*hi = mid;
+		else
+			*lo = mid;
+	}
+	return ERR_OK;
+}
+
+/*
+ * The fine phase of a basic ledger whose charging accountant is the PLD
+ * (calibrate.h): from hi, the coarse phase's answer, step down (2 %, then
+ * doubling) until the charging accountant misses the target, then bisect
+ * on it.  hi itself may miss (the coarse grid is not nested in the fine
+ * one in every composition): then step up by 2 % (doubling) until it
+ * meets, at most to upper.
+ */
+static enum err_code
+refine(struct cal *c, const struct accountant_options *fine, double target, double lower,
+       double upper, double *io_hi, struct err *e)
+{
+	struct accountant_report r;
+	double hi = *io_hi, lo = hi, f = 0.02;
+	bool missed = false;
+	enum err_code rc;
+
+	if ((rc = cost(c, hi, fine, &r, e)) != ERR_OK)
+		return rc;
+	while (!(r.epsilon <= target)) {
+		missed = true;
+		lo = hi;
+		hi = fmin(upper, hi * (1.0 + f));
+		f *= 2.0;
+		if ((rc = cost(c, hi, fine, &r, e)) != ERR_OK)
+			return rc;
+		if (!(r.epsilon <= target) && hi >= upper)
+			return ERR_OK; /* the caller's re-check refuses */
+	}
+	for (f = 0.02; !missed;) {
+		lo = fmax(lower, hi * (1.0 - f));
+		if (!(lo < hi))
+			break;
+		if ((rc = cost(c, lo, fine, &r, e)) != ERR_OK)
+			return rc;
+		if (!(r.epsilon <= target))
+			break;
+		hi = lo; /* meets: keep stepping down */
+		if (lo <= lower)
+			break;
+		f = fmin(2.0 * f, 0.5);
+	}
+	if (lo < hi && (rc = bisect(c, fine, target, &lo, &hi, e)) != ERR_OK)
+		return rc;
+	*io_hi = hi;
+	return ERR_OK;
 }
 
 enum err_code
@@ -36,8 +113,10 @@ calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
 	  const struct rdp_grid *grid, double *ret_noise, struct accountant_report *ret_report,
 	  struct err *e)
 {
-	struct cal c = { make_event, ctx, mode, delta, grid };
+	struct cal c = { make_event, ctx, mode, delta, grid, false };
 	struct accountant_report r_lo, r_hi, check;
+	const struct accountant_options fine = accountant_defaults();
+	struct accountant_options search = fine, fine_pld = fine;
 	double lo = lower, hi = upper;
 	enum err_code rc;
 
@@ -50,10 +129,25 @@ calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
 	if (make_event == NULL || !isfinite(lower) || !isfinite(upper) || !(lower > 0.0) ||
 	    !(upper > lower))
 		return err_set(e, ERR_INTERNAL, "calibration needs 0 < lower < upper");
+	/* The search runs on the coarse PLD grid, without the RDP conversion
+	 * where the PLD answers (refine() finishes on the fine grid the same
+	 * way; the charge takes every candidate, and the search is done again
+	 * with all of them if another one wins there). */
+	search.pld_step = CALIBRATE_PLD_COARSE_STEP;
+	search.pld_decides = true;
+	fine_pld.pld_decides = true;
+again:
+	lo = lower;
+	hi = upper;
 
 	/* The most private end must meet the target... */
-	if ((rc = cost(&c, hi, &r_hi, e)) != ERR_OK)
+	if ((rc = cost(&c, hi, &search, &r_hi, e)) != ERR_OK)
 		return rc;
+	if (!(r_hi.epsilon <= target_epsilon)) {
+		/* the coarse grid's looseness must not refuse a feasible run */
+		if ((rc = cost(&c, hi, &fine, &r_hi, e)) != ERR_OK)
+			return rc;
+	}
 	if (!(r_hi.epsilon <= target_epsilon)) {
 		err_set_field(e, ERR_INVALID, "privacy.epsilon",
 			      "'privacy.epsilon' %.6g cannot be met at this delta with noise up to "
@@ -63,7 +157,7 @@ calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
 		return ERR_INVALID;
 	}
 	/* ... and epsilon must not grow with the noise (checked at the ends). */
-	if ((rc = cost(&c, lo, &r_lo, e)) != ERR_OK)
+	if ((rc = cost(&c, lo, &search, &r_lo, e)) != ERR_OK)
 		return rc;
 	if (r_lo.epsilon < r_hi.epsilon) {
 		err_set(e, ERR_NUMERIC, "the privacy cost grows with the noise");
@@ -75,24 +169,30 @@ calibrate(calibrate_event_fn make_event, void *ctx, enum accounting_mode mode,
 		hi = lo; /* the smallest noise allowed already meets the target */
 	} else {
 		/* Invariant: eps(lo) > target >= eps(hi).  Bisect in log(noise). */
-		while (hi > lo * (1.0 + CALIBRATE_REL_TOL)) {
-			struct accountant_report r;
-			double mid = sqrt(lo) * sqrt(hi);
-
-			if (!(mid > lo && mid < hi))
-				break;
-			if ((rc = cost(&c, mid, &r, e)) != ERR_OK)
-				return rc;
-			if (r.epsilon <= target_epsilon)
-				hi = mid;
-			else
-				lo = mid;
-		}
+		if ((rc = bisect(&c, &search, target_epsilon, &lo, &hi, e)) != ERR_OK)
+			return rc;
 	}
 
-	/* Re-compute the charge at the returned noise. */
-	if ((rc = cost(&c, hi, &check, e)) != ERR_OK)
+	/* Where the PLD steered the search, finish on the charging grid: the
+	 * fine grid may allow less noise (the PLD's upper estimate is a
+	 * certified bound at every step, so every answer below is one).
+	 * Then re-compute the charge at the returned noise with every
+	 * candidate of the charging accountant; if one other than the PLD
+	 * wins there, search again on the charging accountant itself. */
+	if (c.pld_steered && search.pld_decides) {
+		if ((rc = cost(&c, hi, &fine_pld, &check, e)) != ERR_OK)
+			return rc;
+		if (hi > lower && strcmp(check.accountant, "pld") == 0 &&
+		    (rc = refine(&c, &fine_pld, target_epsilon, lower, upper, &hi, e)) != ERR_OK)
+			return rc;
+	}
+	if ((rc = cost(&c, hi, &fine, &check, e)) != ERR_OK)
 		return rc;
+	if (search.pld_decides && c.pld_steered && strcmp(check.accountant, "pld") != 0) {
+		search = fine;
+		c.pld_steered = false;
+		goto again;
+	}
 	if (!(check.epsilon <= target_epsilon)) {
 		err_set(e, ERR_NUMERIC, "the calibrated noise misses the epsilon target");
 		err_detail(e, "epsilon %.17g > target %.17g at noise %.17g", check.epsilon,

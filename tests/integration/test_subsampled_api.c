@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -145,6 +146,15 @@ START_TEST(test_subsampled_runs)
 	ck_assert_double_eq(num(j, "plan.steps"), ceil(5.0 * 2000.0 / 45.0));
 	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.event.type")),
 			 "sampled_without_replacement");
+	/* A renyi dataset charges the RDP curve; the PLD's figure for the same
+	 * run is shown beside it, for information (smaller, not charged). */
+	ck_assert_str_eq(json_string_value(h_get(j, "standalone.accountant")), "rdp");
+	ck_assert_str_eq(json_string_value(h_get(j, "standalone.pld_information.accountant")),
+			 "pld");
+	ck_assert(json_is_false(h_get(j, "standalone.pld_information.charged")));
+	printf("renyi estimate: rdp %.6f, pld (information) %.6f\n", num(j, "standalone.epsilon"),
+	       num(j, "standalone.pld_information.epsilon"));
+	ck_assert(num(j, "standalone.pld_information.epsilon") < num(j, "standalone.epsilon"));
 	json_decref(j);
 
 	/* Intercept on by default for this method: 3 features and a bias. */
@@ -275,11 +285,69 @@ expect_label(const char *path, const char *body, const char *accountant, const c
 	json_t *j = h_json(&srv, "POST", path, owner, body, 200);
 
 	snprintf(want, sizeof(want), "%s (%s); basic composition ledger", accountant,
-		 strcmp(accountant, "rdp") == 0 ? "improved conversion" : "Balle & Wang 2018");
+		 strcmp(accountant, "rdp") == 0   ? "improved conversion"
+		 : strcmp(accountant, "pld") == 0 ? "Doroshenko et al. 2022"
+						  : "Balle & Wang 2018");
 	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.event.type")), event);
 	ck_assert_str_eq(json_string_value(h_get(j, "standalone.accountant")), accountant);
 	ck_assert_str_eq(json_string_value(h_get(j, "plan.accountant")), want);
 	json_decref(j);
+}
+
+/* `dpoptd privacy --events F --delta D --mode M` on a run's recorded
+ * event: its epsilon (12 significant digits). */
+static double
+cli_epsilon(const json_t *event, double delta, const char *mode)
+{
+	char dir[] = "/tmp/dpopt-reaccount-XXXXXX", ev[128], cmd[1024], buf[8192];
+	const char *bin = getenv("DPOPT_BIN");
+	FILE *f;
+	size_t n;
+	json_t *out;
+	double eps;
+
+	ck_assert_ptr_nonnull(bin);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(ev, sizeof(ev), "%s/event.json", dir);
+	ck_assert_int_eq(json_dump_file(event, ev, 0), 0);
+	snprintf(cmd, sizeof(cmd), "'%s' privacy --events '%s' --delta %.17g --mode %s", bin, ev,
+		 delta, mode);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	ck_assert_int_eq(pclose(f), 0);
+	remove(ev);
+	rmdir(dir);
+	out = json_loads(buf, 0, NULL);
+	ck_assert_msg(out != NULL, "dpoptd privacy printed: %s", buf);
+	eps = json_number_value(json_object_get(out, "epsilon"));
+	json_decref(out);
+	return eps;
+}
+
+/* Re-accounting the run's recorded event (its params_used and event are
+ * all it takes) reproduces the run's own epsilon, the one the estimate of
+ * the same request reports (the same deterministic calibration, the same
+ * noise), within the charged target; the RDP conversion of the same event
+ * is above the target: the PLD saved noise. */
+static void
+reaccount(json_t *run, const char *path, const char *body)
+{
+	json_t *est = h_json(&srv, "POST", path, owner, body, 200);
+	double charged = num(run, "plan.charge.epsilon"), delta = num(run, "plan.charge.delta");
+	double own = num(est, "standalone.epsilon");
+	double basic = cli_epsilon(h_get(run, "plan.event"), delta, "basic");
+	double rdp = cli_epsilon(h_get(run, "plan.event"), delta, "renyi");
+
+	printf("re-accounted: charged %.12g, estimate %.12g, basic %.12g, rdp %.12g\n", charged,
+	       own, basic, rdp);
+	ck_assert_double_eq(num(est, "plan.params_used.noise_multiplier"),
+			    num(run, "plan.params_used.noise_multiplier"));
+	ck_assert_msg(fabs(basic - own) <= 1e-10 * own, "estimate %.17g, re-accounted %.17g", own,
+		      basic);
+	ck_assert(basic <= charged && basic >= 0.99 * charged && rdp > charged);
+	json_decref(est);
 }
 
 START_TEST(test_basic_accountant_label)
@@ -291,8 +359,9 @@ START_TEST(test_basic_accountant_label)
 	h_dataset_create(&srv, owner, SCHEMA_BASIC, a);
 	h_upload(&srv, owner, a, data);
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
-	/* The sampled event has no exact curve: the RDP conversion bounds it. */
-	expect_label(path, RUN("\"batch_size\": 45"), "rdp", "sampled_without_replacement");
+	/* The sampled event has no exact curve: the PLD bounds it (below the
+	 * RDP conversion). */
+	expect_label(path, RUN("\"batch_size\": 45"), "pld", "sampled_without_replacement");
 	/* Whole-data steps (the default here) compose plain Gaussians: the
 	 * exact curve. */
 	expect_label(path, RUN(""), "analytic_gaussian", "gaussian");
@@ -305,9 +374,10 @@ START_TEST(test_basic_accountant_label)
 	json_decref(h_run_create(&srv, owner, a, RUN("\"batch_size\": 45"), run));
 	j = h_run_wait(&srv, owner, run, "succeeded", 120);
 	ck_assert_str_eq(json_string_value(h_get(j, "result.privacy.accountant")),
-			 "rdp (improved conversion); basic composition ledger");
+			 "pld (Doroshenko et al. 2022); basic composition ledger");
 	ck_assert_str_eq(json_string_value(h_get(j, "plan.accountant")),
-			 "rdp (improved conversion); basic composition ledger");
+			 "pld (Doroshenko et al. 2022); basic composition ledger");
+	reaccount(j, path, RUN("\"batch_size\": 45"));
 	json_decref(j);
 	free(data);
 }

@@ -411,8 +411,19 @@ START_TEST(test_unsupported)
 	t = self_composed(a, 2);
 	ck_assert_int_eq(dp_event_wrap(&t, &wor, NULL), ERR_OK);
 	ck_assert_int_eq(pld_epsilon(&t, 1e-5, 0.0, &r, NULL), ERR_INVALID);
+	/* parallel of different children: at the root the largest child's
+	 * epsilon (a record is in one part), below it unsupported */
 	ck_assert_int_eq(dp_event_join(&t, DP_EVENT_PARALLEL, parts, 2, NULL), ERR_OK);
-	ck_assert_int_eq(pld_epsilon(&t, 1e-5, 0.0, &r, NULL), ERR_INVALID);
+	{
+		struct pld_interval ra, rt;
+		struct dp_event sc = { .type = DP_EVENT_SELF_COMPOSED, .count = 2 };
+
+		ck_assert_int_eq(pld_epsilon(&t, 1e-5, 1e-3, &rt, NULL), ERR_OK);
+		ck_assert_int_eq(pld_epsilon(&a, 1e-5, 1e-3, &ra, NULL), ERR_OK);
+		ck_assert_double_eq(rt.upper, ra.upper); /* z = 2 costs more than z = 3 */
+		ck_assert_int_eq(dp_event_wrap(&t, &sc, NULL), ERR_OK);
+		ck_assert_int_eq(pld_epsilon(&t, 1e-5, 0.0, &r, NULL), ERR_INVALID);
+	}
 	ck_assert_int_eq(pld_epsilon(&a, 0.0, 0.0, &r, NULL), ERR_INVALID);
 	ck_assert_int_eq(pld_epsilon(&a, 1e-5, -1.0, &r, NULL), ERR_INVALID);
 	ck_assert_int_eq(pld_delta(&a, -1.0, 0.0, &r, NULL), ERR_INVALID);
