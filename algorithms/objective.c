@@ -58,6 +58,7 @@ extern const struct objective_ops objective_capped_l1_regression;
 extern const struct objective_ops objective_ramp_classification;
 extern const struct objective_ops objective_robust_phase_retrieval;
 extern const struct objective_ops objective_relu_neuron;
+extern const struct objective_ops objective_relu_net;
 
 /* Minimisation objectives first, then the saddle ones (saddle.h), then
  * the operator ones (vi.h). */
@@ -73,6 +74,7 @@ static const struct objective_ops *const objectives[] = {
 	&objective_ramp_classification,
 	&objective_robust_phase_retrieval,
 	&objective_relu_neuron,
+	&objective_relu_net,
 	&objective_bilinear,
 	&objective_worst_group_logistic,
 	&objective_matrix_game,
@@ -99,6 +101,8 @@ static const char *const param_names[OBJ_P__COUNT] = {
 	[OBJ_P_COUPLING] = "coupling",
 	[OBJ_P_PARITY_TOLERANCE] = "parity_tolerance",
 	[OBJ_P_MATRIX] = "matrix",
+	[OBJ_P_WIDTH] = "width",
+	[OBJ_P_INIT_SEED] = "init_seed",
 };
 
 /* Priors must sum to 1 within this. */
@@ -144,6 +148,7 @@ objective_params_default(struct objective_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->huber_delta = NAN;
+	p->init_seed = OBJECTIVE_DEFAULT_INIT_SEED;
 }
 
 /* A public distribution over n outcomes: positive, summing to 1. */
@@ -211,7 +216,8 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 		return err_set(e, ERR_INTERNAL, "objective '%s' has no loss", ops->name);
 	/* Function values only: phi or value, never a derivative. */
 	if (ops->kind == OBJECTIVE_MINIMIZE && ops->value_only &&
-	    (ops->dphi != NULL || ops->multi != NULL || (ops->phi == NULL) == (ops->value == NULL)))
+	    (ops->dphi != NULL || ops->multi != NULL ||
+	     (ops->phi != NULL) + (ops->value != NULL) + (ops->hidden != NULL) != 1))
 		return err_set(e, ERR_INTERNAL, "objective '%s' has no loss", ops->name);
 	if (ops->kind == OBJECTIVE_SADDLE &&
 	    (ops->saddle == NULL || ops->saddle->init == NULL || ops->saddle->eval == NULL ||
@@ -261,6 +267,15 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 				     "'objective.parity_tolerance' must be a finite number >= 0");
 	if (p->matrix_dim != 0 && !accepts(ops, OBJ_P_MATRIX))
 		return refuse_param(ops, OBJ_P_MATRIX, e);
+	if (p->width != 0 && !accepts(ops, OBJ_P_WIDTH))
+		return refuse_param(ops, OBJ_P_WIDTH, e);
+	if (ops->hidden != NULL && (p->width < 1 || p->width > OBJECTIVE_MAX_WIDTH))
+		return err_set_field(e, ERR_INVALID, "objective.width",
+				     "'%s' needs 'objective.width', the hidden width: an integer "
+				     "in 1 .. %d",
+				     ops->name, OBJECTIVE_MAX_WIDTH);
+	if (p->init_seed != OBJECTIVE_DEFAULT_INIT_SEED && !accepts(ops, OBJ_P_INIT_SEED))
+		return refuse_param(ops, OBJ_P_INIT_SEED, e);
 	if (p->matrix_dim > OBJECTIVE_MAX_MATRIX_DIM)
 		return err_set_field(e, ERR_INVALID, "objective.matrix",
 				     "'objective.matrix' may have at most %d rows",
@@ -277,7 +292,7 @@ objective_init(struct objective *ret, const struct objective_ops *ops,
 	o.d = s->d;
 	o.n_classes = s->task == TASK_MULTICLASS ? s->n_classes : 0;
 	o.n_groups = s->n_groups;
-	o.n_out = ops->multi != NULL ? s->n_classes : 1;
+	o.n_out = ops->multi != NULL ? s->n_classes : ops->hidden != NULL ? p->width : 1;
 	o.delta = isnan(p->huber_delta) ? 1.0 : p->huber_delta;
 	cols = s->d + (p->intercept ? 1 : 0);
 	if (cols > SIZE_MAX / sizeof(double) / o.n_out)
@@ -581,6 +596,15 @@ margins(const struct objective *o, const struct dataset *ds, size_t i, const dou
 	data_row_matvec(ds, i, w, K, s);
 }
 
+bool
+objective_start(const struct objective *o, double *ret_x)
+{
+	if (o->ops->start == NULL)
+		return false;
+	o->ops->start(o, ret_x);
+	return true;
+}
+
 double
 objective_value(const struct objective *o, const struct dataset *ds, size_t i, const double *w)
 {
@@ -589,6 +613,10 @@ objective_value(const struct objective *o, const struct dataset *ds, size_t i, c
 	if (o->ops->multi != NULL) {
 		margins(o, ds, i, w, s);
 		return record_weight(o, ds, i) * o->ops->multi(s, o->n_out, (size_t)ds->y[i], NULL);
+	}
+	if (o->ops->hidden != NULL) {
+		margins(o, ds, i, w, s);
+		return record_weight(o, ds, i) * o->ops->hidden(o, s, label_of(ds, i));
 	}
 	z = data_row_dot(ds, i, w) + (o->p.intercept ? icpt_c(o) * w[o->d] : 0.0);
 	if (o->ops->value != NULL)

@@ -48,6 +48,8 @@ enum objective_param {
 	OBJ_P_COUPLING,         /* bilinear: gamma of the public coupling gamma <x, y> */
 	OBJ_P_PARITY_TOLERANCE, /* fair_logistic_lagrangian: tau_f >= 0 */
 	OBJ_P_MATRIX,           /* affine_vi: the public square matrix A */
+	OBJ_P_WIDTH,            /* relu_net: hidden width m (required for it) */
+	OBJ_P_INIT_SEED,        /* relu_net: public seed of its initial point x_1 */
 	OBJ_P__COUNT
 };
 
@@ -78,6 +80,12 @@ const char *objective_param_name(enum objective_param p);
 /* The largest public matrix ('objective.matrix', affine_vi): its order. */
 #define OBJECTIVE_MAX_MATRIX_DIM 32
 
+/* relu_net's largest hidden width ('objective.width'). */
+#define OBJECTIVE_MAX_WIDTH 256
+/* relu_net's default 'objective.init_seed' (0: a zeroed params struct is
+ * the default). */
+#define OBJECTIVE_DEFAULT_INIT_SEED 0
+
 /* Public parameters, as the request gives them. */
 struct objective_params {
 	bool intercept;     /* unpenalised bias as the last coordinate(s) of w */
@@ -94,6 +102,10 @@ struct objective_params {
 	 * (matrix[r * matrix_dim + c]); matrix_dim 0 when absent. */
 	size_t matrix_dim;
 	double matrix[OBJECTIVE_MAX_MATRIX_DIM * OBJECTIVE_MAX_MATRIX_DIM];
+	/* relu_net: the hidden width m (0: absent) and the public seed of
+	 * its initial point (objective_start). */
+	size_t width;
+	unsigned long long init_seed;
 };
 
 /* Bounds every constant is built from (objective_constants fills it; a
@@ -180,6 +192,20 @@ struct objective_ops {
 	 * on unlabeled data).  NULL for every other objective.
 	 */
 	double (*value)(const struct objective *o, double z, double y, const double *w);
+	/*
+	 * Value-only losses of n_out > 1 pre-activations (relu_net: n_out =
+	 * the hidden width m, w laid out feature-major like
+	 * multiclass_logistic, s_k = sum_j x_j W[j m + k] (+ b_k)): the loss
+	 * at s given the label y.  NULL for every other objective.
+	 */
+	double (*hidden)(const struct objective *o, const double *s, double y);
+	/*
+	 * The objective's own public start point x_1 (dim entries), a
+	 * function of its public parameters only (relu_net: a Gaussian
+	 * initialisation drawn from objective.init_seed).  NULL when the
+	 * method's own start applies.
+	 */
+	void (*start)(const struct objective *o, double *ret_x);
 	const struct saddle_ops *saddle; /* OBJECTIVE_SADDLE only; static */
 	const struct vi_ops *vi;         /* OBJECTIVE_OPERATOR only; static */
 };
@@ -260,6 +286,10 @@ enum err_code objective_constants(const struct objective *o, const struct data_s
  */
 enum err_code objective_grad_origin_l2(const struct objective *o, const struct data_schema *s,
 				       double *ret, struct err *e);
+
+/* True when o has its own public start point (ops->start): write it to
+ * ret_x (o->dim entries).  False leaves ret_x alone. */
+bool objective_start(const struct objective *o, double *ret_x);
 
 /* omega_i loss(w; x_i, y_i): function-value-only access (an unlabeled
  * record's y reads as 0).  Multi-output

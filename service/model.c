@@ -134,6 +134,8 @@ model_load(const json_t *doc, struct model *ret, struct err *e)
 						"coupling",
 						"parity_tolerance",
 						"matrix",
+						"width",
+						"init_seed",
 						NULL };
 	struct model m = { 0 };
 	json_t *obj, *coef, *icpt;

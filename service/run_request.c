@@ -102,7 +102,7 @@ array_json(const double *v, size_t n)
 /*
  * The "objective" object: {"name", "intercept", "ridge", "l1",
  * "huber_delta", "class_prior", "group_proportions", "coupling",
- * "parity_tolerance", "matrix"}, checked against the
+ * "parity_tolerance", "matrix", "width", "init_seed"}, checked against the
  * dataset's public schema by objective_init().  "params": {} is still
  * accepted (and dropped) so that runs stored before objectives had
  * parameters parse again in the worker.  *ret_norm (owned) is the object
@@ -123,12 +123,15 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 					    "coupling",
 					    "parity_tolerance",
 					    "matrix",
+					    "width",
+					    "init_seed",
 					    NULL };
 	static const char *const no_keys[] = { NULL };
 	struct objective_params p;
 	const struct objective_ops *ops;
 	const char *name;
 	json_t *legacy, *icpt, *norm;
+	long long width = 0, init_seed = OBJECTIVE_DEFAULT_INIT_SEED;
 	enum err_code rc;
 
 	objective_params_default(&p);
@@ -165,12 +168,18 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 			    e)) != ERR_OK ||
 	    (rc = jv_number(obj, "objective", "parity_tolerance", false, 0, false, 1e9,
 			    &p.parity_tolerance, NULL, e)) != ERR_OK ||
+	    (rc = jv_integer(obj, "objective", "width", false, 1, OBJECTIVE_MAX_WIDTH, &width, NULL,
+			     e)) != ERR_OK ||
+	    (rc = jv_integer(obj, "objective", "init_seed", false, 0, 4294967295LL, &init_seed,
+			     NULL, e)) != ERR_OK ||
 	    (rc = parse_matrix(obj, &p, e)) != ERR_OK ||
 	    (rc = parse_prior(obj, "class_prior", DATA_MAX_CLASSES, p.class_prior, &p.n_class_prior,
 			      e)) != ERR_OK ||
 	    (rc = parse_prior(obj, "group_proportions", DATA_MAX_GROUPS, p.group_proportions,
 			      &p.n_group_proportions, e)) != ERR_OK)
 		return rc;
+	p.width = (size_t)width;
+	p.init_seed = (unsigned long long)init_seed;
 	rc = objective_init(ret, ops, &p, schema, e);
 	if (rc != ERR_OK)
 		return rc;
@@ -183,6 +192,10 @@ parse_objective(const json_t *obj, const struct alg_ops *alg, const struct data_
 		json_object_set_new(norm, "coupling", json_real(p.coupling));
 	if (norm != NULL && ops->params & (1u << OBJ_P_PARITY_TOLERANCE))
 		json_object_set_new(norm, "parity_tolerance", json_real(p.parity_tolerance));
+	if (norm != NULL && ops->params & (1u << OBJ_P_WIDTH))
+		json_object_set_new(norm, "width", json_integer((json_int_t)p.width));
+	if (norm != NULL && ops->params & (1u << OBJ_P_INIT_SEED))
+		json_object_set_new(norm, "init_seed", json_integer((json_int_t)p.init_seed));
 	if (norm != NULL && p.matrix_dim > 0)
 		json_object_set_new(norm, "matrix", matrix_json(p.matrix, p.matrix_dim));
 	if (norm != NULL && p.n_class_prior > 0)

@@ -10,11 +10,14 @@
  *	ramp_classification   phi(m, y) = min(1, max(0, 1 - y m))
  *	robust_phase_retrieval phi(m, y) = | |m| - y |
  *	relu_neuron           phi(m, y) = | max(0, m) - y |
+ *	relu_net              min(| m^-1/2 sum_k v_k max(0, s_k) - y |, 1)
  *
- * with m = <w, x~> the margin.  Each is Lipschitz in w with the constant
- * below, from the declared row bound X (X~ with the intercept's feature);
- * the zeroth-order methods clip every finite difference to it anyway, so
- * a wrong constant costs accuracy, never privacy.
+ * with m = <w, x~> the margin; relu_net's s_k = <W_k, x~> are the m hidden
+ * pre-activations (objective.width = m, w = W feature-major, then the
+ * biases) and v_k = (-1)^k its fixed public output weights.  Each is Lipschitz in w with the
+ *constant below, from the declared row bound X (X~ with the intercept's feature); the zeroth-order
+ *methods clip every finite difference to it anyway, so a wrong constant costs accuracy, never
+ *privacy.
  *
  * sphere_distance is the closed-form test problem of
  * docs/algorithms/zeroth-order.md §1: with the records z centred, F(w) = | ||w|| - 1 | + <zbar, w>
@@ -23,6 +26,7 @@
  * is known exactly (sphere_distance_goldstein, docs/algorithms/zeroth-order.md).
  */
 #include <math.h>
+#include <stdint.h>
 
 #include "objective.h"
 #include "zeroth_order/zo.h"
@@ -214,4 +218,91 @@ const struct objective_ops objective_relu_neuron = {
 	.value_only = true,
 	.phi = relu_phi,
 	.constants = abs_constants,
+};
+
+/* ---- relu_net ---- */
+
+/*
+ * h(x) = m^-1/2 sum_k v_k max(0, s_k), v_k = +1 for even k, -1 for odd k
+ * (fixed, public; m = 1 gives v = +1), and the capped absolute error
+ * min(|h - y|, 1).  d loss / d W_k = +-m^-1/2 v_k 1[s_k > 0] x~ where the
+ * cap does not bind, so ||grad||_2 = ||x~|| sqrt(#active / m) <= X~ (equal
+ * when every unit is active, |h - y| < 1 and ||x~|| = X~) and ||grad||_inf
+ * <= X~_inf / sqrt(m); the value is in [0, 1] on any set.
+ */
+static double
+relu_net_hidden(const struct objective *o, const double *s, double y)
+{
+	const size_t m = o->n_out;
+	double h = 0.0;
+
+	for (size_t k = 0; k < m; k++)
+		h += (k % 2 == 0 ? 1.0 : -1.0) * fmax(0.0, s[k]);
+	return fmin(fabs(h / sqrt((double)m) - y), 1.0);
+}
+
+static enum err_code
+relu_net_constants(const struct objective *o, const struct objective_geometry *g,
+		   struct objective_constants *ret, struct err *e)
+{
+	(void)e;
+	ret->lipschitz_l2 = g->x_l2;
+	ret->lipschitz_linf = g->x_linf / sqrt((double)o->n_out);
+	ret->smooth_l2 = INFINITY;
+	ret->smooth_l1 = INFINITY;
+	ret->value_bound = 1.0;
+	return ERR_OK;
+}
+
+/* splitmix64's output function: a counter-based hash of (seed, index). */
+static uint64_t
+mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+/*
+ * The public initial point: W[j m + k] uniform on [-sqrt(3 / c), sqrt(3 /
+ * c)] (variance 1 / c, c = d + intercept: s_k has variance ||x~||^2 / c), the
+ * uniform the 53 high bits of mix64(init_seed * 2^32 + index + 1) give;
+ * biases 0.  A function of the public objective.init_seed and the shape
+ * only: every run with the same request starts at the same x_1, and no
+ * draw of the run's generator is spent on it.
+ */
+static void
+relu_net_start(const struct objective *o, double *ret_x)
+{
+	const size_t m = o->n_out, cols = o->dim / m;
+	const double a = sqrt(3.0 / (double)cols);
+	const uint64_t base = (uint64_t)o->p.init_seed << 32;
+
+	for (size_t i = 0; i < o->d * m; i++) {
+		double u = (double)(mix64(base + 0x9e3779b97f4a7c15u * (i + 1)) >> 11) * 0x1.0p-53;
+
+		ret_x[i] = a * (2.0 * u - 1.0);
+	}
+	for (size_t i = o->d * m; i < o->dim; i++)
+		ret_x[i] = 0.0;
+}
+
+const struct objective_ops objective_relu_net = {
+	.name = "relu_net",
+	.doc = "one-hidden-layer ReLU network regression min(| m^-1/2 sum_k v_k max(0, s_k) - y "
+	       "|, 1), s_k = <W_k, x> (+ b_k), m = objective.width hidden units, fixed public "
+	       "output weights v_k = (-1)^k (function values only: zeroth-order methods); w = all "
+	       "first-layer weights W feature-major (W[j m + k]), then the m biases.  Starts "
+	       "from its public random initialisation (W uniform of variance 1/(d + intercept) "
+	       "from objective.init_seed, biases 0).  Nonconvex, nonsmooth.  Tasks: regression.  "
+	       "Params: width (required, 1 .. 256), init_seed (default 0), intercept.  Constants "
+	       "(X~ = row l2 bound with the intercept's feature): L2 = X~ (attained: every unit "
+	       "active, ||x~|| = X~), L_inf = X~_inf / sqrt(m); not smooth; value <= 1.",
+	.tasks = 1u << TASK_REGRESSION,
+	.params = (1u << OBJ_P_INTERCEPT) | (1u << OBJ_P_WIDTH) | (1u << OBJ_P_INIT_SEED),
+	.smooth = false,
+	.value_only = true,
+	.hidden = relu_net_hidden,
+	.start = relu_net_start,
+	.constants = relu_net_constants,
 };

@@ -13,9 +13,13 @@
  */
 #include "run.h"
 
-static const char *const naive_objectives[] = { "sphere_distance",     "capped_l1_regression",
-						"ramp_classification", "robust_phase_retrieval",
-						"relu_neuron",         NULL };
+static const char *const naive_objectives[] = { "sphere_distance",
+						"capped_l1_regression",
+						"ramp_classification",
+						"robust_phase_retrieval",
+						"relu_neuron",
+						"relu_net",
+						NULL };
 
 static enum err_code
 naive_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)

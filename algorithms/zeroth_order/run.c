@@ -51,7 +51,8 @@ const struct alg_param zo_run_params[ZO_P__COUNT + 1] = {
 			     step_rules },
 	[ZO_P_START] = { "start", ALG_PARAM_REAL, -1e6, 1e6, 0.0,
 			 "public start point x_1 = start (1, ..., 1) / sqrt(d), of norm |start| "
-			 "(0: the origin)",
+			 "(0: the origin); must stay 0 with an objective that has its own public "
+			 "start (relu_net: its initialisation from objective.init_seed)",
 			 NULL },
 	[ZO_P__COUNT] = { 0 },
 };
@@ -80,6 +81,11 @@ zo_setup_at(const struct run_spec *spec, bool naive, double z, struct zo_setup *
 	if (!pos(s.radius))
 		return err_set_field(e, ERR_INVALID, "constraints.x",
 				     "'constraints.x' must be an l2 ball of positive radius");
+	if (spec->objective.ops->start != NULL && spec->params[ZO_P_START] != 0.0)
+		return err_set_field(e, ERR_INVALID, "params.start",
+				     "'params.start' must be 0 with objective '%s': it starts from "
+				     "its own public initialisation ('objective.init_seed')",
+				     spec->objective.ops->name);
 	if (spec->n < 4)
 		return err_set_field(e, ERR_INVALID, "dataset_id",
 				     "zeroth-order methods need at least 4 records");
@@ -256,8 +262,9 @@ zo_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	s->tree.d = d;
 	s->tree.vec = s->treevec;
 	/* x_1 (public); the rounds read order[0 .. K T (2 or 1)). */
-	for (size_t j = 0; j < d; j++)
-		s->x[j] = spec->params[ZO_P_START] / sqrt((double)d);
+	if (!objective_start(&spec->objective, s->x))
+		for (size_t j = 0; j < d; j++)
+			s->x[j] = spec->params[ZO_P_START] / sqrt((double)d);
 	onepass_order(rng, s->order, ds->n, (size_t)s->su.K * s->su.T * (naive ? 1 : 2));
 	s->kstar = (unsigned long)rng_below(rng, s->su.K);
 #ifdef DPOPT_TESTING

@@ -397,6 +397,8 @@ fixture_new(const struct alg_ops *a, const struct objective_ops *o, enum task ta
 		make_range_data(f, 0x9e7 + (uint64_t)task);
 	if (is_saddle(o))
 		saddle_schema(f, o, k, &p);
+	if (o->params & (1u << OBJ_P_WIDTH))
+		p.width = 2; /* relu_net: its required hidden width, small */
 	if (v == V_EXTRA) {
 		/* What the objective accepts (value-only objectives take no
 		 * regularizer; sphere_distance takes nothing). */

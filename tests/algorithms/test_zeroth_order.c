@@ -19,6 +19,8 @@
  *   errors per coordinate (false failure < 1e-8), the measured variance
  *   below the documented bounds 16 d L^2 / b and 16 d L^2 ||x - y||^2 / delta^2.
  * - exact Goldstein norms of sphere_distance (docs/algorithms/zeroth-order.md).
+ * - relu_net: see test_relu_net (constants held and attained on random
+ *   instances, the public start point, the width) and test_relu_net_runs.
  * - utility: see test_beats_naive.
  */
 #include <check.h>
@@ -492,6 +494,229 @@ START_TEST(test_objective_values)
 }
 END_TEST
 
+/* ---- relu_net ---- */
+
+/* A relu_net spec: width m, intercept, rows of norm <= X (no l_inf bound:
+ * X_inf = X), labels |y| <= 1. */
+static void
+net_spec(struct run_spec *s, const char *alg, size_t n, size_t d, size_t m, double X,
+	 unsigned long long seed)
+{
+	struct objective_params p;
+	struct err e = { 0 };
+
+	spec_init(s, alg, "relu_neuron", TASK_REGRESSION, n, d, X);
+	s->schema.bounds.label = 1.0;
+	objective_params_default(&p);
+	p.intercept = true;
+	p.width = m;
+	p.init_seed = seed;
+	ck_assert_msg(run_spec_set_objective(s, objective_find("relu_net"), &p, &e) == ERR_OK, "%s",
+		      e.msg);
+}
+
+/* Central-difference gradient of record 0 at w (dim entries). */
+static void
+fd_grad(const struct objective *o, const struct dataset *ds, const double *w, double *g)
+{
+	double wp[64], wm[64], h = 1e-7;
+
+	for (size_t j = 0; j < o->dim; j++) {
+		memcpy(wp, w, o->dim * sizeof(double));
+		memcpy(wm, w, o->dim * sizeof(double));
+		wp[j] += h;
+		wm[j] -= h;
+		g[j] = (objective_value(o, ds, 0, wp) - objective_value(o, ds, 0, wm)) / (2.0 * h);
+	}
+}
+
+/*
+ * relu_net (docs/algorithms/zeroth-order.md): the value against the formula;
+ * its documented constants L2 = X~ and L_inf = X~_inf / sqrt(m) and value
+ * <= 1 hold on 2000 random instances (random rows of norm <= X, weights,
+ * labels; finite-difference gradients, away from kinks with probability
+ * 1) and L2 is attained (to 1e-6) on 200 random instances made to have
+ * every unit active, |h - y| < 1 and ||x~|| = X~; the public start point
+ * is a function of init_seed (same seed, same point; biases 0; entries
+ * within sqrt(3 / c), sample variance 1 / c within 10%); the width is
+ * required and refused elsewhere, naming 'objective.width'.
+ */
+START_TEST(test_relu_net)
+{
+	enum { D = 4, M = 6, DIM = (D + 1) * M };
+	const double X = 0.8, Xt = sqrt(X * X + 1.0);
+	struct run_spec s, s2;
+	struct objective_constants oc;
+	struct objective_params p;
+	struct err e = { 0 };
+	struct rng r;
+	double row[D], y, w[DIM], g[DIM], x1[DIM], x2[DIM], var = 0.0, worst = 0.0, worst_inf = 0.0;
+	struct dataset ds = { .n = 1, .d = D, .x = row, .y = &y };
+
+	net_spec(&s, "zeroth_order.o2nc_tree", 100, D, M, X, 1);
+	ck_assert_uint_eq(s.dim, DIM);
+	ck_assert_int_eq(objective_constants(&s.objective, &s.schema, &s.x, &oc, NULL), ERR_OK);
+	ck_assert_double_eq_tol(oc.lipschitz_l2, Xt, 1e-15);
+	/* X~_inf = max(X_inf, 1) with the intercept's feature; X_inf = X here */
+	ck_assert_double_eq_tol(oc.lipschitz_linf, fmax(X, 1.0) / sqrt((double)M), 1e-15);
+	ck_assert(oc.value_bound == 1.0);
+
+	/* the formula at one point: W[j M + k] = 0.1 (k + 1), biases -0.05 */
+	for (size_t j = 0; j < D; j++)
+		row[j] = 0.2 * (double)(j + 1) / 4.0;
+	for (size_t i = 0; i < DIM; i++)
+		w[i] = i < D * M ? 0.1 * (double)(i % M + 1) : -0.05;
+	y = 0.1;
+	{
+		double h = 0.0, sx = 0.0;
+
+		for (size_t j = 0; j < D; j++)
+			sx += row[j];
+		for (size_t k = 0; k < M; k++)
+			h += (k % 2 == 0 ? 1.0 : -1.0) *
+			     fmax(0.0, 0.1 * (double)(k + 1) * sx - 0.05);
+		ck_assert_double_eq_tol(objective_value(&s.objective, &ds, 0, w),
+					fmin(fabs(h / sqrt((double)M) - y), 1.0), 1e-15);
+	}
+
+	rng_splitmix_init(&r, 31);
+	for (int it = 0; it < 2200; it++) {
+		double n2 = 0.0, ninf = 0.0, v;
+		bool attain = it >= 2000;
+
+		rng_sphere(&r, row, D);
+		for (size_t j = 0; j < D; j++)
+			row[j] *= attain ? X : X * rng_uniform(&r);
+		rng_normal_vector(&r, w, DIM);
+		y = 2.0 * rng_uniform(&r) - 1.0;
+		if (attain) {
+			/* every unit active (flip a unit whose pre-activation is
+			 * <= 0), then the label at the output: |h - y| = 0 */
+			double h = 0.0;
+
+			for (size_t k = 0; k < M; k++) {
+				double sk = w[D * M + k];
+
+				for (size_t j = 0; j < D; j++)
+					sk += row[j] * w[j * M + k];
+				if (sk <= 0.0) {
+					for (size_t j = 0; j < D; j++)
+						w[j * M + k] = -w[j * M + k];
+					w[D * M + k] = -w[D * M + k];
+					sk = -sk;
+				}
+				h += (k % 2 == 0 ? 1.0 : -1.0) * sk;
+			}
+			y = h / sqrt((double)M) + 0.5 * (2.0 * rng_uniform(&r) - 1.0);
+		}
+		v = objective_value(&s.objective, &ds, 0, w);
+		ck_assert(v >= 0.0 && v <= 1.0);
+		fd_grad(&s.objective, &ds, w, g);
+		for (size_t j = 0; j < DIM; j++) {
+			n2 += g[j] * g[j];
+			ninf = fmax(ninf, fabs(g[j]));
+		}
+		ck_assert_msg(sqrt(n2) <= Xt * (1.0 + 1e-6), "||grad|| %.9f > L2 %.9f", sqrt(n2),
+			      Xt);
+		ck_assert(ninf <= oc.lipschitz_linf * (1.0 + 1e-6));
+		if (attain)
+			ck_assert_msg(fabs(sqrt(n2) - Xt) <= 1e-6 * Xt,
+				      "L2 not attained: %.9f against %.9f", sqrt(n2), Xt);
+		worst = fmax(worst, sqrt(n2) / Xt);
+		worst_inf = fmax(worst_inf, ninf / oc.lipschitz_linf);
+	}
+	printf("relu_net: max ||grad||_2 / L2 = %.9f, max ||grad||_inf / L_inf = %.4f\n", worst,
+	       worst_inf);
+
+	/* the public start point */
+	ck_assert(objective_start(&s.objective, x1));
+	net_spec(&s2, "zeroth_order.naive", 100, D, M, X, 1);
+	ck_assert(objective_start(&s2.objective, x2));
+	ck_assert_mem_eq(x1, x2, sizeof(x1));
+	for (size_t i = 0; i < DIM; i++) {
+		if (i >= D * M) {
+			ck_assert(x1[i] == 0.0);
+			continue;
+		}
+		ck_assert(fabs(x1[i]) <= sqrt(3.0 / (D + 1)));
+		var += x1[i] * x1[i] / (D * M);
+	}
+	net_spec(&s2, "zeroth_order.naive", 100, D, M, X, 2);
+	ck_assert(objective_start(&s2.objective, x2));
+	ck_assert(memcmp(x1, x2, sizeof(x1)) != 0);
+	{
+		/* the sample variance over many entries: width 256 */
+		double big[(D + 1) * 256], v2 = 0.0;
+
+		net_spec(&s2, "zeroth_order.naive", 100, D, 256, X, 7);
+		ck_assert(objective_start(&s2.objective, big));
+		for (size_t i = 0; i < D * 256; i++)
+			v2 += big[i] * big[i] / (D * 256);
+		ck_assert_msg(fabs(v2 * (D + 1) - 1.0) < 0.1, "start variance %.4f", v2);
+	}
+	ck_assert(var > 0.0);
+	spec_init(&s2, "zeroth_order.naive", "relu_neuron", TASK_REGRESSION, 100, D, X);
+	ck_assert(!objective_start(&s2.objective, x2)); /* no start of its own */
+
+	/* the width: required, bounded, refused by other objectives */
+	objective_params_default(&p);
+	ck_assert_int_eq(run_spec_set_objective(&s2, objective_find("relu_net"), &p, &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "objective.width");
+	p.width = OBJECTIVE_MAX_WIDTH + 1;
+	ck_assert_int_eq(run_spec_set_objective(&s2, objective_find("relu_net"), &p, &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "objective.width");
+	p.width = 3;
+	ck_assert_int_eq(run_spec_set_objective(&s2, objective_find("relu_neuron"), &p, &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "objective.width");
+	p.width = 0;
+	p.init_seed = 9;
+	ck_assert_int_eq(run_spec_set_objective(&s2, objective_find("relu_neuron"), &p, &e),
+			 ERR_INVALID);
+	ck_assert_str_eq(e.field, "objective.init_seed");
+}
+END_TEST
+
+/* Both methods run on relu_net from its start point; a non-zero
+ * params.start is refused naming it. */
+START_TEST(test_relu_net_runs)
+{
+	enum { N = 4000, D = 3, M = 4, DIM = (D + 1) * M };
+	static const char *const algs[] = { "zeroth_order.o2nc_tree", "zeroth_order.naive" };
+	static double x[N * D], y[N];
+	struct dataset ds;
+
+	rows(&ds, x, y, N, D, 17);
+	for (size_t a = 0; a < 2; a++) {
+		struct run_spec s;
+		struct run_plan p;
+		struct rng r;
+		struct err e = { 0 };
+		double out[DIM], x1[DIM], moved = 0.0;
+
+		net_spec(&s, algs[a], N, D, M, 1.0, 1);
+		ck_assert_msg(alg_plan(method(algs[a]), &s, &p, &e) == ERR_OK, "%s", e.msg);
+		rng_splitmix_init(&r, 3);
+		ck_assert_msg(alg_run(method(algs[a]), &s, &p, &ds, &r, NULL, NULL, out, &e) ==
+				      ERR_OK,
+			      "%s", e.msg);
+		ck_assert(objective_start(&s.objective, x1));
+		for (size_t j = 0; j < DIM; j++) {
+			ck_assert(isfinite(out[j]));
+			moved = fmax(moved, fabs(out[j] - x1[j]));
+		}
+		/* the result is near x_1 (steps <= gold_delta / T, K rounds),
+		 * not near the origin */
+		ck_assert(moved > 0.0 && moved <= run_plan_value(&p, "rounds") * 0.1 + 1e-12);
+		s.params[ZO_P_START] = 0.5;
+		ck_assert_int_eq(alg_plan(method(algs[a]), &s, &p, &e), ERR_INVALID);
+		ck_assert_str_eq(e.field, "params.start");
+	}
+}
+END_TEST
+
 #ifdef DPOPT_TESTING
 /* ---- utility against the baseline ---- */
 
@@ -638,6 +863,8 @@ suite(void)
 	tcase_add_test(tc, test_estimators);
 	tcase_add_test(tc, test_goldstein_table);
 	tcase_add_test(tc, test_objective_values);
+	tcase_add_test(tc, test_relu_net);
+	tcase_add_test(tc, test_relu_net_runs);
 #ifdef DPOPT_TESTING
 	tcase_add_test(tc, test_beats_naive);
 #endif

@@ -315,6 +315,92 @@ START_TEST(test_end_to_end)
 }
 END_TEST
 
+/*
+ * Level 3's mutation twin: the returned point of the same worlds (no hook
+ * but placement and the mutation), sigma x E2E_SCALE, a fixed threshold 0
+ * (grid {0, 1e-9}: 2 thresholds, 8 bounds).  Its power, computed from the
+ * plan before sampling, from a sign argument that holds whatever the
+ * projections do: g~_1 .. g~_6 reach the returned point (g~_7 is released
+ * after the last step), g~_t = +-mu + TREE(t) with mu = 1/B1 the canary's
+ * clipped GRAD (d = 1, every other record's f is 0), TREE(t) the sum of
+ * popcount(t) independent lattice Gaussians of parameter s sigma, each
+ * s^2 sigma^2-sub-Gaussian (Canonne, Kamath, Steinke 2020), so
+ * P[TREE(t) <= -mu] <= exp(-mu^2 / (2 popcount(t) s^2 sigma^2)).  When
+ * every g~_t > 0 (world A), every Delta_t < 0 for t >= 2 (Pi_D scales,
+ * never flips), x_t <= 0, w_3 < 0 and the returned average is < 0 (the
+ * projection onto the ball keeps the sign): the statistic -u > 0.  World B
+ * is the mirror image.  So tpr(0) >= 1 - p, fpr(0) <= p with p = sum_{t <=
+ * 6} exp(-mu^2 / (2 popcount(t) s^2 sigma^2)), and audit_miss at those
+ * rates bounds the miss (eps_from_counts grows with k_A and falls with
+ * k_B).  The scale is the largest of {0.5, 0.25, 0.1, 0.05, 0.02, 0.015,
+ * 0.0125, 0.01, 0.005} whose bound is <= 1e-3 at N = 20,000 runs a side; above
+ * about 0.013 this sign argument cannot certify it (p nears 1/2 - the claim
+ * margin), and at s >= 0.536 no
+ * audit can detect it at any N (the returned point is a post-processing
+ * of the three canary nodes, mu_audit / s <= rho_eff; README).
+ */
+START_TEST(test_end_to_end_mutated)
+{
+	enum { N = 20000 };
+	static const double scales[] = { 0.5, 0.25, 0.1, 0.05, 0.02, 0.015, 0.0125, 0.01, 0.005 };
+	static const unsigned pop[] = { 1, 1, 2, 1, 2, 2 }; /* popcount(t), t = 1 .. 6 */
+	struct zo_audit *a = calloc(1, sizeof(*a));
+	double *xa = malloc(N * sizeof(double)), *xb = malloc(N * sizeof(double)), eps;
+	double sigma, mu, scale = NAN, p = NAN, miss = 1.0, t0;
+	struct audit_config c = { .name = "level3/o2nc-tree-result-mutated",
+				  .delta = CLAIM_DELTA,
+				  .alpha = ALPHA,
+				  .method = AUDIT_GRID,
+				  .lo = 0.0,
+				  .hi = 1e-9,
+				  .k = 2 };
+	struct audit_result r;
+
+	ck_assert(a != NULL && xa != NULL && xb != NULL);
+	worlds_init(a, 1.0);
+	eps = claimed(&a->w[0].plan);
+	sigma = run_plan_value(&a->w[0].plan, "noise_sigma");
+	mu = 1.0 / run_plan_value(&a->w[0].plan, "batch_size") - 1e-6; /* lattice rounding */
+	for (size_t i = 0; i < sizeof(scales) / sizeof(scales[0]); i++) {
+		double ps = 0.0, m;
+
+		for (int t = 0; t < 6; t++)
+			ps += exp(-mu * mu /
+				  (2.0 * pop[t] * scales[i] * scales[i] * sigma * sigma));
+		ps = fmin(ps, 0.5);
+		m = audit_miss(N, 1.0 - ps, N, ps, ALPHA / (4.0 * c.k), CLAIM_DELTA, eps);
+		printf("level3/o2nc-tree-result-mutated: sigma x %.4f: p <= %.3g, P[missed] <= "
+		       "%.3g\n",
+		       scales[i], ps, m);
+		if (m <= 1e-3) {
+			scale = scales[i];
+			p = ps;
+			miss = m;
+			break;
+		}
+	}
+	ck_assert_msg(!isnan(scale), "no scale of the list is certified at N = %d", N);
+	printf("level3/o2nc-tree-result-mutated: sigma %.4f x %.4f, mu = 1/B1 = %.4f: tpr(0) >= "
+	       "%.4f, fpr(0) <= %.4f, N = %d: P[mutation missed] <= %.2g (computed before "
+	       "sampling)\n",
+	       sigma, scale, mu, 1.0 - p, p, N, miss);
+	worlds_init(a, scale);
+	a->hook.release = NULL; /* placement and mutation only */
+	t0 = audit_now();
+	audit_draw(zo_result_sample, a, 0, 0x3f84d5b5b5470917u, xa, N);
+	audit_draw(zo_result_sample, a, 1, 0x9216d5d98979fb1bu, xb, N);
+	ck_assert_int_eq(audit_eps_lb(&c, xa, N, xb, N, &r), 0);
+	audit_print(stdout, &c, &r, eps);
+	printf("audit level3/o2nc-tree-result-mutated: N = %d runs per side, wall time %.2f s\n", N,
+	       audit_now() - t0);
+	ck_assert_msg(r.eps_lb > eps, "sigma x %.4f not detected end to end: eps_lb %.4f <= %.4f",
+		      scale, r.eps_lb, eps);
+	free(xa);
+	free(xb);
+	free(a);
+}
+END_TEST
+
 /* The hook: with the noise scaled to almost nothing s is the canary's
  * +-sqrt(3) / B1 in every run (placement and clip work). */
 START_TEST(test_hook)
@@ -347,6 +433,7 @@ zo_audit_suite(void)
 	tcase_add_test(wb, test_white_box);
 	tcase_add_test(wb, test_white_box_mutated);
 	tcase_add_test(wb, test_end_to_end);
+	tcase_add_test(wb, test_end_to_end_mutated);
 	suite_add_tcase(s, wb);
 	return s;
 }

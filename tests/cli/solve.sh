@@ -405,6 +405,23 @@ for ZA in zeroth_order.o2nc_tree zeroth_order.naive; do
 done
 check "zeroth_order.naive: parallel gaussians" \
 	sh -c "jq -e '.privacy.event.type == \"parallel\"' '$TMP/zo.json' >/dev/null"
+# relu_net (one hidden layer, width 2, from its public start of
+# objective.init_seed) on the demo rows read as regression (labels +-1 are
+# real numbers): (10 + 1) * 2 coordinates and an evaluation loss in [0, 1];
+# a missing width is refused naming objective.width.
+jq '.schema.task = "regression" | .bounds.label = 1' "$SCHEMA" >"$TMP/reg.schema.json"
+for ZA in zeroth_order.o2nc_tree zeroth_order.naive; do
+	"$BIN" solve --data "$DATA" --format csv --schema "$TMP/reg.schema.json" --algorithm $ZA \
+		--objective '{"name": "relu_net", "width": 2, "intercept": true}' \
+		--constraint l2_ball:radius=10 --epsilon 1 --delta 1e-6 --eval "$DATA" \
+		>"$TMP/net.json" 2>"$TMP/err"
+	check "$ZA solves relu_net" test $? -eq 0
+	check "$ZA relu_net: 22 coordinates, loss in [0, 1]" \
+		sh -c "jq -e '(.x | length == 22) and .evaluation.loss >= 0 and .evaluation.loss <= 1' '$TMP/net.json' >/dev/null"
+done
+check "relu_net without a width is refused naming objective.width" run_err 1 objective.width "" -- \
+	--data "$DATA" --format csv --schema "$TMP/reg.schema.json" --algorithm zeroth_order.naive \
+	--objective relu_net --constraint l2_ball:radius=10 --epsilon 1 --delta 1e-6
 "$BIN" solve --data "$DATA" --format csv --schema "$SCHEMA" --algorithm zeroth_order.o2nc_tree \
 	--objective logistic --constraint l2_ball:radius=10 --epsilon 1 --delta 1e-6 \
 	>/dev/null 2>"$TMP/zo.err"
