@@ -3,17 +3,19 @@
 # limit: PostgreSQL on the same cluster driven by pgbench, interleaved.
 #
 #   bench/read_path.sh [--seconds S] [--reps R] [--conns C] [--smoke]
+#                      [--build DIR | --dpoptd PATH --http-load PATH]
 #
 # Starts a private PostgreSQL (scripts/lib/pg.sh) and a release dpoptd on
-# a free port, creates 64 basic and 64 renyi datasets of 200 rows (and 30
-# ledger entries on the first of each), then, R times in turn, runs each
+# a free port, creates K = min(C, 64) basic and K renyi datasets of 200
+# rows (and 30 ledger entries on the first basic one, which only
+# budget_get reads: its history stays 30 entries), then, R times in turn, runs each
 # pair below for S seconds with C connections (closed loop, bench/http_load
 # for dpoptd, pgbench for the limit; the limit first, then dpoptd):
 #
 #   runs_get       GET /v1/runs/{id}                  vs pgbench -S
 #   budget_get     GET /v1/datasets/{id}/budget       vs pgbench -S
 #   admit_one_*    POST .../runs, one dataset         vs one-row UPDATE
-#   admit_spread_* POST .../runs, 64 datasets         vs UPDATE of a random
+#   admit_spread_* POST .../runs, K datasets          vs UPDATE of a random
 #                                                        row of 1000
 #
 # and prints per row the median and range of dpoptd's rate, its p99, the
@@ -29,24 +31,32 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 . scripts/lib/pg.sh
 
-SECONDS_=5 REPS=3 CONNS=64 BUILD=${DPOPT_BENCH_BUILD:-}
+SECONDS_=5 REPS=3 CONNS=64 BUILD="" BIN="" LOAD=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--seconds) SECONDS_=$2; shift 2 ;;
 	--reps) REPS=$2; shift 2 ;;
 	--conns) CONNS=$2; shift 2 ;;
 	--smoke) SECONDS_=1; REPS=1; CONNS=8; shift ;;
-	--build) BUILD=$2; shift 2 ;; # a configured build directory to use
-	*) echo "usage: $0 [--seconds S] [--reps R] [--conns C] [--smoke] [--build DIR]" >&2; exit 2 ;;
+	--build) BUILD=$2; shift 2 ;;   # a built build directory (relative to the root)
+	--dpoptd) BIN=$2; shift 2 ;;    # or the two programs (meson's test)
+	--http-load) LOAD=$2; shift 2 ;;
+	*) echo "usage: $0 [--seconds S] [--reps R] [--conns C] [--smoke] [--build DIR |" \
+		"--dpoptd PATH --http-load PATH]" >&2; exit 2 ;;
 	esac
 done
-if [ -z "$BUILD" ]; then
-	BUILD=build/release
-	[ -d $BUILD ] || meson setup $BUILD -Dbuildtype=release -Dtests=disabled >/dev/null
-	ninja -C $BUILD service/dpoptd bench/http_load >/dev/null
+if [ -z "$BIN" ] || [ -z "$LOAD" ]; then
+	if [ -z "$BUILD" ]; then
+		BUILD=build/release
+		[ -d $BUILD ] || meson setup $BUILD -Dbuildtype=release -Dtests=disabled >/dev/null
+		ninja -C $BUILD service/dpoptd bench/http_load >/dev/null
+	fi
+	BIN=$ROOT/$BUILD/service/dpoptd
+	LOAD=$ROOT/$BUILD/bench/http_load
 fi
-BIN=$ROOT/$BUILD/service/dpoptd
-LOAD=$ROOT/$BUILD/bench/http_load
+K=$CONNS
+[ "$K" -le 64 ] || K=64
+[ "$K" -ge 2 ] || K=2
 PGBIN=$(pg_bindir)
 
 WORK=$(mktemp -d /tmp/dpopt-readpath.XXXXXX)
@@ -76,37 +86,56 @@ KEY=$("$BIN" keys create --tenant bench --role owner 2>/dev/null)
 H="Authorization: Bearer $KEY"
 U="http://$DPOPT_LISTEN"
 
-python3 - 200 5 >"$WORK/rows.csv" <<'PY'
+# Different rows per dataset: the same rows in two datasets would have to
+# share one ledger (the seal refuses them otherwise).
+python3 - 200 5 $((2 * K)) "$WORK" <<'PY'
 import random, sys
-n, d = int(sys.argv[1]), int(sys.argv[2])
-rng = random.Random(1)
-for _ in range(n):
-    print(",".join("%.4f" % (0.4 * (2 * rng.random() - 1)) for _ in range(d)) + ",%d" % rng.choice((-1, 1)))
+n, d, k, work = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+for j in range(k):
+    rng = random.Random(j)
+    with open("%s/rows%d.csv" % (work, j), "w") as f:
+        for _ in range(n):
+            f.write(",".join("%.4f" % (0.4 * (2 * rng.random() - 1)) for _ in range(d))
+                    + ",%d\n" % rng.choice((-1, 1)))
 PY
 cat >"$WORK/run.json" <<'JSON'
 {"algorithm": "dp_sgd.one_pass", "objective": {"name": "logistic"},
  "constraints": {"x": {"kind": "l2_ball", "radius": 1}},
- "privacy": {"epsilon": 0.01, "delta": 1e-12}}
+ "privacy": {"epsilon": 0.1, "delta": 1e-9}}
 JSON
-make_dataset() { # make_dataset MODE -> id
+make_dataset() { # make_dataset MODE ROWS-INDEX -> id
 	ds=$(curl -sf -X POST "$U/v1/datasets" -H "$H" -H 'Content-Type: application/json' \
 		--data "{\"name\": \"rp\", \"schema\": {\"features\": 5, \"task\": \"binary\"},
 		  \"bounds\": {\"feature_l2\": 1}, \"budget\": {\"epsilon\": 1000000, \"delta\": 0.001},
 		  \"accounting_mode\": \"$1\"}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 	curl -sf -X PUT "$U/v1/datasets/$ds/data" -H "$H" -H 'Content-Type: text/csv' \
-		--data-binary @"$WORK/rows.csv" >/dev/null
+		--data-binary @"$WORK/rows$2.csv" >/dev/null || return 1
 	echo "$ds"
 }
 : >"$WORK/basic" ; : >"$WORK/renyi"
-for i in $(seq 64); do
-	make_dataset basic >>"$WORK/basic"
-	make_dataset renyi >>"$WORK/renyi"
+for i in $(seq 0 $((K - 1))); do # two at a time (never a bare wait: dpoptd is a child too)
+	make_dataset basic "$i" >"$WORK/basic.$i" &
+	P1=$!
+	make_dataset renyi "$((i + K))" >"$WORK/renyi.$i" &
+	wait "$P1" $! || true
 done
+for i in $(seq 0 $((K - 1))); do
+	cat "$WORK/basic.$i" >>"$WORK/basic"
+	cat "$WORK/renyi.$i" >>"$WORK/renyi"
+done
+[ "$(grep -c . "$WORK/basic")" = "$K" ] && [ "$(grep -c . "$WORK/renyi")" = "$K" ] ||
+	{ echo "creating the datasets failed" >&2; exit 1; }
 B1=$(head -n 1 "$WORK/basic")
+B2=$(sed -n 2p "$WORK/basic")
 R1=$(head -n 1 "$WORK/renyi")
 for i in $(seq 30); do
 	RUN=$(curl -sf -X POST "$U/v1/datasets/$B1/runs" -H "$H" -H 'Content-Type: application/json' \
 		-d @"$WORK/run.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+done
+# Each kind of request once, so that a refusal shows its reason here.
+for p in "/v1/datasets/$B2/runs" "/v1/datasets/$R1/runs"; do
+	curl -sS --fail-with-body -X POST "$U$p" -H "$H" -H 'Content-Type: application/json' \
+		-d @"$WORK/run.json" >"$WORK/check.out" || { cat "$WORK/check.out" >&2; exit 1; }
 done
 SPREAD_B="" SPREAD_R=""
 while read -r d; do SPREAD_B="$SPREAD_B --path /v1/datasets/$d/runs"; done <"$WORK/basic"
@@ -143,7 +172,7 @@ for rep in $(seq "$REPS"); do
 	limit budget_get -S
 	dpopt budget_get --path "/v1/datasets/$B1/budget"
 	limit admit_one_basic -f "$WORK/one.sql"
-	dpopt admit_one_basic --method POST --body "$WORK/run.json" --path "/v1/datasets/$B1/runs"
+	dpopt admit_one_basic --method POST --body "$WORK/run.json" --path "/v1/datasets/$B2/runs"
 	limit admit_one_renyi -f "$WORK/one.sql"
 	dpopt admit_one_renyi --method POST --body "$WORK/run.json" --path "/v1/datasets/$R1/runs"
 	limit admit_spread_basic -f "$WORK/spread.sql"
