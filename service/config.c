@@ -277,6 +277,9 @@ config_from_env(struct config *ret, struct err *e)
 	if ((rc = env_uint("DPOPT_DB_POOL", 8, 1, 1024, &v, e)) != ERR_OK)
 		return rc;
 	c.db_pool = (unsigned)v;
+	if ((rc = env_uint("DPOPT_DB_PREPARE", 1, 0, 1, &v, e)) != ERR_OK)
+		return rc;
+	c.db_prepare = v != 0;
 	if ((rc = env_uint("DPOPT_MAX_BODY_BYTES", 1 << 20, 1024, 1 << 30, &v, e)) != ERR_OK)
 		return rc;
 	c.max_body_bytes = (size_t)v;

@@ -21,6 +21,7 @@ struct config {
 	unsigned workers;             /* DPOPT_WORKERS: run-executing threads */
 	unsigned http_threads;        /* DPOPT_HTTP_THREADS: libmicrohttpd thread pool */
 	unsigned db_pool;             /* DPOPT_DB_POOL: connections for HTTP threads */
+	bool db_prepare;              /* DPOPT_DB_PREPARE: prepared statements (db.h) */
 	size_t max_body_bytes;        /* DPOPT_MAX_BODY_BYTES: JSON request bodies */
 	uint64_t max_upload_bytes;    /* DPOPT_MAX_UPLOAD_BYTES: streamed dataset uploads */
 	unsigned max_features;        /* DPOPT_MAX_FEATURES */

@@ -17,6 +17,14 @@ ignore_notice(void *arg, const char *message)
 {
 }
 
+static bool prepare_statements = true;
+
+void
+db_set_prepare(bool on)
+{
+	prepare_statements = on;
+}
+
 static struct db_limits limits = {
 	.connect_timeout_s = 5,
 	.statement_timeout_ms = 30000,
@@ -120,11 +128,22 @@ db_connect(const char *url, struct err *e)
 	return db;
 }
 
+/* Forget the statements of an earlier session (a reconnection). */
+static void
+prepared_forget(struct db_conn *db)
+{
+	for (unsigned i = 0; i < db->prepared_count; i++)
+		free(db->prepared[i]);
+	db->prepared_count = 0;
+	db->prepared_generation = db->generation;
+}
+
 void
 db_close(struct db_conn *db)
 {
 	if (db == NULL)
 		return;
+	prepared_forget(db);
 	PQfinish(db->pg);
 	free(db->url);
 	free(db);
@@ -226,31 +245,13 @@ db_wait_readable(struct db_conn *db, struct err *e)
 	return ERR_OK;
 }
 
-/* Send a query and collect its result within the wait bound: NULL when
- * nothing came (the connection failed or was abandoned; *e set).  values
- * NULL: the simple protocol, which takes several statements (migrations)
- * like PQexec(). */
+/* Collect the result of the query in flight within the wait bound: NULL
+ * when nothing came (the connection failed or was abandoned; *e set). */
 static PGresult *
-exec_bounded_params(struct db_conn *db, const char *sql, int nparams, const char *const *values,
-		    const int *lengths, const int *formats, struct err *e)
+collect(struct db_conn *db, struct err *e)
 {
-	int sent;
-
 	PGresult *res = NULL, *r;
 
-	if (db->pg == NULL) {
-		err_set(e, ERR_DB, "the database connection is closed");
-		return NULL;
-	}
-	if (values == NULL && nparams == 0)
-		sent = PQsendQuery(db->pg, sql);
-	else
-		sent = PQsendQueryParams(db->pg, sql, nparams, NULL, values, lengths, formats, 0);
-	if (!sent) {
-		err_set(e, ERR_DB, "database request failed");
-		err_detail(e, "%s", PQerrorMessage(db->pg));
-		return NULL;
-	}
 	for (;;) {
 		if (db_wait_readable(db, e) != ERR_OK) {
 			PQclear(res);
@@ -272,6 +273,109 @@ exec_bounded_params(struct db_conn *db, const char *sql, int nparams, const char
 		err_detail(e, "%s", PQerrorMessage(db->pg));
 	}
 	return res;
+}
+
+static unsigned long
+sql_hash(const char *sql)
+{
+	unsigned long h = 1469598103934665603UL; /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)sql; *p != '\0'; p++)
+		h = (h ^ *p) * 1099511628211UL;
+	return h;
+}
+
+/*
+ * The name of sql's prepared statement on db's session ("dp<index>"),
+ * preparing it first if this session has not seen the text: 1 with the
+ * name written, 0 when it is to run unprepared (preparing is off or the
+ * session keeps DB_PREPARED_MAX already), -1 when preparing failed, with
+ * the server's error in *ret_res (the caller's result: a statement that
+ * cannot be prepared cannot run either) or NULL and *e set.  Prepared
+ * statements belong to the session, not to a transaction: one prepared
+ * inside a transaction that rolls back stays.
+ */
+static int
+prepared_name(struct db_conn *db, const char *sql, int nparams, char name[16], PGresult **ret_res,
+	      struct err *e)
+{
+	unsigned long h;
+	unsigned i;
+	PGresult *res;
+
+	if (!prepare_statements)
+		return 0;
+	if (db->prepared_generation != db->generation)
+		prepared_forget(db);
+	h = sql_hash(sql);
+	for (i = 0; i < db->prepared_count; i++)
+		if (db->prepared_hash[i] == h && strcmp(db->prepared[i], sql) == 0)
+			break;
+	snprintf(name, 16, "dp%u", i);
+	if (i < db->prepared_count)
+		return 1;
+	if (i >= DB_PREPARED_MAX)
+		return 0;
+	if (!PQsendPrepare(db->pg, name, sql, nparams, NULL)) {
+		err_set(e, ERR_DB, "database request failed");
+		err_detail(e, "%s", PQerrorMessage(db->pg));
+		*ret_res = NULL;
+		return -1;
+	}
+	res = collect(db, e);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+		*ret_res = res;
+		return -1;
+	}
+	PQclear(res);
+	db->prepared[i] = strdup(sql);
+	if (db->prepared[i] == NULL) {
+		/* Prepared on the server but not remembered: a later call would
+		 * try the same name again and fail, so forget the session. */
+		abandon(db);
+		err_set(e, ERR_NOMEM, "cannot remember a prepared statement");
+		*ret_res = NULL;
+		return -1;
+	}
+	db->prepared_hash[i] = h;
+	db->prepared_count++;
+	return 1;
+}
+
+/* Send a query and collect its result within the wait bound: NULL when
+ * nothing came (the connection failed or was abandoned; *e set).  values
+ * NULL: the simple protocol, which takes several statements (migrations)
+ * like PQexec(); with parameters, the statement prepared on the session
+ * (prepared_name()). */
+static PGresult *
+exec_bounded_params(struct db_conn *db, const char *sql, int nparams, const char *const *values,
+		    const int *lengths, const int *formats, struct err *e)
+{
+	char name[16];
+	int sent, named = 0;
+	PGresult *res = NULL;
+
+	if (db->pg == NULL) {
+		err_set(e, ERR_DB, "the database connection is closed");
+		return NULL;
+	}
+	if (values != NULL && nparams > 0) {
+		named = prepared_name(db, sql, nparams, name, &res, e);
+		if (named < 0)
+			return res;
+	}
+	if (values == NULL && nparams == 0)
+		sent = PQsendQuery(db->pg, sql);
+	else if (named > 0)
+		sent = PQsendQueryPrepared(db->pg, name, nparams, values, lengths, formats, 0);
+	else
+		sent = PQsendQueryParams(db->pg, sql, nparams, NULL, values, lengths, formats, 0);
+	if (!sent) {
+		err_set(e, ERR_DB, "database request failed");
+		err_detail(e, "%s", PQerrorMessage(db->pg));
+		return NULL;
+	}
+	return collect(db, e);
 }
 
 static PGresult *

@@ -35,6 +35,16 @@ struct db_limits {
 /* Defaults: 5 s to connect, 30 s per statement, 5 s of grace. */
 void db_configure(const struct db_limits *lim);
 
+/* Parameterised statements a connection keeps prepared; past this many
+ * distinct texts the rest run unprepared (PQexecParams), so a caller that
+ * builds its SQL at run time cannot grow a session's memory without bound. */
+#define DB_PREPARED_MAX 96
+
+/* Whether db_exec() prepares statements (default true).  Set once, before
+ * any thread connects: false for a transaction-pooling proxy in front of
+ * PostgreSQL, which cannot keep a session's prepared statements. */
+void db_set_prepare(bool on);
+
 struct db_conn {
 	PGconn *pg; /* owned; NULL after a timed-out wait closed it */
 	char *url;  /* owned: for reconnecting */
@@ -44,6 +54,14 @@ struct db_conn {
 	/* Client-side wait for an answer in ms; 0: the statement timeout
 	 * plus the grace (db_set_wait() narrows it, e.g. for /readyz). */
 	unsigned wait_ms;
+	/* Statements prepared on this session (db_exec() and friends prepare
+	 * every parameterised statement on first use and execute it by name
+	 * after); emptied when generation changes, since a new session has
+	 * none.  Owned texts. */
+	unsigned prepared_count;
+	unsigned prepared_generation;
+	char *prepared[DB_PREPARED_MAX];
+	unsigned long prepared_hash[DB_PREPARED_MAX];
 };
 
 /* Open a connection; owned result or NULL with ERR_DB. */
@@ -81,7 +99,12 @@ enum err_code db_check(struct db_conn *db, const PGresult *res, ExecStatusType w
 enum err_code db_command(struct db_conn *db, const char *sql, struct err *e);
 
 /* PQexecParams with text parameters; returns the result (caller PQclears)
- * or NULL with *e set when the status is not want. */
+ * or NULL with *e set when the status is not want.  A statement with
+ * parameters is prepared on the connection the first time its text is seen
+ * (one extra round trip, once per session) and executed by name after, so
+ * the server plans it once per session, not per call; the result is the
+ * same.  Without parameters (values NULL) the simple protocol runs, which
+ * takes several statements at once. */
 PGresult *db_exec(struct db_conn *db, const char *sql, int nparams, const char *const *values,
 		  ExecStatusType want, struct err *e);
 

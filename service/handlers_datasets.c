@@ -103,9 +103,20 @@ HANDLER(handle_dataset_delete)
 
 HANDLER(handle_dataset_budget)
 {
-	char *view = NULL;
-	enum err_code rc = ledger_view(rq->db, rq->auth.tenant, rq->path_id, &view, e);
+	const char *limit = http_query(rq, "limit");
+	long long v = LEDGER_PAGE_DEFAULT;
+	char *view = NULL, *end;
+	enum err_code rc;
 
+	if (limit != NULL) {
+		v = strtoll(limit, &end, 10);
+		if (limit[0] == '\0' || *end != '\0' || v < 1 || v > LEDGER_PAGE_MAX)
+			return err_set_field(e, ERR_INVALID, "limit",
+					     "'limit' must be an integer within [1, %d]",
+					     LEDGER_PAGE_MAX);
+	}
+	rc = ledger_view(rq->db, rq->auth.tenant, rq->path_id, http_query(rq, "cursor"),
+			 (unsigned)v, &view, e);
 	if (rc == ERR_OK)
 		reply_json_text(ret, 200, view);
 	return rc;

@@ -349,6 +349,18 @@ ledger_charge_renyi(struct db_conn *db, const char *dataset_id, double budget_de
 		    const double *rdp, struct err *e)
 {
 	struct filter f;
+	enum err_code rc = ledger_load_filter(db, dataset_id, &f, e);
+
+	if (rc != ERR_OK)
+		return rc;
+	return ledger_charge_renyi_loaded(db, dataset_id, budget_delta, &f, rdp, e);
+}
+
+enum err_code
+ledger_charge_renyi_loaded(struct db_conn *db, const char *dataset_id, double budget_delta,
+			   const struct filter *loaded, const double *rdp, struct err *e)
+{
+	struct filter f = *loaded;
 	char spent[LEDGER_ARRAY_TEXT], eps[32];
 	const char *values[3] = { dataset_id, spent, eps };
 	double spent_eps;
@@ -357,9 +369,7 @@ ledger_charge_renyi(struct db_conn *db, const char *dataset_id, double budget_de
 	PGresult *res;
 	enum err_code rc;
 
-	rc = ledger_load_filter(db, dataset_id, &f, e);
-	if (rc == ERR_OK)
-		rc = filter_fits(&f, rdp, &idx, e);
+	rc = filter_fits(&f, rdp, &idx, e);
 	if (rc != ERR_OK)
 		return rc;
 	if (idx < 0) {
@@ -416,12 +426,51 @@ ledger_filter_json(const struct filter *f, double budget_epsilon, double budget_
 			 json_real(any ? fmax(budget_epsilon - spent_eps, 0.0) : 0.0));
 }
 
-enum err_code
-ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char **ret,
-	    struct err *e)
+bool
+ledger_cursor_valid(const char *cursor)
 {
-	const char *values[2] = { dataset_id, tenant };
-	char *base = NULL, *extra = NULL, *out, ledger_id[37];
+	size_t n = strlen(cursor);
+
+	if (n == 0 || n > 18)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (cursor[i] < '0' || cursor[i] > '9')
+			return false;
+	return true;
+}
+
+/* The filter from the text of its three arrays (a row's columns). */
+static enum err_code
+filter_from_text(const char *orders, const char *caps, const char *spent, const char *dataset_id,
+		 struct filter *ret, struct err *e)
+{
+	struct filter f;
+	unsigned m1 = 0, m2 = 0, m3 = 0;
+	enum err_code rc;
+
+	memset(&f, 0, sizeof(f));
+	rc = ledger_array_parse(orders, f.order, FILTER_MAX_ORDERS, &m1, e);
+	if (rc == ERR_OK)
+		rc = ledger_array_parse(caps, f.cap, FILTER_MAX_ORDERS, &m2, e);
+	if (rc == ERR_OK)
+		rc = ledger_array_parse(spent, f.spent, FILTER_MAX_ORDERS, &m3, e);
+	if (rc == ERR_OK && (m1 == 0 || m1 != m2 || m1 != m3))
+		rc = err_set(e, ERR_INTERNAL, "dataset '%s' has an inconsistent filter",
+			     dataset_id);
+	if (rc != ERR_OK)
+		return rc;
+	f.m = m1;
+	*ret = f;
+	return ERR_OK;
+}
+
+enum err_code
+ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, const char *cursor,
+	    unsigned limit, char **ret, struct err *e)
+{
+	char lim[16];
+	const char *values[4] = { dataset_id, tenant, cursor != NULL ? cursor : "0", lim };
+	char *base = NULL, *extra = NULL, *out;
 	json_t *fj = NULL;
 	PGresult *res;
 	bool renyi, is_public;
@@ -430,9 +479,16 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 
 	if (!is_uuid(dataset_id))
 		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
-	/* Exact decimals and the entries come from PostgreSQL as text.  A
-	 * deleted dataset's ledger stays readable: its history, and the budget
-	 * that datasets sharing it still charge (issue 8, item 10). */
+	if (cursor != NULL && !ledger_cursor_valid(cursor))
+		return err_set_field(e, ERR_INVALID, "cursor",
+				     "'cursor' must be the next_cursor of a previous page");
+	snprintf(lim, sizeof(lim), "%u", limit);
+	/* One statement: the totals, one page of entries (limit of them after
+	 * the cursor, oldest first, by the index on (dataset_id, id)), the
+	 * cursor of the next page when one follows, and a renyi ledger's
+	 * filter.  Exact decimals and the entries come from PostgreSQL as
+	 * text.  A deleted dataset's ledger stays readable: its history, and
+	 * the budget that datasets sharing it still charge (issue 8, item 10). */
 	res = db_exec(
 		db,
 		"SELECT json_build_object('dataset_id', x.id, 'ledger_dataset_id', d.id,"
@@ -443,16 +499,22 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 		" d.spent_delta, 'indicative', d.accounting_mode = 'renyi'),"
 		" 'remaining', json_build_object('epsilon', d.budget_epsilon - d.spent_epsilon,"
 		" 'delta', d.budget_delta - d.spent_delta),"
-		" 'entries', coalesce((SELECT json_agg(json_build_object('run_id', l.run_id,"
-		" 'dataset_id', r.dataset_id,"
-		" 'kind', l.kind, 'epsilon', l.epsilon, 'delta', l.delta, 'rdp', l.rdp,"
-		" 'event', l.event, 'created_at', l.created_at) ORDER BY l.id)"
-		" FROM ledger_entries l LEFT JOIN runs r ON r.id = l.run_id"
-		" WHERE l.dataset_id = d.id), '[]'::json))::text,"
-		" d.accounting_mode = 'renyi', d.budget_epsilon, d.budget_delta, d.id, x.public"
+		" 'entries', coalesce(p.entries, '[]'::json),"
+		" 'next_cursor', CASE WHEN EXISTS (SELECT 1 FROM ledger_entries n"
+		" WHERE n.dataset_id = d.id AND n.id > p.last) THEN p.last::text END)::text,"
+		" d.accounting_mode = 'renyi', d.budget_epsilon, d.budget_delta, d.id, x.public,"
+		" d.filter_orders::text, d.filter_caps::text, d.spent_rdp::text"
 		" FROM datasets x JOIN datasets d ON d.id = coalesce(x.ledger_of, x.id)"
+		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('run_id', q.run_id,"
+		" 'dataset_id', q.run_dataset, 'kind', q.kind, 'epsilon', q.epsilon, 'delta',"
+		" q.delta, 'rdp', q.rdp, 'event', q.event, 'created_at', q.created_at)"
+		" ORDER BY q.id) AS entries, max(q.id) AS last"
+		" FROM (SELECT l.id, l.run_id, r.dataset_id AS run_dataset, l.kind, l.epsilon,"
+		" l.delta, l.rdp, l.event, l.created_at FROM ledger_entries l"
+		" LEFT JOIN runs r ON r.id = l.run_id WHERE l.dataset_id = d.id"
+		" AND l.id > $3::bigint ORDER BY l.id LIMIT $4::int) q) p ON true"
 		" WHERE x.id = $1 AND x.tenant_id = $2",
-		2, values, PGRES_TUPLES_OK, e);
+		4, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return err_failed(e);
 	rc = pgjson_one(res, "no such dataset", &base, e);
@@ -463,22 +525,23 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 	renyi = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
 	be = strtod(PQgetvalue(res, 0, 2), NULL);
 	bd = strtod(PQgetvalue(res, 0, 3), NULL);
-	snprintf(ledger_id, sizeof(ledger_id), "%s", PQgetvalue(res, 0, 4));
 	is_public = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
-	PQclear(res);
 	if (is_public) {
+		PQclear(res);
 		free(base);
 		return err_set_field(e, ERR_CONFLICT, "dataset",
 				     "dataset '%s' is public: it has no budget", dataset_id);
 	}
 	if (!renyi) {
+		PQclear(res);
 		*ret = base;
 		return ERR_OK;
 	}
 	{
 		struct filter f;
 
-		rc = ledger_load_filter(db, ledger_id, &f, e);
+		rc = filter_from_text(PQgetvalue(res, 0, 6), PQgetvalue(res, 0, 7),
+				      PQgetvalue(res, 0, 8), PQgetvalue(res, 0, 4), &f, e);
 		if (rc == ERR_OK) {
 			fj = ledger_filter_json(&f, be, bd);
 			extra = fj != NULL ? json_dumps(fj, JSON_COMPACT) : NULL;
@@ -486,6 +549,7 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, char
 				rc = err_set(e, ERR_NOMEM, "cannot build the budget view");
 		}
 	}
+	PQclear(res);
 	/* base ends with '}': splice ,"renyi":{...} in before it. */
 	out = rc == ERR_OK ? malloc(strlen(base) + strlen(extra) + 16) : NULL;
 	if (rc == ERR_OK && out == NULL)

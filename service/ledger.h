@@ -88,6 +88,13 @@ enum err_code ledger_rdp_on_filter(const struct filter *f, const struct dp_event
 enum err_code ledger_charge_renyi(struct db_conn *db, const char *dataset_id, double budget_delta,
 				  const double *rdp, struct err *e);
 
+/* ledger_charge_renyi() with the filter the caller loaded (ledger_load_filter())
+ * in this transaction, under the ledger's lock: an admission reads the
+ * filter once, for the run's curve and for the fit. */
+enum err_code ledger_charge_renyi_loaded(struct db_conn *db, const char *dataset_id,
+					 double budget_delta, const struct filter *loaded,
+					 const double *rdp, struct err *e);
+
 /* Check a charge is chargeable: finite, epsilon > 0, delta >= 0 (fail
  * closed: never clamp); writes the decimal texts. */
 enum err_code ledger_charge_text(double epsilon, double delta, char ret_eps[32], char ret_delta[32],
@@ -118,9 +125,19 @@ enum err_code ledger_recompute_renyi(struct db_conn *db, const char *dataset_id,
 
 /* GET /v1/datasets/{id}/budget: totals, indicative spent/remaining
  * epsilon, the raw state of the mode (sums, or the filter's orders, caps,
- * spent vector and headroom) and the append-only entries.  Owned text. */
+ * spent vector and headroom) and one page of the append-only entries: at
+ * most limit of them, oldest first, after cursor (NULL: from the first;
+ * else a next_cursor an earlier page returned, ERR_INVALID naming "cursor"
+ * when it is not one), and "next_cursor" (null on the last page).  One
+ * statement.  Owned text. */
+#define LEDGER_PAGE_DEFAULT 100
+#define LEDGER_PAGE_MAX     1000
 enum err_code ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id,
-			  char **ret, struct err *e);
+			  const char *cursor, unsigned limit, char **ret, struct err *e);
+
+/* Whether cursor has the form of a ledger page's next_cursor (the decimal
+ * id of an entry, 1 to 18 digits). */
+bool ledger_cursor_valid(const char *cursor);
 
 /* The filter part of a view: orders, caps, spent, headroom, indicative
  * spent and remaining epsilon.  Owned JSON. */

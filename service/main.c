@@ -193,6 +193,7 @@ main(int argc, char **argv)
 		die(&e);
 	}
 	log_set_level((enum log_level)level);
+	db_set_prepare(srv.cfg.db_prepare);
 	db_configure(&(struct db_limits){ .connect_timeout_s = srv.cfg.db_connect_timeout,
 					  .statement_timeout_ms = srv.cfg.db_statement_ms,
 					  .answer_grace_ms = 5000 });

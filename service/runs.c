@@ -180,7 +180,8 @@ insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *me
 		if (rc == ERR_OK)
 			rc = ledger_rdp_on_filter(&f, &plan->event, rdp, e);
 		if (rc == ERR_OK)
-			rc = ledger_charge_renyi(db, meta->ledger_id, meta->budget_delta, rdp, e);
+			rc = ledger_charge_renyi_loaded(db, meta->ledger_id, meta->budget_delta, &f,
+							rdp, e);
 		if (rc == ERR_OK) {
 			ledger_array_text(rdp, f.m, rdp_text);
 			rdp_value = rdp_text;
@@ -258,17 +259,20 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 		if (rc == ERR_OK)
 			rc = insert_run(db, tenant, &meta, &run, idem_key, hash, run_id, e);
 		if (rc == ERR_OK)
-			rc = db_command(db, "NOTIFY " RUNS_CHANNEL, e); /* delivered at COMMIT */
-		if (rc == ERR_OK)
 			rc = audit_record(
 				db, who, "run.submit",
 				&(struct audit_target){ .dataset_id = meta.id, .run_id = run_id },
 				audit_algorithm_detail(detail, run.req.alg->name), e);
 	}
-	if (rc == ERR_OK)
-		rc = db_command(db, "COMMIT", e);
-	else
+	/* The NOTIFY (delivered at COMMIT) travels with the COMMIT: one round
+	 * trip.  An idempotent replay (found) inserted nothing to announce. */
+	if (rc == ERR_OK) {
+		rc = db_command(db, found ? "COMMIT" : "NOTIFY " RUNS_CHANNEL "; COMMIT", e);
+		if (rc != ERR_OK) /* a failed NOTIFY skipped the COMMIT */
+			(void)db_command(db, "ROLLBACK", NULL);
+	} else {
 		(void)db_command(db, "ROLLBACK", NULL); /* the first error wins */
+	}
 	if (rc == ERR_OK)
 		rc = runs_view(db, tenant, run_id, ret_view, e);
 	if (rc == ERR_OK) {

@@ -850,6 +850,88 @@ START_TEST(test_pagination)
 }
 END_TEST
 
+/* The budget's entries come in pages: a bounded response whatever the
+ * history.  2,501 entries (one real charge, copied in by SQL: the view
+ * shows entries, it does not add them up) are read in pages of 1000, each
+ * once, in order; the default page is 100; a bad limit or cursor is 400
+ * naming it. */
+START_TEST(test_budget_pages)
+{
+	char key[128], ds[40], path[256], cursor[64] = "", run[40];
+	long long first_id, expect_id;
+	int pages = 0, total = 0;
+	json_t *j, *r;
+
+	h_key_create(db, "ledgerpager", "owner", key, sizeof(key));
+	h_dataset_sealed(&srv, key, "1000", ds);
+	r = h_run_create(&srv, key, ds, H_RUN_BODY, run);
+	json_decref(r);
+	h_sql_ll(db,
+		 "WITH c AS (INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon, delta,"
+		 " event, rdp) SELECT l.dataset_id, l.run_id, l.kind, l.epsilon, l.delta, l.event,"
+		 " l.rdp FROM ledger_entries l, generate_series(1, 2500)"
+		 " WHERE l.dataset_id = '%s' RETURNING 1) SELECT count(*) FROM c",
+		 ds);
+	first_id = h_sql_ll(db, "SELECT min(id) FROM ledger_entries WHERE dataset_id = '%s'", ds);
+	expect_id = first_id;
+
+	/* The default page: 100 entries and a cursor. */
+	j = h_json(&srv, "GET", path_of(path, "/v1/datasets/%s/budget", ds), key, NULL, 200);
+	ck_assert_int_eq(json_array_size(h_get(j, "entries")), 100);
+	ck_assert(json_is_string(h_get(j, "next_cursor")));
+	ck_assert_double_eq_tol(num(j, "spent.epsilon"), 0.1, 1e-12);
+	json_decref(j);
+
+	do {
+		json_t *entries, *next;
+
+		snprintf(path, sizeof(path), "/v1/datasets/%s/budget?limit=1000%s%s", ds,
+			 cursor[0] != '\0' ? "&cursor=" : "", cursor);
+		j = h_json(&srv, "GET", path, key, NULL, 200);
+		entries = h_get(j, "entries");
+		ck_assert_int_le(json_array_size(entries), 1000);
+		for (size_t i = 0; i < json_array_size(entries); i++) {
+			ck_assert_str_eq(str(json_array_get(entries, i), "run_id"), run);
+			total++;
+		}
+		next = h_get(j, "next_cursor");
+		ck_assert(json_is_string(next) || json_is_null(next));
+		if (json_is_string(next)) {
+			/* the id of the page's last entry: pages neither skip nor repeat */
+			expect_id += (long long)json_array_size(entries);
+			ck_assert_int_eq(atoll(json_string_value(next)), expect_id - 1);
+		}
+		snprintf(cursor, sizeof(cursor), "%s",
+			 json_is_string(next) ? json_string_value(next) : "");
+		json_decref(j);
+		ck_assert_int_lt(++pages, 10);
+	} while (cursor[0] != '\0');
+	ck_assert_int_eq(pages, 3);
+	ck_assert_int_eq(total, 2501);
+
+	/* An exact multiple of the page: the last full page says so. */
+	snprintf(path, sizeof(path), "/v1/datasets/%s/budget?limit=1&cursor=%lld", ds,
+		 first_id + 2499);
+	j = h_json(&srv, "GET", path, key, NULL, 200);
+	ck_assert_int_eq(json_array_size(h_get(j, "entries")), 1);
+	ck_assert(json_is_null(h_get(j, "next_cursor")));
+	json_decref(j);
+
+	const char *bad_limit[] = { "0", "1001", "x", "", "-1" };
+	for (size_t i = 0; i < sizeof(bad_limit) / sizeof(*bad_limit); i++) {
+		snprintf(path, sizeof(path), "/v1/datasets/%s/budget?limit=%s", ds, bad_limit[i]);
+		h_expect_error(&srv, "GET", path, key, NULL, NULL, 0, NULL, 400, "invalid_request",
+			       "limit", NULL);
+	}
+	const char *bad_cursor[] = { "abc", "-5", "1234567890123456789", "" };
+	for (size_t i = 0; i < sizeof(bad_cursor) / sizeof(*bad_cursor); i++) {
+		snprintf(path, sizeof(path), "/v1/datasets/%s/budget?cursor=%s", ds, bad_cursor[i]);
+		h_expect_error(&srv, "GET", path, key, NULL, NULL, 0, NULL, 400, "invalid_request",
+			       "cursor", NULL);
+	}
+}
+END_TEST
+
 /* Operations */
 
 START_TEST(test_ops_endpoints)
@@ -947,6 +1029,7 @@ api_suite(void)
 	tcase_add_unchecked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_pagination);
+	tcase_add_test(tc, test_budget_pages);
 	tcase_add_test(tc, test_ops_endpoints);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,240 @@
+#!/bin/sh
+# read_path.sh - the read path and admissions against this machine's own
+# limit: PostgreSQL on the same cluster driven by pgbench, interleaved.
+#
+#   bench/read_path.sh [--seconds S] [--reps R] [--conns C] [--smoke]
+#                      [--build DIR | --dpoptd PATH --http-load PATH]
+#
+# Starts a private PostgreSQL (scripts/lib/pg.sh) and a release dpoptd on
+# a free port, creates K = min(C, 64) basic and K renyi datasets of 200
+# rows (and 30 ledger entries on the first basic one, which only
+# budget_get reads: its history stays 30 entries), then, R times in turn, runs each
+# pair below for S seconds with C connections (closed loop, bench/http_load
+# for dpoptd, pgbench for the limit; the limit first, then dpoptd):
+#
+#   runs_get       GET /v1/runs/{id}                  vs pgbench -S
+#   budget_get     GET /v1/datasets/{id}/budget       vs pgbench -S
+#   admit_one_*    POST .../runs, one dataset         vs one-row UPDATE
+#   admit_spread_* POST .../runs, K datasets          vs UPDATE of a random
+#                                                        row of 1000
+#
+# and prints per row the median and range of dpoptd's rate, its p99, the
+# limit's rate and p99, and the ratio of each pair (median and range), the
+# load average before and after; then the time to result of 40 tiny runs
+# submitted one after the other (created_at to finished_at in the
+# database: p50, p99, max).  Admitted runs are executed by dpoptd's
+# workers meanwhile, as in production.  --smoke: S = 1, R = 1, C = 8 (CI:
+# that it runs and every figure is a number).  Defaults: S = 5, R = 3,
+# C = 64.
+set -eu
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+. scripts/lib/pg.sh
+
+SECONDS_=5 REPS=3 CONNS=64 BUILD="" BIN="" LOAD=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--seconds) SECONDS_=$2; shift 2 ;;
+	--reps) REPS=$2; shift 2 ;;
+	--conns) CONNS=$2; shift 2 ;;
+	--smoke) SECONDS_=1; REPS=1; CONNS=8; shift ;;
+	--build) BUILD=$2; shift 2 ;;   # a built build directory (relative to the root)
+	--dpoptd) BIN=$2; shift 2 ;;    # or the two programs (meson's test)
+	--http-load) LOAD=$2; shift 2 ;;
+	*) echo "usage: $0 [--seconds S] [--reps R] [--conns C] [--smoke] [--build DIR |" \
+		"--dpoptd PATH --http-load PATH]" >&2; exit 2 ;;
+	esac
+done
+if [ -z "$BIN" ] || [ -z "$LOAD" ]; then
+	if [ -z "$BUILD" ]; then
+		BUILD=build/release
+		[ -d $BUILD ] || meson setup $BUILD -Dbuildtype=release -Dtests=disabled >/dev/null
+		ninja -C $BUILD service/dpoptd bench/http_load >/dev/null
+	fi
+	BIN=$ROOT/$BUILD/service/dpoptd
+	LOAD=$ROOT/$BUILD/bench/http_load
+fi
+K=$CONNS
+[ "$K" -le 64 ] || K=64
+[ "$K" -ge 2 ] || K=2
+PGBIN=$(pg_bindir)
+
+WORK=$(mktemp -d /tmp/dpopt-readpath.XXXXXX)
+[ "$(id -u)" = 0 ] && chmod 755 "$WORK"
+PID=""
+cleanup() {
+	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+	pg_cluster_stop "$WORK/pg" >/dev/null 2>&1 || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+pg_cluster_start "$WORK/pg" >/dev/null
+psql "$PG_URL" -qc "CREATE DATABASE readpath" -c "CREATE DATABASE pgb" >/dev/null
+PGB="$PGBIN/pgbench -h $WORK/pg -U dpopt"
+$PGB -i -q -s 1 pgb >/dev/null 2>&1
+export DPOPT_DATABASE_URL="host=$WORK/pg user=dpopt dbname=readpath"
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export DPOPT_LISTEN="127.0.0.1:$PORT" DPOPT_LOG_LEVEL=warn DPOPT_RATE_LIMIT_PER_SECOND=0
+"$BIN" >"$WORK/dpoptd.log" 2>&1 &
+PID=$!
+i=0
+until curl -sf "http://$DPOPT_LISTEN/readyz" >/dev/null; do
+	i=$((i + 1)); [ $i -lt 200 ] || { cat "$WORK/dpoptd.log" >&2; exit 1; }; sleep 0.05
+done
+KEY=$("$BIN" keys create --tenant bench --role owner 2>/dev/null)
+H="Authorization: Bearer $KEY"
+U="http://$DPOPT_LISTEN"
+
+# Different rows per dataset: the same rows in two datasets would have to
+# share one ledger (the seal refuses them otherwise).
+python3 - 200 5 $((2 * K)) "$WORK" <<'PY'
+import random, sys
+n, d, k, work = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+for j in range(k):
+    rng = random.Random(j)
+    with open("%s/rows%d.csv" % (work, j), "w") as f:
+        for _ in range(n):
+            f.write(",".join("%.4f" % (0.4 * (2 * rng.random() - 1)) for _ in range(d))
+                    + ",%d\n" % rng.choice((-1, 1)))
+PY
+cat >"$WORK/run.json" <<'JSON'
+{"algorithm": "dp_sgd.one_pass", "objective": {"name": "logistic"},
+ "constraints": {"x": {"kind": "l2_ball", "radius": 1}},
+ "privacy": {"epsilon": 0.1, "delta": 1e-9}}
+JSON
+make_dataset() { # make_dataset MODE ROWS-INDEX -> id
+	ds=$(curl -sf -X POST "$U/v1/datasets" -H "$H" -H 'Content-Type: application/json' \
+		--data "{\"name\": \"rp\", \"schema\": {\"features\": 5, \"task\": \"binary\"},
+		  \"bounds\": {\"feature_l2\": 1}, \"budget\": {\"epsilon\": 1000000, \"delta\": 0.001},
+		  \"accounting_mode\": \"$1\"}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+	curl -sf -X PUT "$U/v1/datasets/$ds/data" -H "$H" -H 'Content-Type: text/csv' \
+		--data-binary @"$WORK/rows$2.csv" >/dev/null || return 1
+	echo "$ds"
+}
+: >"$WORK/basic" ; : >"$WORK/renyi"
+for i in $(seq 0 $((K - 1))); do # two at a time (never a bare wait: dpoptd is a child too)
+	make_dataset basic "$i" >"$WORK/basic.$i" &
+	P1=$!
+	make_dataset renyi "$((i + K))" >"$WORK/renyi.$i" &
+	wait "$P1" $! || true
+done
+for i in $(seq 0 $((K - 1))); do
+	cat "$WORK/basic.$i" >>"$WORK/basic"
+	cat "$WORK/renyi.$i" >>"$WORK/renyi"
+done
+[ "$(grep -c . "$WORK/basic")" = "$K" ] && [ "$(grep -c . "$WORK/renyi")" = "$K" ] ||
+	{ echo "creating the datasets failed" >&2; exit 1; }
+B1=$(head -n 1 "$WORK/basic")
+B2=$(sed -n 2p "$WORK/basic")
+R1=$(head -n 1 "$WORK/renyi")
+for i in $(seq 30); do
+	RUN=$(curl -sf -X POST "$U/v1/datasets/$B1/runs" -H "$H" -H 'Content-Type: application/json' \
+		-d @"$WORK/run.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+done
+# Each kind of request once, so that a refusal shows its reason here.
+for p in "/v1/datasets/$B2/runs" "/v1/datasets/$R1/runs"; do
+	curl -sS --fail-with-body -X POST "$U$p" -H "$H" -H 'Content-Type: application/json' \
+		-d @"$WORK/run.json" >"$WORK/check.out" || { cat "$WORK/check.out" >&2; exit 1; }
+done
+SPREAD_B="" SPREAD_R=""
+while read -r d; do SPREAD_B="$SPREAD_B --path /v1/datasets/$d/runs"; done <"$WORK/basic"
+while read -r d; do SPREAD_R="$SPREAD_R --path /v1/datasets/$d/runs"; done <"$WORK/renyi"
+printf '%s\n' 'UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 1;' >"$WORK/one.sql"
+printf '%s\n' '\set aid random(1, 1000)' \
+	'UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;' >"$WORK/spread.sql"
+
+# limit NAME PGBENCH-ARGS...: one pgbench run; appends "NAME limit rate p99" to results
+limit() {
+	name=$1; shift
+	rm -f "$WORK"/pgl*
+	$PGB -n -c "$CONNS" -j 2 -T "$SECONDS_" -l --log-prefix="$WORK/pgl" "$@" pgb >"$WORK/pgb.out" 2>&1 ||
+		{ cat "$WORK/pgb.out" >&2; exit 1; }
+	tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/pgb.out" | tail -n 1)
+	p99=$(cat "$WORK"/pgl* | awk '{print $3 / 1000}' | sort -n |
+		awk '{v[NR] = $1} END {i = int((NR - 1) * 0.99) + 1; print v[i]}')
+	echo "$name limit $tps $p99" >>"$WORK/results"
+}
+# dpopt NAME HTTP_LOAD-ARGS...
+dpopt() {
+	name=$1; shift
+	# shellcheck disable=SC2068
+	out=$("$LOAD" --port "$PORT" --conns "$CONNS" --seconds "$SECONDS_" --header "$H" "$@") ||
+		{ echo "$name: $out" >&2; exit 1; }
+	echo "$name dpopt $(echo "$out" | sed 's/.*rate=\([0-9.]*\).*p99_ms=\([0-9.]*\).*/\1 \2/')" >>"$WORK/results"
+}
+
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+: >"$WORK/results"
+for rep in $(seq "$REPS"); do
+	limit runs_get -S
+	dpopt runs_get --path "/v1/runs/$RUN"
+	limit budget_get -S
+	dpopt budget_get --path "/v1/datasets/$B1/budget"
+	limit admit_one_basic -f "$WORK/one.sql"
+	dpopt admit_one_basic --method POST --body "$WORK/run.json" --path "/v1/datasets/$B2/runs"
+	limit admit_one_renyi -f "$WORK/one.sql"
+	dpopt admit_one_renyi --method POST --body "$WORK/run.json" --path "/v1/datasets/$R1/runs"
+	limit admit_spread_basic -f "$WORK/spread.sql"
+	# shellcheck disable=SC2086
+	dpopt admit_spread_basic --method POST --body "$WORK/run.json" $SPREAD_B
+	limit admit_spread_renyi -f "$WORK/spread.sql"
+	# shellcheck disable=SC2086
+	dpopt admit_spread_renyi --method POST --body "$WORK/run.json" $SPREAD_R
+done
+LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# Time to result: let the queue drain, then 40 runs one after the other.
+i=0
+until [ "$(psql "$DPOPT_DATABASE_URL" -Atc "SELECT count(*) FROM runs WHERE state IN ('queued', 'running')")" = 0 ]; do
+	i=$((i + 1)); [ $i -lt 1200 ] || { echo "the queue did not drain" >&2; exit 1; }; sleep 0.5
+done
+T0=$(psql "$DPOPT_DATABASE_URL" -Atc "SELECT now()")
+for i in $(seq 40); do
+	curl -sf -X POST "$U/v1/datasets/$(sed -n 2p "$WORK/basic")/runs" -H "$H" \
+		-H 'Content-Type: application/json' -d @"$WORK/run.json" >/dev/null
+	sleep 0.05
+done
+sleep 1
+psql "$DPOPT_DATABASE_URL" -Atc "SELECT 'ttr ' || count(*) || ' ' || count(*) FILTER (WHERE state = 'succeeded')
+	|| ' ' || coalesce(extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - created_at)) * 1000, -1)
+	|| ' ' || coalesce(extract(epoch FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY finished_at - created_at)) * 1000, -1)
+	|| ' ' || coalesce(extract(epoch FROM max(finished_at - created_at)) * 1000, -1)
+	FROM runs WHERE created_at > '$T0'" >>"$WORK/results"
+
+python3 - "$WORK/results" "$CONNS" "$SECONDS_" "$REPS" "$LOAD0" "$LOAD1" <<'PY'
+import statistics, sys
+path, conns, secs, reps, l0, l1 = sys.argv[1:]
+rows, order, ttr = {}, [], None
+for line in open(path):
+    f = line.split()
+    if f[0] == "ttr":
+        ttr = f[1:]
+        continue
+    if f[0] not in rows:
+        rows[f[0]] = {"limit": [], "dpopt": []}
+        order.append(f[0])
+    rows[f[0]][f[1]].append((float(f[2]), float(f[3])))
+print("read path and admissions: %s connections, %s s per run, %s repetitions, interleaved "
+      "(limit, then dpoptd); load average before %s, after %s" % (conns, secs, reps, l0, l1))
+def mr(v):
+    return "%.4g (%.4g-%.4g)" % (statistics.median(v), min(v), max(v))
+bad = False
+print("%-19s %-28s %-24s %-28s %-22s %s" % ("row", "dpoptd req/s", "dpoptd p99 ms",
+      "limit per s", "limit p99 ms", "ratio (rate), p99 ratio"))
+for name in order:
+    d, l = rows[name]["dpopt"], rows[name]["limit"]
+    if not d or len(d) != len(l) or any(x != x for p in d + l for x in p):
+        bad = True
+        continue
+    ratio = [a[0] / b[0] for a, b in zip(d, l)]
+    pr = [a[1] / b[1] if b[1] > 0 else float("inf") for a, b in zip(d, l)]
+    print("%-19s %-28s %-24s %-28s %-22s %s, %s" % (name, mr([x[0] for x in d]), mr([x[1] for x in d]),
+          mr([x[0] for x in l]), mr([x[1] for x in l]), mr(ratio), mr(pr)))
+if ttr is None or float(ttr[2]) < 0:
+    bad = True
+else:
+    print("time to result (created_at to finished_at), %s tiny runs one after the other, %s succeeded: "
+          "p50 %.1f ms, p99 %.1f ms, max %.1f ms" % (ttr[0], ttr[1], float(ttr[2]), float(ttr[3]), float(ttr[4])))
+sys.exit(1 if bad else 0)
+PY
