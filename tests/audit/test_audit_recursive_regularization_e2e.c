@@ -32,9 +32,10 @@
  * coordinate, so its epsilon is at most the unclipped mixture's.  With q =
  * 1/4 and one coordinate (the canary moves the point by 2 / (n' mu_1)
  * along x, 1/sqrt 2 of the sensitivity), the sigma x 0.5 twin's true
- * epsilon(1e-5) of the statistic is below the claim 2, so no audit of it
- * can flag that twin; the level-2 audit (canary placed, the full release
- * read) does.
+ * epsilon(1e-5) of the statistic is below the claim 2 (0.613; sigma x
+ * 0.25: 1.550), so no audit of it can flag that twin; the level-2 audit
+ * (canary placed, the full release read) does.  Measured: epsilon_lb
+ * -0.013 at 50,000 runs a side, 2.9 s CPU.
  */
 #include <check.h>
 #include <math.h>
