@@ -74,6 +74,13 @@
  * Markov-event output perturbation (accuracy in expectation, privacy on
  * an event of probability 1 - delta/2) is not implemented.
  *
+ * variant = auto (3, the default): plan() resolves it from public inputs
+ * only to outpert_cert when beta is finite, batch_size is 0 and that
+ * plan's work() is at most RR_AUTO_MAX_WORK, else to sgda_multi_pass when
+ * its K >= 1, else to sgda; the plan records the choice (used value
+ * "variant") and init() derives the schedule again for it.  The measured
+ * reasons for the order are in the doc (§2.4).
+ *
  * Refusals before admission: T < 1 (lambda >= L / B: the recursion would
  * return the data-independent start) is 422 privacy_too_small_for_n
  * naming privacy.epsilon; T n' > n (a small multiplier asks for more
