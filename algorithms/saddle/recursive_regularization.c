@@ -74,6 +74,13 @@
  * Markov-event output perturbation (accuracy in expectation, privacy on
  * an event of probability 1 - delta/2) is not implemented.
  *
+ * variant = auto (3, the default): plan() resolves it from public inputs
+ * only to outpert_cert when beta is finite, batch_size is 0 and that
+ * plan's work() is at most RR_AUTO_MAX_WORK, else to sgda_multi_pass when
+ * its K >= 1, else to sgda; the plan records the choice (used value
+ * "variant") and init() derives the schedule again for it.  The measured
+ * reasons for the order are in the doc (§2.4).
+ *
  * Refusals before admission: T < 1 (lambda >= L / B: the recursion would
  * return the data-independent start) is 422 privacy_too_small_for_n
  * naming privacy.epsilon; T n' > n (a small multiplier asks for more
@@ -98,16 +105,24 @@
 #endif
 
 enum { P_VARIANT, P_MULTIPLIER, P_BATCH_SIZE, P__COUNT };
-enum { RR_SGDA = 0, RR_OUTPERT = 1, RR_SGDA_MP = 2 };
+enum { RR_SGDA = 0, RR_OUTPERT = 1, RR_SGDA_MP = 2, RR_AUTO = 3 };
 
 #define RR_MAX_ROUNDS    60
 #define RR_CAL_MAX_ORDER 64.0
+/* variant = auto takes outpert_cert only up to this work() (a few seconds
+ * here; the service's default DPOPT_MAX_RUN_WORK is 5e10). */
+#define RR_AUTO_MAX_WORK 1e9
 
-static const char *const rr_variants[] = { "sgda", "outpert_cert", "sgda_multi_pass", NULL };
+static const char *const rr_variants[] = { "sgda", "outpert_cert", "sgda_multi_pass", "auto",
+					   NULL };
 
 static const struct alg_param rr_params[P__COUNT + 1] = {
-	[P_VARIANT] = { "variant", ALG_PARAM_INT, 0.0, 2.0, 0.0,
-			"round solver: \"sgda\" (0): one pass of noisy SGDA over the round's "
+	[P_VARIANT] = { "variant", ALG_PARAM_INT, 0.0, 3.0, 3.0,
+			"round solver: \"auto\" (3, the default): outpert_cert when the "
+			"objective's operator has a finite Lipschitz constant, batch_size is 0 "
+			"and its work() is at most 1e9, else sgda_multi_pass when its K >= 1, "
+			"else sgda (public inputs only; the plan's used value 'variant' records "
+			"the choice); \"sgda\" (0): one pass of noisy SGDA over the round's "
 			"chunk, any objective; \"outpert_cert\" (1): a fixed number of "
 			"extragradient iterations certified to 0.05 of the sensitivity, then "
 			"Gaussian output perturbation, objectives with a finite operator "
@@ -255,14 +270,17 @@ block_diameter(const struct constraint *c, size_t d)
 
 /* The blocks, L, beta, B, n' and the refusals that need no calibration. */
 static enum err_code
-rr_bounds(const struct run_spec *spec, struct rr_setup *ret, struct err *e)
+rr_bounds(const struct run_spec *spec, int variant, struct rr_setup *ret, struct err *e)
 {
 	const struct objective *obj = &spec->objective;
 	struct saddle_constants sc;
 	enum err_code rc;
 
 	memset(ret, 0, sizeof(*ret));
-	ret->variant = (int)spec->params[P_VARIANT];
+	if (variant < RR_SGDA || variant > RR_SGDA_MP)
+		return err_set_field(e, ERR_INVALID, "params.variant",
+				     "'params.variant' does not name a round solver");
+	ret->variant = variant;
 	ret->multiplier = spec->params[P_MULTIPLIER];
 	ret->bx = (struct saddle_block){ spec->x, spec->geometry_x };
 	ret->by = (struct saddle_block){ spec->y, spec->geometry_y };
@@ -453,6 +471,7 @@ rr_fill_plan(const struct run_spec *spec, const struct rr_setup *s, struct run_p
 	enum err_code rc;
 
 	onepass_plan_start(ret, spec, steps, s->batch);
+	run_plan_use(ret, "variant", (double)s->variant);
 	if (s->variant == RR_SGDA_MP) {
 		struct rr_mp c = { s->chunk, s->batch, s->round_steps, (uint64_t)s->rounds };
 
@@ -491,8 +510,9 @@ rr_fill_plan(const struct run_spec *spec, const struct rr_setup *s, struct run_p
 	return ERR_OK;
 }
 
+/* The plan of one concrete variant. */
 static enum err_code
-rr_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
+rr_plan_variant(const struct run_spec *spec, int variant, struct run_plan *ret_plan, struct err *e)
 {
 	struct rr_setup s;
 	struct run_plan p;
@@ -500,7 +520,7 @@ rr_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 	double z = 0.0;
 	enum err_code rc;
 
-	rc = rr_bounds(spec, &s, e);
+	rc = rr_bounds(spec, variant, &s, e);
 	if (rc == ERR_OK)
 		rc = rr_calibrate(spec, &s, &z, &accountant, e);
 	if (rc == ERR_OK)
@@ -512,6 +532,34 @@ rr_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
 		*ret_plan = p;
 	}
 	return rc;
+}
+
+static double rr_work(const struct run_spec *spec, const struct run_plan *plan);
+
+/* variant = auto, from public inputs only (docs/algorithms/
+ * recursive-regularization.md §2.4): outpert_cert when the objective has a
+ * finite operator Lipschitz constant, no batch_size is given and its work
+ * is at most RR_AUTO_MAX_WORK; else sgda_multi_pass when its K >= 1; else
+ * sgda (whose refusal, if any, is the answer). */
+static enum err_code
+rr_plan(const struct run_spec *spec, struct run_plan *ret_plan, struct err *e)
+{
+	int v = (int)spec->params[P_VARIANT];
+	struct run_plan p;
+
+	if (v != RR_AUTO)
+		return rr_plan_variant(spec, v, ret_plan, e);
+	if (spec->params[P_BATCH_SIZE] == 0.0 &&
+	    rr_plan_variant(spec, RR_OUTPERT, &p, NULL) == ERR_OK &&
+	    rr_work(spec, &p) <= RR_AUTO_MAX_WORK) {
+		*ret_plan = p;
+		return ERR_OK;
+	}
+	if (rr_plan_variant(spec, RR_SGDA_MP, &p, NULL) == ERR_OK) {
+		*ret_plan = p;
+		return ERR_OK;
+	}
+	return rr_plan_variant(spec, RR_SGDA, ret_plan, e);
 }
 
 /* sgda: T K steps of b records and a noise vector, p each; outpert_cert:
@@ -553,6 +601,18 @@ rr_end_round(struct rr_state *s)
 		rr_start_round(s);
 }
 
+/* The concrete variant a plan was made for: the spec's, or for auto the
+ * plan's record (-1 when it names none; rr_bounds() refuses it). */
+static int
+rr_plan_variant_of(const struct run_spec *spec, const struct run_plan *plan)
+{
+	double v = spec->params[P_VARIANT];
+
+	if (v == RR_AUTO)
+		v = run_plan_value(plan, "variant");
+	return v >= RR_SGDA && v <= RR_SGDA_MP ? (int)v : -1;
+}
+
 static enum err_code
 rr_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	const struct dataset *ds, struct rng *rng, struct err *e)
@@ -563,8 +623,9 @@ rr_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 	bool derived;
 	enum err_code rc;
 
-	/* Spend exactly what was charged: derive again from the plan's z. */
-	rc = rr_bounds(spec, &s->su, e);
+	/* Spend exactly what was charged: derive again from the plan's z (and,
+	 * for auto, its recorded variant; the comparison below covers it). */
+	rc = rr_bounds(spec, rr_plan_variant_of(spec, plan), &s->su, e);
 	if (rc != ERR_OK)
 		return rc;
 	derived = rr_schedule(spec, run_plan_value(plan, "noise_multiplier"), &s->su, NULL) ==
@@ -780,7 +841,7 @@ rr_fini(void *state)
 
 const struct alg_ops alg_saddle_recursive_regularization = {
 	.name = "saddle.recursive_regularization",
-	.version = 1,
+	.version = 2,
 	.doc = "Recursive regularization for the strong gap of min over x max over y of a "
 	       "saddle objective: a secret order cuts T = ceil(log2(L / (B lambda))) disjoint "
 	       "chunks of n' = floor(n / log2 n) records; round t solves, on its chunk, the "

@@ -14,6 +14,7 @@
  * hook).  Utility: the population strong gap falls when n grows 8x (both
  * variants, one-sided sign test over 24 (dataset, seed) pairs).  The
  * pipeline: one calibration per plan and run, a mismatching plan refused.
+ * The default variant auto and its rule (test_default_rule).
  */
 #include <check.h>
 #include <math.h>
@@ -441,6 +442,77 @@ START_TEST(test_calibrates_once)
 END_TEST
 #endif
 
+/* The default variant (auto) and its rule (docs/algorithms/
+ * recursive-regularization.md §2.4): the default is auto; on the game at
+ * n = 4096 it picks outpert_cert and records it, its plan equal to the
+ * explicit variant's (reproducible from the record); with a batch_size it
+ * picks sgda_multi_pass; where outpert_cert's work exceeds 1e9 (n =
+ * 2,000,000, plans only) it falls back to sgda_multi_pass, whose work is
+ * below;
+ * at n = 200 (sgda_multi_pass's K < 1) with batch_size 2 it falls back to
+ * sgda; and a run of the default succeeds and is bit-identical to the
+ * explicit variant's under the same seed. */
+START_TEST(test_default_rule)
+{
+	const struct alg_ops *a = alg_find(RR_NAME);
+	struct prob *p = make_bilinear(4096, 3, false);
+	struct run_spec spec, expl;
+	struct run_plan plan, pe;
+	struct err e = { 0 };
+	struct rng r;
+	double u[4], ue[4];
+
+	ck_assert_str_eq(a->params[0].name, "variant");
+	ck_assert_double_eq(a->params[0].def, 3.0);
+	ck_assert_str_eq(a->params[0].choices[3], "auto");
+	rr_spec(a, p, p->ds.n, 0, &spec);
+	spec.params[0] = a->params[0].def;
+	ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_double_eq(run_plan_value(&plan, "variant"), 1.0);
+	ck_assert(a->work(&spec, &plan) <= 1e9);
+	rr_spec(a, p, p->ds.n, 1, &expl);
+	ck_assert(alg_plan(a, &expl, &pe, &e) == ERR_OK);
+	ck_assert(dp_event_equal(&plan.event, &pe.event));
+	ck_assert_uint_eq(plan.steps, pe.steps);
+	ck_assert_uint_eq(plan.n_used, pe.n_used);
+	for (size_t i = 0; i < plan.n_used; i++)
+		ck_assert_double_eq(plan.used[i].value, run_plan_value(&pe, plan.used[i].name));
+	rng_splitmix_init(&r, 11);
+	ck_assert_msg(alg_run(a, &spec, &plan, &p->ds, &r, NULL, NULL, u, &e) == ERR_OK, "%s",
+		      e.msg);
+	rng_splitmix_init(&r, 11);
+	ck_assert(alg_run(a, &expl, &pe, &p->ds, &r, NULL, NULL, ue, &e) == ERR_OK);
+	ck_assert(memcmp(u, ue, sizeof(u)) == 0);
+
+	/* a batch_size rules outpert_cert out */
+	spec.params[2] = 27.0;
+	ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_double_eq(run_plan_value(&plan, "variant"), 2.0);
+	ck_assert_double_eq(run_plan_value(&plan, "batch_size"), 27.0);
+
+	/* n = 200: n' = 26, K = floor(min(3.25, 676 / (128 ln 1e6))) = 0 */
+	spec.n = 200;
+	spec.params[2] = 2.0;
+	ck_assert_msg(alg_plan(a, &spec, &plan, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_double_eq(run_plan_value(&plan, "variant"), 0.0);
+	free(p);
+
+	/* the work limit: at n = 2,000,000 (plans only) outpert_cert's work
+	 * exceeds 1e9 */
+	p = make_bilinear(4096, 3, false);
+	rr_spec(a, p, 2000000, 1, &expl);
+	ck_assert_msg(alg_plan(a, &expl, &pe, &e) == ERR_OK, "%s", e.msg);
+	printf("rr auto: outpert_cert work at n = 2e6: %.3g\n", a->work(&expl, &pe));
+	ck_assert(a->work(&expl, &pe) > 1e9);
+	expl.params[0] = 3.0;
+	ck_assert_msg(alg_plan(a, &expl, &plan, &e) == ERR_OK, "%s", e.msg);
+	ck_assert_double_eq(run_plan_value(&plan, "variant"), 2.0);
+	printf("rr auto: its sgda_multi_pass work at n = 2e6: %.3g\n", a->work(&expl, &plan));
+	ck_assert(a->work(&expl, &plan) <= 1e9);
+	free(p);
+}
+END_TEST
+
 static Suite *
 rr_suite(void)
 {
@@ -454,6 +526,7 @@ rr_suite(void)
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_output_in_set_and_certificate);
 	tcase_add_test(tc, test_plan_must_match_spec);
+	tcase_add_test(tc, test_default_rule);
 #ifdef DPOPT_TESTING
 	tcase_add_test(tc, test_calibrates_once);
 #endif

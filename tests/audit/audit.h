@@ -270,4 +270,38 @@ double audit_mixture_epsilon(const struct audit_mixture *l, double delta);
  * [-4, 6] sd): its epsilon, and its threshold in *ret_t. */
 double audit_mixture_best_test(const struct audit_mixture *l, double delta, double *ret_t);
 
+/* --- The Gaussian grid audit of one white-box release ------------------- */
+
+/*
+ * A level-2 unit whose statistic is s = +-shift/2 + N(0, (scale sigma)^2)
+ * (+ in world A, - in B): the Bonferroni grid of k thresholds u sigma, u =
+ * -u_max .. u_max, both directions, at alpha over all 4 k bounds (the
+ * design of test_audit_sgda.c, test_audit_nseg.c and
+ * test_audit_recursive_regularization.c).
+ */
+struct audit_gauss_grid {
+	const char *name;
+	double sigma; /* the planned sigma: the grid's unit */
+	double delta; /* the claimed delta */
+	double alpha; /* false-failure budget of the audit */
+	size_t k;     /* thresholds */
+	double u_max; /* the grid spans [-u_max, u_max] sigma */
+	uint64_t n;   /* runs per world */
+};
+
+/* Draws c->n samples a world with fn (seeds seed and seed ^ a constant),
+ * computes epsilon_lb, prints it with the wall time and returns it. */
+double audit_gauss_grid_run(const struct audit_gauss_grid *c, audit_sample_fn fn, void *ctx,
+			    uint64_t seed, double noise_scale, double eps_claim);
+
+/*
+ * The miss probability of that audit when the noise is scale sigma and the
+ * worlds' means differ by shift: the smallest audit_miss() over the three
+ * "up" tests of the grid with the largest bound at the expected counts
+ * (the audit reports the best of all its tests, so it misses at most as
+ * often as any one); *ret_u (may be NULL) gets that test's u.
+ */
+double audit_gauss_grid_miss(const struct audit_gauss_grid *c, double shift, double scale,
+			     double eps_claim, double *ret_u);
+
 #endif /* TESTS_AUDIT_AUDIT_H */

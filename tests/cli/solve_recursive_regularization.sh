@@ -2,13 +2,14 @@
 # solve_recursive_regularization.sh DPOPTD SRC: `dpoptd solve` runs
 # saddle.recursive_regularization (docs/algorithms/recursive-regularization.md)
 # on bilinear pairs (a, b), the two blocks of an unlabeled schema, over unit
-# l2 balls, n = 4096 (n' = 341, T = 4 at (1, 1e-6)): sgda with b = 17, K =
+# l2 balls, n = 4096 (n' = 341, T = 4 at (1, 1e-6)): the default variant
+# (auto) chooses outpert_cert (params_used.variant 1); sgda with b = 17, K =
 # 20 and the event parallel(gaussian) over T K = 80 parts, x and y in their
 # balls and the gap on the evaluation file recomputed in closed form;
 # outpert_cert with the event parallel(gaussian) over the T = 4 rounds and
 # extragradient_iterations 625; a box and a simplex player; the theory
 # multiplier 48 refused as privacy_too_small_for_n naming privacy.epsilon;
-# --list names it with its three variants.
+# --list names it with its three variants and auto.
 set -u
 BIN=$1
 SRC=$2
@@ -43,7 +44,14 @@ run() { # run DATA EXTRA...
 BIL='{"name": "bilinear", "coupling": 0.5}'
 
 run "$TMP/pairs.csv" --epsilon 1 --objective "$BIL" --constraint l2_ball:radius=1 \
-	--constraint-y l2_ball:radius=1 --eval "$TMP/pairs.csv" >"$TMP/sg.json" 2>"$TMP/err"
+	--constraint-y l2_ball:radius=1 >"$TMP/def.json" 2>"$TMP/err"
+check "default (auto) exits 0" test $? -eq 0
+check "default (auto): chose outpert_cert (params_used.variant 1), T = 4, 625 extragradient iterations" \
+	sh -c "jq -e '.params_used.variant == 1 and .steps == 4 and .privacy.event.parts == 4 and .params_used.extragradient_iterations == 625' '$TMP/def.json' >/dev/null"
+
+run "$TMP/pairs.csv" --epsilon 1 --objective "$BIL" --constraint l2_ball:radius=1 \
+	--constraint-y l2_ball:radius=1 --params '{"variant": "sgda"}' --eval "$TMP/pairs.csv" \
+	>"$TMP/sg.json" 2>"$TMP/err"
 check "sgda exits 0" test $? -eq 0
 check "sgda: x, y in the unit balls" \
 	sh -c "jq -e '(.x | length == 2) and (.y | length == 2) and ([.x[] | . * .] | add) <= 1 + 1e-9 and ([.y[] | . * .] | add) <= 1 + 1e-9' '$TMP/sg.json' >/dev/null"
@@ -79,8 +87,8 @@ check "theory multiplier at n = 4096 refused: privacy_too_small_for_n naming pri
 	sh -c "test $st -ne 0 && jq -e '.error.code == \"privacy_too_small_for_n\" and .error.field == \"privacy.epsilon\"' '$TMP/err' >/dev/null"
 
 "$BIN" solve --list >"$TMP/list.json" 2>"$TMP/err"
-check "list: a saddle method with its three variants" \
-	sh -c "jq -e '.algorithms[] | select(.name == \"saddle.recursive_regularization\") | .saddle and (.params[] | select(.name == \"variant\") | .choices == [\"sgda\", \"outpert_cert\", \"sgda_multi_pass\"])' '$TMP/list.json' >/dev/null"
+check "list: a saddle method with its three variants and auto" \
+	sh -c "jq -e '.algorithms[] | select(.name == \"saddle.recursive_regularization\") | .saddle and (.params[] | select(.name == \"variant\") | .choices == [\"sgda\", \"outpert_cert\", \"sgda_multi_pass\", \"auto\"])' '$TMP/list.json' >/dev/null"
 
 [ "$fails" -eq 0 ] && echo "solve_recursive_regularization: all checks passed"
 exit "$fails"

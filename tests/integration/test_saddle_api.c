@@ -856,13 +856,22 @@ START_TEST(test_recursive_regularization)
 	h_upload(&srv, owner, p, test);
 
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs:estimate", a);
+	/* the default variant (auto) chooses outpert_cert here and says so */
 	j = h_json(&srv, "POST", path, owner, RR_RUN("", ""), 200);
 	steps = (long)json_integer_value(h_get(j, "plan.steps"));
+	ck_assert(json_number_value(h_get(j, "plan.params_used.variant")) == 1.0);
 	ck_assert(json_number_value(h_get(j, "plan.params_used.chunk_size")) == 341.0);
 	ck_assert(json_number_value(h_get(j, "plan.params_used.rounds")) == 4.0);
+	ck_assert(json_number_value(h_get(j, "plan.params_used.extragradient_iterations")) > 4.0);
+	ck_assert_int_eq(steps, 4);
+	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "parallel");
+	ck_assert_int_eq(json_integer_value(h_get(j, "plan.event.parts")), steps);
+	json_decref(j);
+	j = h_json(&srv, "POST", path, owner, RR_RUN("\"variant\": \"sgda\"", ""), 200);
+	steps = (long)json_integer_value(h_get(j, "plan.steps"));
+	ck_assert(json_number_value(h_get(j, "plan.params_used.variant")) == 0.0);
 	ck_assert(json_number_value(h_get(j, "plan.params_used.round_steps")) * 4.0 ==
 		  (double)steps);
-	ck_assert_str_eq(json_string_value(h_get(j, "plan.event.type")), "parallel");
 	ck_assert_int_eq(json_integer_value(h_get(j, "plan.event.parts")), steps);
 	json_decref(j);
 

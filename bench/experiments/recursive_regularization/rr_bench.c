@@ -29,9 +29,10 @@
 #include "saddle_gap.h"
 
 #define MAX_LIST  8
-#define N_METHODS 5
+#define N_METHODS 6
 
 static const double NU_A[2] = { 0.3, -0.2 }, NU_B[2] = { 0.1, 0.25 };
+static double coupling = 0.5; /* --coupling: the game's, and beta */
 
 struct prob {
 	struct data_schema s;
@@ -73,7 +74,7 @@ prob_make(struct prob *p, size_t n, uint64_t seed)
 	p->ds.d = 4;
 	p->ds.x = p->x;
 	objective_params_default(&op);
-	op.coupling = 0.5;
+	op.coupling = coupling;
 	if (objective_init(&p->o, objective_find("bilinear"), &op, &p->s, &e) != ERR_OK) {
 		fprintf(stderr, "objective: %s\n", e.msg);
 		return -1;
@@ -92,9 +93,15 @@ static const char *const METHOD_NAME[N_METHODS] = { "saddle.sgda_one_pass",
 						    "saddle.recursive_regularization",
 						    "saddle.recursive_regularization",
 						    "saddle.recursive_regularization",
+						    "saddle.recursive_regularization",
 						    "saddle.recursive_regularization" };
-static const int METHOD_VARIANT[N_METHODS] = { -1, 0, 2, 1, 1 };
-static const double METHOD_MULT[N_METHODS] = { 0, 1, 1, 1, 48 };
+/* -1: the method's defaults; variant 3 is "auto", the default rule */
+static const int METHOD_VARIANT[N_METHODS] = { -1, 0, 2, 1, 1, 3 };
+static const double METHOD_MULT[N_METHODS] = { 0, 1, 1, 1, 48, 1 };
+static const char *const VARIANT_NAME[4] = { "sgda", "outpert_cert", "sgda_multi_pass", "auto" };
+/* the variant the last auto run chose (its plan's used value) */
+static int chosen = -1;
+static double chosen_work;
 
 /* One run of method m at its defaults; u <- the result.  1 when refused
  * as privacy_too_small_for_n (T < 1), -1 on failure. */
@@ -130,6 +137,10 @@ run_one(int m, size_t n, double eps, uint64_t data_seed, uint64_t alg_seed, doub
 	}
 	rng_splitmix_init(&r, alg_seed);
 	rc = alg_plan(a, &spec, &plan, &e);
+	if (rc == ERR_OK && METHOD_VARIANT[m] == 3) {
+		chosen = (int)run_plan_value(&plan, "variant");
+		chosen_work = a->work(&spec, &plan);
+	}
 	if (rc == ERR_TOO_SMALL) {
 		ret = 1;
 	} else if (rc != ERR_OK ||
@@ -198,9 +209,11 @@ main(int argc, char **argv)
 			nn = parse_list(argv[++i], ns);
 		} else if (strcmp(argv[i], "--eps") == 0 && i + 1 < argc) {
 			ne = parse_list(argv[++i], epss);
+		} else if (strcmp(argv[i], "--coupling") == 0 && i + 1 < argc) {
+			coupling = atof(argv[++i]);
 		} else {
 			fprintf(stderr, "usage: rr_bench [--smoke] [--seeds S] [--n LIST] "
-					"[--eps LIST]\n");
+					"[--eps LIST] [--coupling C]\n");
 			return 2;
 		}
 	}
@@ -208,12 +221,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "rr_bench: seeds >= 1\n");
 		return 2;
 	}
-	printf("gap of the data-independent point 0: %.4f\n", pop_gap(zero, 1, false));
+	printf("coupling %g; gap of the data-independent point 0: %.4f\n", coupling,
+	       pop_gap(zero, 1, false));
 	printf("| eps | n | sgda_one_pass | s/run | rr sgda (c = 1) | s/run | rr sgda_multi_pass "
 	       "(c "
 	       "= 1) | s/run | rr outpert_cert (c = 1) | s/run | rr outpert_cert (c = 48) | s/run "
-	       "|\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	       "| rr default (auto) | s/run | auto chose |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t ie = 0; ie < ne; ie++)
 		for (size_t in = 0; in < nn; in++) {
 			size_t n = (size_t)ns[in];
@@ -261,7 +275,9 @@ main(int argc, char **argv)
 				}
 				fflush(stdout);
 			}
-			printf("\n");
+			printf(" %s (work %.3g) |\n",
+			       chosen >= 0 && chosen < 4 ? VARIANT_NAME[chosen] : "—", chosen_work);
+			chosen = -1;
 		}
 	if (fails != 0)
 		fprintf(stderr, "rr_bench: %d failures\n", fails);
