@@ -9,7 +9,9 @@
  * strong gap, mean over seeds; multi_pass the weak gap (per algorithm
  * seed, the gap of the game averaged over J datasets drawn with that
  * seed), mean over seeds, and its strong gap (the mean over the J outputs
- * of each one's gap); and the CPU seconds per run.
+ * of each one's gap); and the CPU seconds per run.  The game, run spec,
+ * gap and list helpers (esb_*) are rr_bench's too
+ * (bench/experiments/recursive_regularization), at its own coupling.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -26,23 +28,16 @@
 #include "saddle_gap.h"
 #include "euclid_saddle_bench.h"
 
-#define MAX_J 16
+#define MAX_J    16
+#define COUPLING 0.5
 
 /* The method run (set on entry; one per process). */
 static const char *bench_alg;
 
 static const double NU_A[2] = { 0.3, -0.2 }, NU_B[2] = { 0.1, 0.25 };
 
-struct prob {
-	struct data_schema s;
-	struct objective o;
-	struct dataset ds;
-	double *x;
-	struct constraint ball;
-};
-
-static int
-prob_make(struct prob *p, size_t n, uint64_t seed)
+int
+esb_prob_make(struct esb_prob *p, size_t n, uint64_t seed, double coupling)
 {
 	struct objective_params op;
 	struct err e = { 0 };
@@ -73,7 +68,7 @@ prob_make(struct prob *p, size_t n, uint64_t seed)
 	p->ds.d = 4;
 	p->ds.x = p->x;
 	objective_params_default(&op);
-	op.coupling = 0.5;
+	op.coupling = coupling;
 	if (objective_init(&p->o, objective_find("bilinear"), &op, &p->s, &e) != ERR_OK) {
 		fprintf(stderr, "objective: %s\n", e.msg);
 		return -1;
@@ -82,8 +77,26 @@ prob_make(struct prob *p, size_t n, uint64_t seed)
 	return 0;
 }
 
-static double
-cpu_now(void)
+void
+esb_spec_init(struct run_spec *spec, const struct esb_prob *p, const struct alg_ops *a, size_t n,
+	      double eps)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->objective = p->o;
+	spec->dim = p->o.dim;
+	spec->schema = p->s;
+	spec->n = n;
+	spec->x = p->ball;
+	spec->has_y = true;
+	spec->y = p->ball;
+	spec->epsilon = eps;
+	spec->delta = 1e-6;
+	spec->mode = ACCOUNTING_BASIC;
+	alg_default_params(a, spec->params);
+}
+
+double
+esb_cpu_now(void)
 {
 	return (double)clock() / CLOCKS_PER_SEC;
 }
@@ -93,27 +106,16 @@ static int
 run_one(int variant, size_t n, double eps, uint64_t data_seed, uint64_t alg_seed, double *u)
 {
 	const struct alg_ops *a = alg_find(bench_alg);
-	struct prob p;
+	struct esb_prob p;
 	struct run_spec spec;
 	struct run_plan plan;
 	struct err e = { 0 };
 	struct rng r;
 	int rc = 0;
 
-	if (a == NULL || prob_make(&p, n, data_seed) != 0)
+	if (a == NULL || esb_prob_make(&p, n, data_seed, COUPLING) != 0)
 		return -1;
-	memset(&spec, 0, sizeof(spec));
-	spec.objective = p.o;
-	spec.dim = p.o.dim;
-	spec.schema = p.s;
-	spec.n = n;
-	spec.x = p.ball;
-	spec.has_y = true;
-	spec.y = p.ball;
-	spec.epsilon = eps;
-	spec.delta = 1e-6;
-	spec.mode = ACCOUNTING_BASIC;
-	alg_default_params(a, spec.params);
+	esb_spec_init(&spec, &p, a, n, eps);
 	spec.params[0] = variant;
 	rng_splitmix_init(&r, alg_seed);
 	if (alg_plan(a, &spec, &plan, &e) != ERR_OK ||
@@ -125,18 +127,17 @@ run_one(int variant, size_t n, double eps, uint64_t data_seed, uint64_t alg_seed
 	return rc;
 }
 
-/* Population gap of R points, strong or weak. */
-static double
-pop_gap(const double *us, size_t R, bool weak)
+double
+esb_pop_gap(const double *us, size_t R, bool weak, double coupling)
 {
 	static const struct saddle_gap_opts opts = { 1e-9, 20000 };
-	struct prob pop;
+	struct esb_prob pop;
 	struct saddle_block b;
 	struct saddle_gap sg, wg;
 	struct err e = { 0 };
 	double g = NAN;
 
-	if (prob_make(&pop, 0, 1) != 0)
+	if (esb_prob_make(&pop, 0, 1, coupling) != 0)
 		return NAN;
 	b = (struct saddle_block){ pop.ball, GEOMETRY_L2 };
 	if (saddle_gap_eval(&pop.o, &pop.s, &pop.ds, &b, &b, us, R, &opts, &sg, &wg, &e) == ERR_OK)
@@ -145,8 +146,15 @@ pop_gap(const double *us, size_t R, bool weak)
 	return g;
 }
 
-static size_t
-parse_list(const char *s, double *out)
+/* The experiment's gaps: at its game's coupling. */
+static double
+pop_gap(const double *us, size_t R, bool weak)
+{
+	return esb_pop_gap(us, R, weak, COUPLING);
+}
+
+size_t
+esb_parse_list(const char *s, double *out)
 {
 	size_t k = 0;
 	char *end;
@@ -184,9 +192,9 @@ euclid_saddle_bench(int argc, char **argv, const char *prog, const char *alg,
 		} else if (strcmp(argv[i], "--j") == 0 && i + 1 < argc) {
 			J = (size_t)atol(argv[++i]);
 		} else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
-			nn = parse_list(argv[++i], ns);
+			nn = esb_parse_list(argv[++i], ns);
 		} else if (strcmp(argv[i], "--eps") == 0 && i + 1 < argc) {
-			ne = parse_list(argv[++i], epss);
+			ne = esb_parse_list(argv[++i], epss);
 		} else {
 			fprintf(stderr,
 				"usage: %s [--smoke] [--seeds S] [--j J] [--n LIST] [--eps LIST]\n",
@@ -209,20 +217,20 @@ euclid_saddle_bench(int argc, char **argv, const char *prog, const char *alg,
 			double sp = 0.0, mp = 0.0, mps = 0.0, t_sp = 0.0, t_mp = 0.0;
 
 			for (size_t s = 1; s <= seeds; s++) {
-				double u[4], us[MAX_J * 4], t0 = cpu_now(), g;
+				double u[4], us[MAX_J * 4], t0 = esb_cpu_now(), g;
 
 				if (run_one(0, n, epss[ie], 1000 * s, 7 * s + 1, u) != 0) {
 					fails++;
 					continue;
 				}
-				t_sp += cpu_now() - t0;
+				t_sp += esb_cpu_now() - t0;
 				sp += pop_gap(u, 1, false);
-				t0 = cpu_now();
+				t0 = esb_cpu_now();
 				for (size_t j = 0; j < J; j++)
 					if (run_one(1, n, epss[ie], 1000 * s + 17 * (j + 1),
 						    7 * s + 2, us + 4 * j) != 0)
 						fails++;
-				t_mp += cpu_now() - t0;
+				t_mp += esb_cpu_now() - t0;
 				g = pop_gap(us, J, true);
 				mp += g;
 				mps += pop_gap(us, J, false);

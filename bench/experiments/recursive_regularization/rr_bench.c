@@ -20,74 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "alg.h"
 #include "objective.h"
 #include "rng.h"
-#include "saddle.h"
-#include "saddle_gap.h"
+#include "euclid_saddle_bench.h"
 
-#define MAX_LIST  8
 #define N_METHODS 6
 
-static const double NU_A[2] = { 0.3, -0.2 }, NU_B[2] = { 0.1, 0.25 };
 static double coupling = 0.5; /* --coupling: the game's, and beta */
-
-struct prob {
-	struct data_schema s;
-	struct objective o;
-	struct dataset ds;
-	double *x;
-	struct constraint ball;
-};
-
-static int
-prob_make(struct prob *p, size_t n, uint64_t seed)
-{
-	struct objective_params op;
-	struct err e = { 0 };
-	struct rng r;
-	const double c = 1.0 / sqrt(2.0);
-
-	memset(p, 0, sizeof(*p));
-	p->x = malloc((n ? n : 1) * 4 * sizeof(*p->x));
-	if (p->x == NULL)
-		return -1;
-	p->s.d = 4;
-	p->s.task = TASK_UNLABELED;
-	p->s.n_blocks = 2;
-	p->s.blocks[0] = (struct data_block){ "a", 0, 2, 1.0, NAN };
-	p->s.blocks[1] = (struct data_block){ "b", 2, 2, 1.0, NAN };
-	p->s.bounds = (struct bounds){ NAN, sqrt(2.0), NAN, NAN, NAN };
-	rng_splitmix_init(&r, seed);
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < 4; j++) {
-			double nu = j < 2 ? NU_A[j] : NU_B[j - 2];
-
-			p->x[i * 4 + j] = rng_uniform(&r) < (1.0 + nu) / 2.0 ? c : -c;
-		}
-	if (n == 0) /* the population: the mean record */
-		for (size_t j = 0; j < 4; j++)
-			p->x[j] = c * (j < 2 ? NU_A[j] : NU_B[j - 2]);
-	p->ds.n = n ? n : 1;
-	p->ds.d = 4;
-	p->ds.x = p->x;
-	objective_params_default(&op);
-	op.coupling = coupling;
-	if (objective_init(&p->o, objective_find("bilinear"), &op, &p->s, &e) != ERR_OK) {
-		fprintf(stderr, "objective: %s\n", e.msg);
-		return -1;
-	}
-	p->ball = (struct constraint){ .kind = CONSTRAINT_L2_BALL, .radius = 1.0 };
-	return 0;
-}
-
-static double
-cpu_now(void)
-{
-	return (double)clock() / CLOCKS_PER_SEC;
-}
 
 static const char *const METHOD_NAME[N_METHODS] = { "saddle.sgda_one_pass",
 						    "saddle.recursive_regularization",
@@ -109,7 +50,7 @@ static int
 run_one(int m, size_t n, double eps, uint64_t data_seed, uint64_t alg_seed, double *u)
 {
 	const struct alg_ops *a = alg_find(METHOD_NAME[m]);
-	struct prob p;
+	struct esb_prob p;
 	struct run_spec spec;
 	struct run_plan plan;
 	struct err e = { 0 };
@@ -117,20 +58,9 @@ run_one(int m, size_t n, double eps, uint64_t data_seed, uint64_t alg_seed, doub
 	enum err_code rc;
 	int ret = 0;
 
-	if (a == NULL || prob_make(&p, n, data_seed) != 0)
+	if (a == NULL || esb_prob_make(&p, n, data_seed, coupling) != 0)
 		return -1;
-	memset(&spec, 0, sizeof(spec));
-	spec.objective = p.o;
-	spec.dim = p.o.dim;
-	spec.schema = p.s;
-	spec.n = n;
-	spec.x = p.ball;
-	spec.has_y = true;
-	spec.y = p.ball;
-	spec.epsilon = eps;
-	spec.delta = 1e-6;
-	spec.mode = ACCOUNTING_BASIC;
-	alg_default_params(a, spec.params);
+	esb_spec_init(&spec, &p, a, n, eps);
 	if (METHOD_VARIANT[m] >= 0) {
 		spec.params[0] = METHOD_VARIANT[m];
 		spec.params[1] = METHOD_MULT[m];
@@ -153,41 +83,6 @@ run_one(int m, size_t n, double eps, uint64_t data_seed, uint64_t alg_seed, doub
 	return ret;
 }
 
-/* Population gap of R points, strong or weak. */
-static double
-pop_gap(const double *us, size_t R, bool weak)
-{
-	static const struct saddle_gap_opts opts = { 1e-9, 20000 };
-	struct prob pop;
-	struct saddle_block b;
-	struct saddle_gap sg, wg;
-	struct err e = { 0 };
-	double g = NAN;
-
-	if (prob_make(&pop, 0, 1) != 0)
-		return NAN;
-	b = (struct saddle_block){ pop.ball, GEOMETRY_L2 };
-	if (saddle_gap_eval(&pop.o, &pop.s, &pop.ds, &b, &b, us, R, &opts, &sg, &wg, &e) == ERR_OK)
-		g = weak ? wg.gap.hi : sg.gap.hi;
-	free(pop.x);
-	return g;
-}
-
-static size_t
-parse_list(const char *s, double *out)
-{
-	size_t k = 0;
-	char *end;
-
-	while (*s != '\0' && k < MAX_LIST) {
-		out[k++] = strtod(s, &end);
-		s = *end == ',' ? end + 1 : end;
-		if (end == s && *s != '\0')
-			break;
-	}
-	return k;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -206,9 +101,9 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) {
 			seeds = (size_t)atol(argv[++i]);
 		} else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) {
-			nn = parse_list(argv[++i], ns);
+			nn = esb_parse_list(argv[++i], ns);
 		} else if (strcmp(argv[i], "--eps") == 0 && i + 1 < argc) {
-			ne = parse_list(argv[++i], epss);
+			ne = esb_parse_list(argv[++i], epss);
 		} else if (strcmp(argv[i], "--coupling") == 0 && i + 1 < argc) {
 			coupling = atof(argv[++i]);
 		} else {
@@ -222,7 +117,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	printf("coupling %g; gap of the data-independent point 0: %.4f\n", coupling,
-	       pop_gap(zero, 1, false));
+	       esb_pop_gap(zero, 1, false, coupling));
 	printf("| eps | n | sgda_one_pass | s/run | rr sgda (c = 1) | s/run | rr sgda_multi_pass "
 	       "(c "
 	       "= 1) | s/run | rr outpert_cert (c = 1) | s/run | rr outpert_cert (c = 48) | s/run "
@@ -239,7 +134,7 @@ main(int argc, char **argv)
 				bool refused = false;
 
 				for (size_t s = 1; s <= seeds; s++) {
-					double u[4], t0 = cpu_now(), g;
+					double u[4], t0 = esb_cpu_now(), g;
 					int rc = run_one(m, n, epss[ie], 1000 * s, 7 * s + 1, u);
 
 					if (rc == 1) {
@@ -250,8 +145,8 @@ main(int argc, char **argv)
 						fails++;
 						continue;
 					}
-					t += cpu_now() - t0;
-					g = pop_gap(u, 1, false);
+					t += esb_cpu_now() - t0;
+					g = esb_pop_gap(u, 1, false, coupling);
 					if (!isfinite(g)) {
 						fails++;
 						continue;
