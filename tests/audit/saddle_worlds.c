@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "objective.h"
+#include "privacy/accountant.h"
 #include "rng.h"
 #include "saddle_worlds.h"
 
@@ -48,6 +49,36 @@ saddle_world_rows(double *x, size_t n, size_t canary, int world)
 		x[2 * i + 1] = -t;
 	}
 	x[2 * canary] = x[2 * canary + 1] = world == 0 ? 1.0 : -1.0;
+}
+
+void
+saddle_world_data(struct saddle_world *w, size_t n)
+{
+	ck_assert_uint_le(n, SADDLE_WORLD_MAX_N);
+	w->ds.n = n;
+	w->ds.d = 2;
+	w->ds.x = w->x;
+}
+
+void
+saddle_world_run(const struct alg_ops *a, const struct saddle_world *w, struct rng *r, double *u)
+{
+	struct err e = { 0 };
+
+	if (alg_run(a, &w->spec, &w->plan, &w->ds, r, NULL, NULL, u, &e) != ERR_OK)
+		ck_abort_msg("run: %s", e.msg);
+}
+
+double
+saddle_charge(const struct run_plan *p, double delta)
+{
+	struct accountant_report rep;
+	struct err e = { 0 };
+
+	ck_assert_msg(accountant_epsilon(&p->event, ACCOUNTING_BASIC, delta, NULL, true, &rep,
+					 &e) == ERR_OK,
+		      "accountant: %s", e.msg);
+	return rep.epsilon;
 }
 
 double

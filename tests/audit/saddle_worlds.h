@@ -1,8 +1,8 @@
 /*
  * saddle_worlds.h - the neighbouring worlds the audits of the Euclidean
  * saddle methods share (test_audit_nseg.c, test_audit_nispp.c,
- * test_audit_saddle_e2e.c; written so that
- * test_audit_recursive_regularization.c can use it too): bilinear with
+ * test_audit_saddle_e2e.c, test_audit_recursive_regularization.c and
+ * test_audit_recursive_regularization_e2e.c): bilinear with
  * coupling 0 over two one-column blocks (|a|, |b| <= 1) in l2 balls of
  * radius 1, so a record's operator is (a, b) at every point, M = sqrt 2,
  * L = 0; the canary (1, 1) in world A and (-1, -1) in world B, the other
@@ -15,6 +15,18 @@
 #include <stddef.h>
 
 #include "alg.h"
+#include "rng.h"
+
+/* The most records a world holds. */
+#define SADDLE_WORLD_MAX_N 256
+
+/* One world of an audit: the run's spec and plan, its dataset over x. */
+struct saddle_world {
+	struct run_spec spec;
+	struct run_plan plan;
+	struct dataset ds;
+	double x[SADDLE_WORLD_MAX_N * 2];
+};
 
 /* *s <- method a on the worlds' schema with n records at (epsilon,
  * delta), a 'basic' ledger, a's default parameters. */
@@ -25,6 +37,18 @@ void saddle_world_spec(struct run_spec *s, const struct alg_ops *a, size_t n, do
  * both, (t, -t) with t = 0.7 u, u uniform in [-1, 1] from a fixed seed,
  * and the canary's row (+-1, +-1). */
 void saddle_world_rows(double *x, size_t n, size_t canary, int world);
+
+/* w's dataset <- its first n rows of x (n <= SADDLE_WORLD_MAX_N). */
+void saddle_world_data(struct saddle_world *w, size_t n);
+
+/* u (the spec's dim doubles) <- one plain run of a in world w; a Check
+ * abort when the run fails. */
+void saddle_world_run(const struct alg_ops *a, const struct saddle_world *w, struct rng *r,
+		      double *u);
+
+/* The accountant's epsilon at delta for the plan's event, 'basic' mode:
+ * the run's own charge. */
+double saddle_charge(const struct run_plan *p, double delta);
 
 /* The plan's value name, which must be present. */
 double saddle_used(const struct run_plan *p, const char *name);

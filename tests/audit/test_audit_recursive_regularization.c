@@ -66,9 +66,9 @@
 
 #include "alg.h"
 #include "audit.h"
-#include "objective.h"
 #include "privacy/accountant.h"
 #include "privacy/analytic_gaussian.h"
+#include "saddle_worlds.h"
 #include "testing_hook.h"
 
 #define CLAIM_DELTA 1e-5
@@ -76,7 +76,6 @@
 #define GRID_K      73
 #define GRID_U      4.5
 
-#define WB_MAX_N  256
 #define WB_CANARY 5
 
 enum { V_SGDA = 0, V_OUTPERT = 1, V_MP = 2 };
@@ -117,16 +116,9 @@ rr(void)
 	return a;
 }
 
-struct world {
-	struct run_spec spec;
-	struct run_plan plan;
-	struct dataset ds;
-	double x[WB_MAX_N * 2];
-};
-
 struct rr_audit {
 	const struct design *d;
-	struct world w[2];
+	struct saddle_world w[2];
 	struct alg_testing_hook hook;
 	double captured;
 };
@@ -146,63 +138,28 @@ on_release(void *ctx, unsigned long index, const double *value, size_t len)
 static void
 spec_init(const struct design *d, struct run_spec *s)
 {
-	struct objective_params p;
-
-	memset(s, 0, sizeof(*s));
-	s->x = (struct constraint){ .kind = CONSTRAINT_L2_BALL, .radius = 1.0 };
-	s->y = s->x;
-	s->has_y = true;
-	s->epsilon = d->epsilon;
-	s->delta = CLAIM_DELTA;
-	alg_default_params(rr(), s->params);
+	saddle_world_spec(s, rr(), d->n, d->epsilon, CLAIM_DELTA);
 	ck_assert_str_eq(rr()->params[0].name, "variant");
 	ck_assert_str_eq(rr()->params[1].name, "regularization_multiplier");
 	ck_assert_str_eq(rr()->params[2].name, "batch_size");
 	s->params[0] = d->variant;
 	s->params[1] = d->multiplier;
 	s->params[2] = d->batch;
-	s->n = d->n;
-	s->schema.d = 2;
-	s->schema.task = TASK_UNLABELED;
-	s->schema.n_blocks = 2;
-	s->schema.blocks[0] = (struct data_block){ "a", 0, 1, 1.0, NAN };
-	s->schema.blocks[1] = (struct data_block){ "b", 1, 1, 1.0, NAN };
-	s->schema.bounds = (struct bounds){ NAN, sqrt(2.0), NAN, NAN, NAN };
-	s->mode = ACCOUNTING_BASIC;
-	objective_params_default(&p); /* coupling 0 */
-	ck_assert_int_eq(run_spec_set_objective(s, objective_find("bilinear"), &p, NULL), ERR_OK);
-}
-
-static double
-used_value(const struct run_plan *p, const char *name)
-{
-	double v = run_plan_value(p, name);
-
-	if (isnan(v))
-		ck_abort_msg("no used value '%s'", name);
-	return v;
 }
 
 /* The claim audited: the run's own charge. */
 static double
 claimed(const struct run_plan *p)
 {
-	struct accountant_report rep;
-	struct dp_event_tree base;
-	struct err e = { 0 };
+	double eps = saddle_charge(p, CLAIM_DELTA);
 
-	base = p->event;
-	ck_assert_msg(accountant_epsilon(&base, ACCOUNTING_BASIC, CLAIM_DELTA, NULL, true, &rep,
-					 &e) == ERR_OK,
-		      "accountant: %s", e.msg);
-	ck_assert(rep.epsilon > 0.0);
-	return rep.epsilon;
+	ck_assert(eps > 0.0);
+	return eps;
 }
 
 static void
 worlds_init(struct rr_audit *a, const struct design *d, double scale)
 {
-	struct rng r;
 	struct err e = { 0 };
 
 	memset(a, 0, sizeof(*a));
@@ -213,19 +170,10 @@ worlds_init(struct rr_audit *a, const struct design *d, double scale)
 	a->hook.ctx = a;
 	a->hook.noise_scale = scale;
 	for (int k = 0; k < 2; k++) {
-		struct world *w = &a->w[k];
+		struct saddle_world *w = &a->w[k];
 
-		rng_splitmix_init(&r, 0x6a09e667f3bcc908u); /* the same rows in both worlds */
-		for (size_t i = 0; i < d->n; i++) {
-			double t = 0.7 * (2.0 * rng_uniform(&r) - 1.0);
-
-			w->x[2 * i] = t;
-			w->x[2 * i + 1] = -t;
-		}
-		w->x[2 * WB_CANARY] = w->x[2 * WB_CANARY + 1] = k == 0 ? 1.0 : -1.0;
-		w->ds.n = d->n;
-		w->ds.d = 2;
-		w->ds.x = w->x;
+		saddle_world_rows(w->x, d->n, WB_CANARY, k);
+		saddle_world_data(w, d->n);
 		spec_init(d, &w->spec);
 		w->spec.testing_hook = &a->hook;
 		ck_assert_msg(alg_plan(rr(), &w->spec, &w->plan, &e) == ERR_OK, "plan: %s", e.msg);
@@ -237,13 +185,10 @@ static double
 rr_sample(void *ctx, int world, struct rng *r)
 {
 	struct rr_audit *a = ctx;
-	const struct world *w = &a->w[world];
 	double u[2];
-	struct err e = { 0 };
 
 	a->captured = NAN;
-	if (alg_run(rr(), &w->spec, &w->plan, &w->ds, r, NULL, NULL, u, &e) != ERR_OK)
-		ck_abort_msg("run: %s", e.msg);
+	saddle_world_run(rr(), &a->w[world], r, u);
 	if (!isfinite(a->captured))
 		ck_abort_msg("the hook saw no first release");
 	return a->captured;
@@ -255,37 +200,38 @@ rr_sample(void *ctx, int world, struct rng *r)
 static double
 shift_of(const struct design *d, const struct run_plan *p)
 {
-	double M = used_value(p, "operator_bound");
+	double M = saddle_used(p, "operator_bound");
 
 	if (d->variant == V_OUTPERT)
 		return 2.0 * M /
-		       (4.0 * used_value(p, "regularization_lambda") * used_value(p, "chunk_size"));
-	return 2.0 * M / used_value(p, "batch_size");
+		       (4.0 * saddle_used(p, "regularization_lambda") *
+			saddle_used(p, "chunk_size"));
+	return 2.0 * M / saddle_used(p, "batch_size");
 }
 
 /* The plan's shape, the design's promises checked. */
 static void
 check_plan(const struct design *d, const struct run_plan *p)
 {
-	double M = used_value(p, "operator_bound");
+	double M = saddle_used(p, "operator_bound");
 
 	ck_assert_uint_eq(p->steps, d->steps);
-	ck_assert_double_eq(used_value(p, "rounds"), d->rounds);
-	ck_assert_double_eq(used_value(p, "variant"), (double)d->variant);
+	ck_assert_double_eq(saddle_used(p, "rounds"), d->rounds);
+	ck_assert_double_eq(saddle_used(p, "variant"), (double)d->variant);
 	ck_assert_double_eq_tol(M, sqrt(2.0), 1e-15);
 	if (d->variant == V_OUTPERT) {
 		/* sigma = z Delta_1, Delta_1 = 1.1 x the exact point's shift */
-		ck_assert_double_eq_tol(used_value(p, "sensitivity"), 1.1 * shift_of(d, p), 1e-12);
-		ck_assert_double_eq(used_value(p, "chunk_size"), 4.0);
+		ck_assert_double_eq_tol(saddle_used(p, "sensitivity"), 1.1 * shift_of(d, p), 1e-12);
+		ck_assert_double_eq(saddle_used(p, "chunk_size"), 4.0);
 		/* the exact saddle point is interior in every placement */
-		ck_assert(1.0 + 3.0 * 0.7 < 4.0 * used_value(p, "regularization_lambda") * 4.0);
+		ck_assert(1.0 + 3.0 * 0.7 < 4.0 * saddle_used(p, "regularization_lambda") * 4.0);
 	} else {
-		ck_assert(used_value(p, "sensitivity_lattice") <= shift_of(d, p) * (1.0 + 1e-6));
-		ck_assert(used_value(p, "sensitivity_lattice") >= shift_of(d, p));
+		ck_assert(saddle_used(p, "sensitivity_lattice") <= shift_of(d, p) * (1.0 + 1e-6));
+		ck_assert(saddle_used(p, "sensitivity_lattice") >= shift_of(d, p));
 	}
 	if (d->variant == V_MP) {
-		ck_assert_double_eq(used_value(p, "round_steps"), 1.0);
-		ck_assert_double_eq(used_value(p, "batch_size"), used_value(p, "chunk_size"));
+		ck_assert_double_eq(saddle_used(p, "round_steps"), 1.0);
+		ck_assert_double_eq(saddle_used(p, "batch_size"), saddle_used(p, "chunk_size"));
 	}
 }
 
@@ -293,7 +239,7 @@ static struct audit_gauss_grid
 grid_of(const struct design *d, const struct run_plan *p, const char *name, bool twin)
 {
 	return (struct audit_gauss_grid){ .name = name,
-					  .sigma = used_value(p, "noise_sigma"),
+					  .sigma = saddle_used(p, "noise_sigma"),
 					  .delta = CLAIM_DELTA,
 					  .alpha = ALPHA,
 					  .k = GRID_K,
@@ -342,7 +288,7 @@ mutation_power(const struct design *d, const char *name)
 	miss = audit_gauss_grid_miss(&g, shift, 0.5, eps, &u);
 	printf("%s: sigma x 0.5, z = %.4f, mu = %.4f, true eps(%.0e) = %.4f (claimed %.4f); "
 	       "best planned test u = %.3f, N = %llu: P[mutation missed] <= %.2g\n",
-	       name, used_value(&p, "noise_multiplier"), mu, CLAIM_DELTA, eps_true, eps, u,
+	       name, saddle_used(&p, "noise_multiplier"), mu, CLAIM_DELTA, eps_true, eps, u,
 	       (unsigned long long)d->runs_twin, miss);
 	ck_assert(eps_true > eps);
 	ck_assert_msg(miss <= 1e-3, "the mutation audit is under-powered: miss %.6f", miss);

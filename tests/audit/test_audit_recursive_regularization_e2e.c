@@ -45,8 +45,8 @@
 
 #include "alg.h"
 #include "audit.h"
-#include "objective.h"
 #include "privacy/accountant.h"
+#include "saddle_worlds.h"
 
 #define RUN_EPS    2.0
 #define RUN_DELTA  1e-5
@@ -68,75 +68,33 @@ rr(void)
 	return a;
 }
 
-struct world {
-	struct run_spec spec;
-	struct run_plan plan;
-	struct dataset ds;
-	double x[E2E_N * 2];
-};
-
 struct e2e_audit {
-	struct world w[2];
+	struct saddle_world w[2];
 	const struct alg_ops *alg;
 };
 
 static void
 spec_init(struct run_spec *s)
 {
-	struct objective_params p;
-
-	memset(s, 0, sizeof(*s));
-	s->x = (struct constraint){ .kind = CONSTRAINT_L2_BALL, .radius = 1.0 };
-	s->y = s->x;
-	s->has_y = true;
-	s->epsilon = RUN_EPS;
-	s->delta = RUN_DELTA;
-	alg_default_params(rr(), s->params); /* variant auto */
+	saddle_world_spec(s, rr(), E2E_N, RUN_EPS, RUN_DELTA); /* variant auto */
 	ck_assert_str_eq(rr()->params[1].name, "regularization_multiplier");
 	s->params[1] = 0.8;
-	s->n = E2E_N;
-	s->schema.d = 2;
-	s->schema.task = TASK_UNLABELED;
-	s->schema.n_blocks = 2;
-	s->schema.blocks[0] = (struct data_block){ "a", 0, 1, 1.0, NAN };
-	s->schema.blocks[1] = (struct data_block){ "b", 1, 1, 1.0, NAN };
-	s->schema.bounds = (struct bounds){ NAN, sqrt(2.0), NAN, NAN, NAN };
-	s->mode = ACCOUNTING_BASIC;
-	objective_params_default(&p); /* coupling 0 */
-	ck_assert_int_eq(run_spec_set_objective(s, objective_find("bilinear"), &p, NULL), ERR_OK);
-}
-
-static double
-used_value(const struct run_plan *p, const char *name)
-{
-	double v = run_plan_value(p, name);
-
-	if (isnan(v))
-		ck_abort_msg("no used value '%s'", name);
-	return v;
 }
 
 static double
 claimed(const struct run_plan *p)
 {
-	struct accountant_report rep;
-	struct dp_event_tree base = p->event;
-	struct err e = { 0 };
-
-	ck_assert_msg(accountant_epsilon(&base, ACCOUNTING_BASIC, RUN_DELTA, NULL, true, &rep,
-					 &e) == ERR_OK,
-		      "accountant: %s", e.msg);
-	return rep.epsilon;
+	return saddle_charge(p, RUN_DELTA);
 }
 
 /* The law of s's threshold tests inside (-1, 1] (the file comment). */
 static struct audit_mixture
 law_of(const struct run_plan *p, double scale)
 {
-	double np = used_value(p, "chunk_size");
+	double np = saddle_used(p, "chunk_size");
 	struct audit_mixture l = { .q = np / (double)E2E_N,
-				   .m = 1.0 / (np * 4.0 * used_value(p, "regularization_lambda")),
-				   .sd = scale * used_value(p, "noise_sigma") };
+				   .m = 1.0 / (np * 4.0 * saddle_used(p, "regularization_lambda")),
+				   .sd = scale * saddle_used(p, "noise_sigma") };
 
 	return l;
 }
@@ -148,20 +106,18 @@ worlds_init(struct e2e_audit *a)
 
 	memset(a, 0, sizeof(*a));
 	for (int k = 0; k < 2; k++) {
-		struct world *w = &a->w[k];
+		struct saddle_world *w = &a->w[k];
 
 		w->x[2 * E2E_CANARY] = w->x[2 * E2E_CANARY + 1] = k == 0 ? 1.0 : -1.0;
-		w->ds.n = E2E_N;
-		w->ds.d = 2;
-		w->ds.x = w->x;
+		saddle_world_data(w, E2E_N);
 		spec_init(&w->spec);
 		ck_assert_msg(alg_plan(rr(), &w->spec, &w->plan, &e) == ERR_OK, "plan: %s", e.msg);
 	}
 	ck_assert(dp_event_equal(&a->w[0].plan.event, &a->w[1].plan.event));
 	/* the premises: auto chose outpert_cert, one round of n' = 4 */
-	ck_assert_double_eq(used_value(&a->w[0].plan, "variant"), 1.0);
-	ck_assert_double_eq(used_value(&a->w[0].plan, "rounds"), 1.0);
-	ck_assert_double_eq(used_value(&a->w[0].plan, "chunk_size"), 4.0);
+	ck_assert_double_eq(saddle_used(&a->w[0].plan, "variant"), 1.0);
+	ck_assert_double_eq(saddle_used(&a->w[0].plan, "rounds"), 1.0);
+	ck_assert_double_eq(saddle_used(&a->w[0].plan, "chunk_size"), 4.0);
 	ck_assert_uint_eq(a->w[0].plan.steps, 1);
 	a->alg = rr();
 }
@@ -171,12 +127,9 @@ static double
 e2e_sample(void *ctx, int world, struct rng *r)
 {
 	struct e2e_audit *a = ctx;
-	const struct world *w = &a->w[world];
 	double u[2];
-	struct err e = { 0 };
 
-	if (alg_run(a->alg, &w->spec, &w->plan, &w->ds, r, NULL, NULL, u, &e) != ERR_OK)
-		ck_abort_msg("run: %s", e.msg);
+	saddle_world_run(a->alg, &a->w[world], r, u);
 	return -u[0];
 }
 

@@ -110,15 +110,8 @@ method(void)
 	return alg_find(e2e_method == 0 ? "saddle.nseg" : "saddle.nispp");
 }
 
-struct world {
-	struct run_spec spec;
-	struct run_plan plan;
-	struct dataset ds;
-	double x[E2E_N * 2];
-};
-
 struct e2e_audit {
-	struct world w[2];
+	struct saddle_world w[2];
 	struct alg_testing_hook hook;
 	const struct alg_ops *alg;
 	double stat; /* s = -stat <result, (1, 1)> */
@@ -165,16 +158,12 @@ claim_mu(const struct run_plan *p)
 static double
 claimed(const struct run_plan *p, double delta)
 {
-	struct accountant_report rep;
-	struct err e = { 0 };
-	double eps;
+	double eps, charge;
 
 	ck_assert_int_eq(ag_epsilon_mu(claim_mu(p), delta, &eps, NULL), ERR_OK);
-	ck_assert_msg(accountant_epsilon(&p->event, ACCOUNTING_BASIC, delta, NULL, true, &rep,
-					 &e) == ERR_OK,
-		      "accountant: %s", e.msg);
-	ck_assert_msg(eps <= rep.epsilon * (1.0 + 1e-9), "claim %.6f above the charge %.6f", eps,
-		      rep.epsilon);
+	charge = saddle_charge(p, delta);
+	ck_assert_msg(eps <= charge * (1.0 + 1e-9), "claim %.6f above the charge %.6f", eps,
+		      charge);
 	return eps;
 }
 
@@ -214,12 +203,10 @@ worlds_init(struct e2e_audit *a, double scale)
 	memset(a, 0, sizeof(*a));
 	a->hook.noise_scale = scale;
 	for (int k = 0; k < 2; k++) {
-		struct world *w = &a->w[k];
+		struct saddle_world *w = &a->w[k];
 
 		saddle_world_rows(w->x, E2E_N, E2E_CANARY, k);
-		w->ds.n = E2E_N;
-		w->ds.d = 2;
-		w->ds.x = w->x;
+		saddle_world_data(w, E2E_N);
 		spec_init(&w->spec);
 		if (scale != 1.0)
 			w->spec.testing_hook = &a->hook;
@@ -235,12 +222,9 @@ static double
 e2e_sample(void *ctx, int world, struct rng *r)
 {
 	struct e2e_audit *a = ctx;
-	const struct world *w = &a->w[world];
 	double u[2];
-	struct err e = { 0 };
 
-	if (alg_run(a->alg, &w->spec, &w->plan, &w->ds, r, NULL, NULL, u, &e) != ERR_OK)
-		ck_abort_msg("run: %s", e.msg);
+	saddle_world_run(a->alg, &a->w[world], r, u);
 	return -a->stat * (u[0] + u[1]);
 }
 
