@@ -22,6 +22,7 @@
 #include "objective.h"
 #include "rng.h"
 #include "rng_gauss.h"
+#include "zo_bench.h"
 
 #define N_EVAL 10000
 #define MAXDIM 4096
@@ -42,21 +43,19 @@ net_out(const double *w, const double *a, size_t d, size_t m)
 	return h / sqrt((double)m);
 }
 
-static void
-make_rows(const double *wstar, size_t n, size_t d, size_t m, uint64_t seed, double *x, double *y)
+/* The teacher's weights and width. */
+struct teacher {
+	const double *w;
+	size_t m;
+};
+
+/* The teacher's output; ctx is a struct teacher. */
+static double
+teacher_label(const double *a, size_t d, const void *ctx)
 {
-	struct rng r;
+	const struct teacher *t = ctx;
 
-	rng_splitmix_init(&r, seed);
-	for (size_t i = 0; i < n; i++) {
-		double rad = pow(rng_uniform(&r), 1.0 / (double)d), g[2];
-
-		rng_sphere(&r, x + i * d, d);
-		for (size_t j = 0; j < d; j++)
-			x[i * d + j] *= rad;
-		rng_normal_vector(&r, g, 2);
-		y[i] = fmax(-1.0, fmin(1.0, net_out(wstar, x + i * d, d, m) + 0.1 * g[0]));
-	}
+	return net_out(t->w, a, d, t->m);
 }
 
 int
@@ -112,18 +111,8 @@ main(int argc, char **argv)
 		struct err e = { 0 };
 		double before, after = 0.0, teacher;
 
-		memset(&s, 0, sizeof(s));
-		s.x = (struct constraint){ .kind = CONSTRAINT_L2_BALL, .radius = 10.0 };
-		s.epsilon = 1.0;
-		s.delta = 1e-6;
-		s.mode = ACCOUNTING_BASIC;
-		alg_default_params(alg, s.params);
+		zo_bench_spec(&s, alg, n, d, adaptive);
 		s.params[alg_param_find(alg, "gold_delta") - alg->params] = gd;
-		s.params[alg_param_find(alg, "step_rule") - alg->params] = adaptive;
-		s.n = n;
-		s.schema.d = d;
-		s.schema.task = TASK_REGRESSION;
-		s.schema.bounds = (struct bounds){ NAN, 1.0, 1.0, NAN, NAN };
 		objective_params_default(&op);
 		op.intercept = true;
 		op.width = m;
@@ -134,6 +123,8 @@ main(int argc, char **argv)
 			return 1;
 		}
 		if (a == 0) {
+			struct teacher t = { wstar, m };
+
 			/* the planted teacher, then the data from it */
 			rng_splitmix_init(&r, 7);
 			rng_normal_vector(&r, wstar, d * m);
@@ -141,8 +132,8 @@ main(int argc, char **argv)
 				wstar[i] *= 2.0 / sqrt((double)(d + 1));
 			for (size_t k = 0; k < m; k++)
 				wstar[d * m + k] = 0.2;
-			make_rows(wstar, n, d, m, 11, x, y);
-			make_rows(wstar, N_EVAL, d, m, 12, ex, ey);
+			zo_bench_rows(n, d, 11, teacher_label, &t, x, y);
+			zo_bench_rows(N_EVAL, d, 12, teacher_label, &t, ex, ey);
 			ds = (struct dataset){ .n = n, .d = d, .x = x, .y = y };
 			eval = (struct dataset){ .n = N_EVAL, .d = d, .x = ex, .y = ey };
 		}
@@ -157,14 +148,7 @@ main(int argc, char **argv)
 			       "0 %.4f\n",
 			       n, d, m, s.dim, gd, adaptive ? "adaptive" : "fixed", teacher,
 			       objective_mean_loss(&s.objective, &eval, w));
-		for (int k = 0; k < seeds; k++) {
-			rng_splitmix_init(&r, 100 + (uint64_t)k);
-			if (alg_run(alg, &s, &p, &ds, &r, NULL, NULL, w, &e) != ERR_OK) {
-				fprintf(stderr, "%s: %s\n", methods[a], e.msg);
-				return 1;
-			}
-			after += objective_mean_loss(&s.objective, &eval, w) / seeds;
-		}
+		after = zo_bench_mean_loss(alg, &s, &p, &ds, &eval, seeds, w);
 		if (!isfinite(after) || !isfinite(before))
 			return 1;
 		printf("%-24s T %6.0f K %4.0f sigma %.4g  eval loss before %.4f  after %.4f (mean "

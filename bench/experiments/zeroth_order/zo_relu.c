@@ -19,26 +19,20 @@
 #include "objective.h"
 #include "rng.h"
 #include "rng_gauss.h"
+#include "zo_bench.h"
 
 #define N_EVAL 10000
 
-static void
-make_rows(size_t n, size_t d, const double *wstar, uint64_t seed, double *x, double *y)
+/* The planted neuron's output max(0, <w*, a>); ctx is w*. */
+static double
+relu_label(const double *a, size_t d, const void *ctx)
 {
-	struct rng r;
+	const double *wstar = ctx;
+	double m = 0.0;
 
-	rng_splitmix_init(&r, seed);
-	for (size_t i = 0; i < n; i++) {
-		double m = 0.0, rad = pow(rng_uniform(&r), 1.0 / (double)d), g[2];
-
-		rng_sphere(&r, x + i * d, d);
-		for (size_t j = 0; j < d; j++) {
-			x[i * d + j] *= rad;
-			m += wstar[j] * x[i * d + j];
-		}
-		rng_normal_vector(&r, g, 2);
-		y[i] = fmax(-1.0, fmin(1.0, fmax(0.0, m) + 0.1 * g[0]));
-	}
+	for (size_t j = 0; j < d; j++)
+		m += wstar[j] * a[j];
+	return fmax(0.0, m);
 }
 
 int
@@ -84,8 +78,8 @@ main(int argc, char **argv)
 	ey = malloc(N_EVAL * sizeof(double));
 	if (x == NULL || y == NULL || ex == NULL || ey == NULL)
 		return 1;
-	make_rows(n, d, wstar, 11, x, y);
-	make_rows(N_EVAL, d, wstar, 12, ex, ey);
+	zo_bench_rows(n, d, 11, relu_label, wstar, x, y);
+	zo_bench_rows(N_EVAL, d, 12, relu_label, wstar, ex, ey);
 	ds = (struct dataset){ .n = n, .d = d, .x = x, .y = y };
 	eval = (struct dataset){ .n = N_EVAL, .d = d, .x = ex, .y = ey };
 	for (size_t m = 0; m < 2; m++) {
@@ -95,18 +89,8 @@ main(int argc, char **argv)
 		struct err e = { 0 };
 		double before = 0.0, after = 0.0, x1[64], w[64];
 
-		memset(&s, 0, sizeof(s));
-		s.x = (struct constraint){ .kind = CONSTRAINT_L2_BALL, .radius = 10.0 };
-		s.epsilon = 1.0;
-		s.delta = 1e-6;
-		s.mode = ACCOUNTING_BASIC;
-		alg_default_params(a, s.params);
+		zo_bench_spec(&s, a, n, d, adaptive);
 		s.params[alg_param_find(a, "start") - a->params] = start;
-		s.params[alg_param_find(a, "step_rule") - a->params] = adaptive;
-		s.n = n;
-		s.schema.d = d;
-		s.schema.task = TASK_REGRESSION;
-		s.schema.bounds = (struct bounds){ NAN, 1.0, 1.0, NAN, NAN };
 		if (run_spec_set_objective(&s, objective_find("relu_neuron"), NULL, &e) != ERR_OK ||
 		    alg_plan(a, &s, &p, &e) != ERR_OK) {
 			fprintf(stderr, "%s: %s\n", methods[m], e.msg);
@@ -120,14 +104,7 @@ main(int argc, char **argv)
 			       "norm "
 			       "%.2f; eval loss at the planted w* %.4f\n",
 			       n, d, start, objective_mean_loss(&s.objective, &eval, wstar));
-		for (int k = 0; k < seeds; k++) {
-			rng_splitmix_init(&r, 100 + (uint64_t)k);
-			if (alg_run(a, &s, &p, &ds, &r, NULL, NULL, w, &e) != ERR_OK) {
-				fprintf(stderr, "%s: %s\n", methods[m], e.msg);
-				return 1;
-			}
-			after += objective_mean_loss(&s.objective, &eval, w) / seeds;
-		}
+		after = zo_bench_mean_loss(a, &s, &p, &ds, &eval, seeds, w);
 		if (!isfinite(after))
 			return 1;
 		printf("%-24s T %6.0f K %4.0f  eval loss before %.4f  after %.4f (mean of %d "
