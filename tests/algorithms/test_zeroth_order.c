@@ -38,6 +38,7 @@
 #include "zeroth_order/zo.h"
 #ifdef DPOPT_TESTING
 #include "testing_hook.h"
+#include "zo_traj.h"
 #endif
 
 static const struct alg_ops *
@@ -729,39 +730,6 @@ now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-struct traj {
-	size_t d;
-	unsigned long T;
-	const double *zbar;
-	double sum[16];  /* sum over the round of grad F(w_t) */
-	double cert_sum; /* sum over rounds of c_k */
-	unsigned long rounds;
-};
-
-/* grad F(w) = sign(||w|| - 1) w / ||w|| + zbar, F = | ||w|| - 1 | + <zbar, w>. */
-static void
-on_point(void *ctx, unsigned long index, const double *w, size_t len)
-{
-	struct traj *t = ctx;
-	double nrm = 0.0, c;
-
-	for (size_t j = 0; j < len; j++)
-		nrm = hypot(nrm, w[j]);
-	c = nrm > 0.0 ? (nrm > 1.0 ? 1.0 : -1.0) / nrm : 0.0;
-	for (size_t j = 0; j < len; j++)
-		t->sum[j] += c * w[j] + t->zbar[j];
-	if ((index + 1) % t->T == 0) {
-		double n2 = 0.0;
-
-		for (size_t j = 0; j < len; j++) {
-			n2 += (t->sum[j] / (double)t->T) * (t->sum[j] / (double)t->T);
-			t->sum[j] = 0.0;
-		}
-		t->cert_sum += sqrt(n2);
-		t->rounds++;
-	}
-}
-
 /* Mean trajectory certificate mean_k c_k of one run (docs/algorithms/zeroth-order.md, M2). */
 static double
 certificate(const char *alg, const struct run_spec *spec, const struct dataset *ds,
@@ -769,8 +737,8 @@ certificate(const char *alg, const struct run_spec *spec, const struct dataset *
 {
 	struct run_spec s = *spec;
 	struct run_plan p;
-	struct traj t = { .d = spec->dim, .zbar = zbar };
-	struct alg_testing_hook h = { .point = on_point, .ctx = &t };
+	struct zo_traj t = { .zbar = zbar };
+	struct alg_testing_hook h = { .point = zo_traj_point, .ctx = &t };
 	struct rng r;
 	struct err e = { 0 };
 	double out[16];

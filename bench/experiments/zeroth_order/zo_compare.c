@@ -27,40 +27,9 @@
 #include "rng_gauss.h"
 #include "testing_hook.h"
 #include "zeroth_order/run.h"
+#include "zo_traj.h"
 
 enum { D = 10 };
-
-struct traj {
-	unsigned long T;
-	const double *zbar;
-	double sum[D];
-	double cert_sum;
-	unsigned long rounds;
-};
-
-/* grad F(w) = sign(||w|| - 1) w / ||w|| + zbar. */
-static void
-on_point(void *ctx, unsigned long index, const double *w, size_t len)
-{
-	struct traj *t = ctx;
-	double nrm = 0.0, c;
-
-	for (size_t j = 0; j < len; j++)
-		nrm = hypot(nrm, w[j]);
-	c = nrm > 0.0 ? (nrm > 1.0 ? 1.0 : -1.0) / nrm : 0.0;
-	for (size_t j = 0; j < len; j++)
-		t->sum[j] += c * w[j] + t->zbar[j];
-	if ((index + 1) % t->T == 0) {
-		double n2 = 0.0;
-
-		for (size_t j = 0; j < len; j++) {
-			n2 += (t->sum[j] / (double)t->T) * (t->sum[j] / (double)t->T);
-			t->sum[j] = 0.0;
-		}
-		t->cert_sum += sqrt(n2);
-		t->rounds++;
-	}
-}
 
 static int
 setup(struct run_spec *s, const char *alg, size_t M)
@@ -95,8 +64,8 @@ certificate(const char *alg, const struct run_spec *spec, const struct dataset *
 	const struct alg_ops *a = alg_find(alg);
 	struct run_spec s = *spec;
 	struct run_plan p;
-	struct traj t = { .zbar = zbar };
-	struct alg_testing_hook h = { .point = on_point, .ctx = &t };
+	struct zo_traj t = { .zbar = zbar };
+	struct alg_testing_hook h = { .point = zo_traj_point, .ctx = &t };
 	struct rng r;
 	struct err e = { 0 };
 	double out[D];
