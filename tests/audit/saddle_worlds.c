@@ -81,6 +81,18 @@ saddle_charge(const struct run_plan *p, double delta)
 	return rep.epsilon;
 }
 
+const struct alg_ops *
+saddle_rr(void)
+{
+	static const struct alg_ops *a;
+
+	if (a == NULL) {
+		a = alg_find("saddle.recursive_regularization");
+		ck_assert_ptr_nonnull(a);
+	}
+	return a;
+}
+
 double
 saddle_used(const struct run_plan *p, const char *name)
 {

@@ -50,6 +50,10 @@ void saddle_world_run(const struct alg_ops *a, const struct saddle_world *w, str
  * the run's own charge. */
 double saddle_charge(const struct run_plan *p, double delta);
 
+/* saddle.recursive_regularization, looked up once (a Check assertion
+ * per run is a pipe write). */
+const struct alg_ops *saddle_rr(void);
+
 /* The plan's value name, which must be present. */
 double saddle_used(const struct run_plan *p, const char *name);
 

@@ -103,19 +103,6 @@ static const struct design DESIGNS[3] = {
 	  0x6a09e667bb67ae85u, 0x3c6ef372a54ff53au },
 };
 
-static const struct alg_ops *
-rr(void)
-{
-	/* looked up once: a Check assertion per run is a pipe write */
-	static const struct alg_ops *a;
-
-	if (a == NULL) {
-		a = alg_find("saddle.recursive_regularization");
-		ck_assert_ptr_nonnull(a);
-	}
-	return a;
-}
-
 struct rr_audit {
 	const struct design *d;
 	struct saddle_world w[2];
@@ -138,10 +125,10 @@ on_release(void *ctx, unsigned long index, const double *value, size_t len)
 static void
 spec_init(const struct design *d, struct run_spec *s)
 {
-	saddle_world_spec(s, rr(), d->n, d->epsilon, CLAIM_DELTA);
-	ck_assert_str_eq(rr()->params[0].name, "variant");
-	ck_assert_str_eq(rr()->params[1].name, "regularization_multiplier");
-	ck_assert_str_eq(rr()->params[2].name, "batch_size");
+	saddle_world_spec(s, saddle_rr(), d->n, d->epsilon, CLAIM_DELTA);
+	ck_assert_str_eq(saddle_rr()->params[0].name, "variant");
+	ck_assert_str_eq(saddle_rr()->params[1].name, "regularization_multiplier");
+	ck_assert_str_eq(saddle_rr()->params[2].name, "batch_size");
 	s->params[0] = d->variant;
 	s->params[1] = d->multiplier;
 	s->params[2] = d->batch;
@@ -176,7 +163,8 @@ worlds_init(struct rr_audit *a, const struct design *d, double scale)
 		saddle_world_data(w, d->n);
 		spec_init(d, &w->spec);
 		w->spec.testing_hook = &a->hook;
-		ck_assert_msg(alg_plan(rr(), &w->spec, &w->plan, &e) == ERR_OK, "plan: %s", e.msg);
+		ck_assert_msg(alg_plan(saddle_rr(), &w->spec, &w->plan, &e) == ERR_OK, "plan: %s",
+			      e.msg);
 	}
 	ck_assert(dp_event_equal(&a->w[0].plan.event, &a->w[1].plan.event));
 }
@@ -188,7 +176,7 @@ rr_sample(void *ctx, int world, struct rng *r)
 	double u[2];
 
 	a->captured = NAN;
-	saddle_world_run(rr(), &a->w[world], r, u);
+	saddle_world_run(saddle_rr(), &a->w[world], r, u);
 	if (!isfinite(a->captured))
 		ck_abort_msg("the hook saw no first release");
 	return a->captured;
@@ -277,7 +265,7 @@ mutation_power(const struct design *d, const char *name)
 	double shift, eps, eps_true, miss, u, mu;
 
 	spec_init(d, &s);
-	ck_assert(alg_plan(rr(), &s, &p, NULL) == ERR_OK);
+	ck_assert(alg_plan(saddle_rr(), &s, &p, NULL) == ERR_OK);
 	eps = claimed(&p);
 	/* the noise drawn is >= 0.5 sigma (lattice rounding raises it by at
 	 * most 1e-6 relative): the power is computed for the weaker twin */
@@ -359,12 +347,12 @@ START_TEST(test_hook)
 		}
 		a->w[0].spec.testing_hook = &zero;
 		rng_splitmix_init(&r, seed);
-		ck_assert(alg_run(rr(), &a->w[0].spec, &a->w[0].plan, &a->w[0].ds, &r, NULL, NULL,
-				  u0, &e) == ERR_OK);
+		ck_assert(alg_run(saddle_rr(), &a->w[0].spec, &a->w[0].plan, &a->w[0].ds, &r, NULL,
+				  NULL, u0, &e) == ERR_OK);
 		a->w[0].spec.testing_hook = NULL;
 		rng_splitmix_init(&r, seed);
-		ck_assert(alg_run(rr(), &a->w[0].spec, &a->w[0].plan, &a->w[0].ds, &r, NULL, NULL,
-				  u1, &e) == ERR_OK);
+		ck_assert(alg_run(saddle_rr(), &a->w[0].spec, &a->w[0].plan, &a->w[0].ds, &r, NULL,
+				  NULL, u1, &e) == ERR_OK);
 		ck_assert(memcmp(u0, u1, sizeof(u0)) == 0);
 		a->w[0].spec.testing_hook = &a->hook;
 	}

@@ -56,18 +56,6 @@
 #define E2E_CANARY 5
 #define E2E_RUNS   50000 /* per side */
 
-static const struct alg_ops *
-rr(void)
-{
-	static const struct alg_ops *a;
-
-	if (a == NULL) {
-		a = alg_find("saddle.recursive_regularization");
-		ck_assert_ptr_nonnull(a);
-	}
-	return a;
-}
-
 struct e2e_audit {
 	struct saddle_world w[2];
 	const struct alg_ops *alg;
@@ -76,8 +64,8 @@ struct e2e_audit {
 static void
 spec_init(struct run_spec *s)
 {
-	saddle_world_spec(s, rr(), E2E_N, RUN_EPS, RUN_DELTA); /* variant auto */
-	ck_assert_str_eq(rr()->params[1].name, "regularization_multiplier");
+	saddle_world_spec(s, saddle_rr(), E2E_N, RUN_EPS, RUN_DELTA); /* variant auto */
+	ck_assert_str_eq(saddle_rr()->params[1].name, "regularization_multiplier");
 	s->params[1] = 0.8;
 }
 
@@ -111,7 +99,8 @@ worlds_init(struct e2e_audit *a)
 		w->x[2 * E2E_CANARY] = w->x[2 * E2E_CANARY + 1] = k == 0 ? 1.0 : -1.0;
 		saddle_world_data(w, E2E_N);
 		spec_init(&w->spec);
-		ck_assert_msg(alg_plan(rr(), &w->spec, &w->plan, &e) == ERR_OK, "plan: %s", e.msg);
+		ck_assert_msg(alg_plan(saddle_rr(), &w->spec, &w->plan, &e) == ERR_OK, "plan: %s",
+			      e.msg);
 	}
 	ck_assert(dp_event_equal(&a->w[0].plan.event, &a->w[1].plan.event));
 	/* the premises: auto chose outpert_cert, one round of n' = 4 */
@@ -119,7 +108,7 @@ worlds_init(struct e2e_audit *a)
 	ck_assert_double_eq(saddle_used(&a->w[0].plan, "rounds"), 1.0);
 	ck_assert_double_eq(saddle_used(&a->w[0].plan, "chunk_size"), 4.0);
 	ck_assert_uint_eq(a->w[0].plan.steps, 1);
-	a->alg = rr();
+	a->alg = saddle_rr();
 }
 
 /* One plain run in one world: s = -x of the result. */
@@ -180,7 +169,7 @@ START_TEST(test_twin_blind)
 	double eps, e5, e25;
 
 	spec_init(&s);
-	ck_assert(alg_plan(rr(), &s, &p, NULL) == ERR_OK);
+	ck_assert(alg_plan(saddle_rr(), &s, &p, NULL) == ERR_OK);
 	eps = claimed(&p);
 	l = law_of(&p, 0.5);
 	e5 = audit_mixture_epsilon(&l, RUN_DELTA);
