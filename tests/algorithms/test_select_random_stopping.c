@@ -359,7 +359,7 @@ select_suite(void)
 	Suite *s = suite_create("select_random_stopping");
 	TCase *tc = tcase_create("core");
 
-	tcase_set_timeout(tc, 300);
+	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_not_worse_than_median_candidate);
 	tcase_add_test(tc, test_plan_event_and_steps);
 	tcase_add_test(tc, test_grid_candidates);
