@@ -280,12 +280,35 @@ ledger_array_parse(const char *text, double *out, unsigned max, unsigned *ret_m,
 	return ERR_OK;
 }
 
+/* The filter from the text of its three arrays (a row's columns). */
+static enum err_code
+filter_from_text(const char *orders, const char *caps, const char *spent, const char *dataset_id,
+		 struct filter *ret, struct err *e)
+{
+	struct filter f;
+	unsigned m1 = 0, m2 = 0, m3 = 0;
+	enum err_code rc;
+
+	memset(&f, 0, sizeof(f));
+	rc = ledger_array_parse(orders, f.order, FILTER_MAX_ORDERS, &m1, e);
+	if (rc == ERR_OK)
+		rc = ledger_array_parse(caps, f.cap, FILTER_MAX_ORDERS, &m2, e);
+	if (rc == ERR_OK)
+		rc = ledger_array_parse(spent, f.spent, FILTER_MAX_ORDERS, &m3, e);
+	if (rc == ERR_OK && (m1 == 0 || m1 != m2 || m1 != m3))
+		rc = err_set(e, ERR_INTERNAL, "dataset '%s' has an inconsistent filter",
+			     dataset_id);
+	if (rc != ERR_OK)
+		return rc;
+	f.m = m1;
+	*ret = f;
+	return ERR_OK;
+}
+
 enum err_code
 ledger_load_filter(struct db_conn *db, const char *dataset_id, struct filter *ret, struct err *e)
 {
 	const char *values[1] = { dataset_id };
-	struct filter f;
-	unsigned m1 = 0, m2 = 0, m3 = 0;
 	PGresult *res;
 	enum err_code rc;
 
@@ -299,21 +322,10 @@ ledger_load_filter(struct db_conn *db, const char *dataset_id, struct filter *re
 		PQclear(res);
 		return err_set(e, ERR_INTERNAL, "dataset '%s' has no Rényi filter", dataset_id);
 	}
-	memset(&f, 0, sizeof(f));
-	rc = ledger_array_parse(PQgetvalue(res, 0, 0), f.order, FILTER_MAX_ORDERS, &m1, e);
-	if (rc == ERR_OK)
-		rc = ledger_array_parse(PQgetvalue(res, 0, 1), f.cap, FILTER_MAX_ORDERS, &m2, e);
-	if (rc == ERR_OK)
-		rc = ledger_array_parse(PQgetvalue(res, 0, 2), f.spent, FILTER_MAX_ORDERS, &m3, e);
+	rc = filter_from_text(PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
+			      dataset_id, ret, e);
 	PQclear(res);
-	if (rc == ERR_OK && (m1 == 0 || m1 != m2 || m1 != m3))
-		rc = err_set(e, ERR_INTERNAL, "dataset '%s' has an inconsistent filter",
-			     dataset_id);
-	if (rc != ERR_OK)
-		return rc;
-	f.m = m1;
-	*ret = f;
-	return ERR_OK;
+	return rc;
 }
 
 enum err_code
@@ -437,31 +449,6 @@ ledger_cursor_valid(const char *cursor)
 		if (cursor[i] < '0' || cursor[i] > '9')
 			return false;
 	return true;
-}
-
-/* The filter from the text of its three arrays (a row's columns). */
-static enum err_code
-filter_from_text(const char *orders, const char *caps, const char *spent, const char *dataset_id,
-		 struct filter *ret, struct err *e)
-{
-	struct filter f;
-	unsigned m1 = 0, m2 = 0, m3 = 0;
-	enum err_code rc;
-
-	memset(&f, 0, sizeof(f));
-	rc = ledger_array_parse(orders, f.order, FILTER_MAX_ORDERS, &m1, e);
-	if (rc == ERR_OK)
-		rc = ledger_array_parse(caps, f.cap, FILTER_MAX_ORDERS, &m2, e);
-	if (rc == ERR_OK)
-		rc = ledger_array_parse(spent, f.spent, FILTER_MAX_ORDERS, &m3, e);
-	if (rc == ERR_OK && (m1 == 0 || m1 != m2 || m1 != m3))
-		rc = err_set(e, ERR_INTERNAL, "dataset '%s' has an inconsistent filter",
-			     dataset_id);
-	if (rc != ERR_OK)
-		return rc;
-	f.m = m1;
-	*ret = f;
-	return ERR_OK;
 }
 
 enum err_code
