@@ -336,8 +336,9 @@ END_TEST
  * sampled Gaussian events from epsilon 1e-2 to 1e4.  The worst measured
  * ratio is 1.0044.  (The pure-DP curve min(eps, a eps^2 / 2) this
  * accountant used before randomized response's was 2.5 % above
- * dp_accounting's own at 100 steps of eps 0.1, delta 1e-5: 4.7289 vs
- * 4.6152.)  Breaking the grid (orders 2 to 15 by 1 instead of 0.25) fails
+ * dp_accounting's randomized-response formula on its default orders, as
+ * a Python replica of it evaluates, at 100 steps of eps 0.1, delta 1e-5:
+ * 4.7289 vs 4.6154.)  Breaking the grid (orders 2 to 15 by 1 instead of 0.25) fails
  * it: 1.0102 at 100000 steps of eps 0.003, delta 1e-3.
  */
 START_TEST(test_default_grid_vs_reference_orders)
