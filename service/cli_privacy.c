@@ -23,6 +23,7 @@ struct cli_args {
 	enum accounting_mode mode;
 	bool reference_grid;
 	const char *accountant; /* NULL, "pld", "rdp" or "best" */
+	double step;            /* --step: the PLD's grid step */
 };
 
 static int
@@ -39,7 +40,7 @@ usage(void)
 	fprintf(stderr, "usage: dpoptd privacy --events FILE.json --delta D [--mode renyi|basic]"
 			" [--grid default|reference]\n"
 			"       dpoptd privacy --events FILE.json --delta D"
-			" --accountant pld|rdp|best [--grid default|reference]\n"
+			" --accountant pld|rdp|best [--step H] [--grid default|reference]\n"
 			"       dpoptd privacy --calibrate gaussian --epsilon E --delta D"
 			" [--count K] [--mode renyi|basic]\n");
 	return 2;
@@ -57,7 +58,7 @@ parse_double(const char *s, double *ret)
 static int
 parse_args(int argc, char **argv, struct cli_args *a)
 {
-	*a = (struct cli_args){ .count = 1, .mode = ACCOUNTING_RENYI };
+	*a = (struct cli_args){ .count = 1, .mode = ACCOUNTING_RENYI, .step = PLD_DEFAULT_STEP };
 	for (int i = 0; i + 1 < argc; i += 2) {
 		const char *k = argv[i], *v = argv[i + 1];
 
@@ -82,6 +83,9 @@ parse_args(int argc, char **argv, struct cli_args *a)
 			a->accountant = v;
 		else if (strcmp(k, "--grid") == 0 && strcmp(v, "default") == 0)
 			a->reference_grid = false;
+		else if (strcmp(k, "--step") == 0 && parse_double(v, &a->step) &&
+			 a->step >= 1e-5 && a->step <= 0.1)
+			continue;
 		else
 			return usage();
 	}
@@ -146,6 +150,9 @@ gaussian_family(double z, void *ctx, struct dp_event_tree *ret, struct err *e)
  * the basic mode's other candidates (analytic Gaussian, basic
  * composition), and the smallest valid bound.  An accountant that cannot
  * bound the event is reported with its message, not as a number.
+ * --step sets the PLD's grid (default PLD_DEFAULT_STEP, finer than the
+ * ledger's ACCOUNTANT_PLD_STEP: a calculator can afford it; a coarser
+ * step is faster and its upper figure is still a bound).
  */
 static json_t *
 accountants_json(const struct dp_event_tree *t, const struct cli_args *a,
@@ -192,11 +199,11 @@ accountants_json(const struct dp_event_tree *t, const struct cli_args *a,
 	}
 	if (want_pld) {
 		memset(&ce, 0, sizeof(ce));
-		if (pld_epsilon(t, a->delta, 0.0, &iv, &ce) == ERR_OK) {
+		if (pld_epsilon(t, a->delta, a->step, &iv, &ce) == ERR_OK) {
 			json_object_set_new(out, "pld",
 					    json_pack("{s:f, s:[f, f], s:f}", "epsilon", iv.upper,
 						      "interval", iv.lower, iv.upper, "step",
-						      PLD_DEFAULT_STEP));
+						      a->step));
 			if (iv.upper < best) {
 				best = iv.upper;
 				best_name = "pld";

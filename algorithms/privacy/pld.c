@@ -555,13 +555,11 @@ leaf_law(const struct dp_event *n, struct leaf_law *L, struct err *e)
 		L->hi_cut = e0;
 		return ERR_OK;
 	}
-	case DP_EVENT_PURE:
-	case DP_EVENT_BOUNDED_RANGE: {
+	case DP_EVENT_PURE: {
 		/* Randomized response: every eps-DP mechanism is dominated by
 		 * P = (e^eps, 1)/(1 + e^eps), Q = (1, e^eps)/(1 + e^eps)
 		 * (Kairouz, Oh & Viswanath 2015; Zhu, Dong & Wang 2022, Prop. 8).
-		 * eps-bounded range implies eps-DP; this is valid for the
-		 * exponential mechanism, not its exact pair. */
+		 * (bounded_range has its own, tighter curve: br_delta.) */
 		double eps = n->epsilon;
 
 		if (!isfinite(eps) || !(eps > 0.0))
@@ -578,6 +576,45 @@ leaf_law(const struct dp_event *n, struct leaf_law *L, struct err *e)
 	default:
 		return err_set(e, ERR_INVALID, PLD_MSG_UNSUPPORTED);
 	}
+}
+
+/*
+ * The hockey-stick curve of epsilon-bounded range (Durfee & Rogers,
+ * NeurIPS 2019; Dong, Durfee & Rogers, ICML 2020, "Optimal differential
+ * privacy composition for exponential mechanisms").  A mechanism is
+ * eps-BR when, for all neighbours, the privacy loss L = log(dP/dQ) takes
+ * values in an interval of length eps; as E_P[e^-L] = 1 that interval
+ * holds 0, so it is [t - eps, t] with t in [0, eps].  For a fixed t, the
+ * hockey-stick E_P[(1 - e^(e - L))_+] is largest for the two-point law
+ * on the ends (the hockey-stick is (1 - e^e Y)_+ in Y = e^-L, a convex
+ * function, and Y's P-mean is fixed at 1, so the chord between the ends
+ * bounds it): generalised randomized response RR_t, P(L = t) = p_t =
+ * (e^eps - e^t)/(e^eps - 1), P(L = t - eps) = 1 - p_t.  For e in [0, eps]
+ *	delta_t(e) = p_t (1 - e^(e - t))_+,
+ * maximised over t at e^t = sqrt(e^(eps + e)), t = (eps + e)/2:
+ *	delta(e) = sup_t delta_t(e) = (e^(eps/2) - e^(e/2))^2 / (e^eps - 1)
+ *	         = e^e expm1((eps - e)/2)^2 / expm1(eps),
+ * and 0 for e >= eps.  The family is closed under swapping P and Q
+ * (t -> eps - t), so the curve below alpha = 1 is 1 - alpha +
+ * alpha H(1/alpha), as for the subsampled pairs.  Every point of this
+ * curve is attained by some RR_t (itself eps-BR: its loss takes two
+ * values eps apart), so for one event it is exact; the pair read off its
+ * convex curve dominates every eps-BR pair (Zhu, Dong & Wang, AISTATS
+ * 2022: a convex curve is the curve of a pair) and compositions of it
+ * dominate adaptive compositions (ibid., Thm 10).  Under composition this
+ * is an upper bound, not claimed equal to the optimal k-fold figure of
+ * Dong, Durfee & Rogers.  It is below randomized response(eps) at every
+ * e < eps (at e = 0: tanh(eps/4) against tanh(eps/2)).
+ */
+static double
+br_delta(double eps, double e)
+{
+	double x;
+
+	if (!(e < eps))
+		return 0.0;
+	x = expm1(0.5 * (eps - e));
+	return exp(e) * x * x / expm1(eps);
 }
 
 /* ------------------------------------ sampling without replacement */
@@ -621,7 +658,8 @@ leaf_law(const struct dp_event *n, struct leaf_law *L, struct err *e)
  * only (README.md).
  *
  * Bases: gaussian (H_beta from the analytic Gaussian curve), laplace
- * (1 - e^((e - e0)/2)), pure / bounded_range (randomized response).
+ * (1 - e^((e - e0)/2)), pure (randomized response), bounded_range
+ * (br_delta).
  */
 static double
 wor_base_delta(const struct dp_event *b, double eps)
@@ -638,7 +676,9 @@ wor_base_delta(const struct dp_event *b, double eps)
 
 		return eps < e0 ? -expm1(0.5 * (eps - e0)) : 0.0;
 	}
-	default: /* pure, bounded_range */
+	case DP_EVENT_BOUNDED_RANGE:
+		return br_delta(b->epsilon, eps);
+	default: /* pure */
 		return eps < b->epsilon ? -expm1(eps - b->epsilon) / (1.0 + exp(-b->epsilon)) : 0.0;
 	}
 }
@@ -670,6 +710,12 @@ wor_grid(const struct dp_event *b, double gamma, double h, int64_t *ret_m, struc
 {
 	double emax = 1.0;
 
+	if (b->type == DP_EVENT_BOUNDED_RANGE && gamma == 1.0) {
+		/* the curve is exactly 0 from eps on */
+		if (!isfinite(b->epsilon) || !(b->epsilon > 0.0) || b->epsilon > 4096.0)
+			return err_set(e, ERR_NUMERIC, "epsilon out of range");
+		emax = b->epsilon;
+	}
 	for (;;) {
 		double v = wor_u(b, gamma, emax);
 
@@ -689,13 +735,15 @@ wor_grid(const struct dp_event *b, double gamma, double h, int64_t *ret_m, struc
 	return ERR_OK;
 }
 
+/* The pair of the curve gamma H_b(1 + (alpha - 1)/gamma) (symmetrised):
+ * a subsampled leaf (gamma < 1) or, at gamma = 1, the bounded_range leaf
+ * itself (its curve is known, its pair is not written down). */
 static enum err_code
-wor_leaf(struct pld_ctx *c, const struct dp_event *n, const struct dp_event *b, struct pld *ret,
-	 struct err *e)
+curve_leaf(struct pld_ctx *c, const struct dp_event *b, double gamma, struct pld *ret,
+	   struct err *e)
 {
 	const double h = c->h;
 	const int upper = c->upper;
-	double gamma = (double)n->batch / (double)n->n;
 	int64_t M;
 	size_t np, *hull = NULL, nh = 0;
 	double *al = NULL, *u = NULL;
@@ -705,8 +753,8 @@ wor_leaf(struct pld_ctx *c, const struct dp_event *n, const struct dp_event *b, 
 	if (b->type != DP_EVENT_GAUSSIAN && b->type != DP_EVENT_LAPLACE &&
 	    b->type != DP_EVENT_PURE && b->type != DP_EVENT_BOUNDED_RANGE)
 		return err_set(e, ERR_INVALID, PLD_MSG_UNSUPPORTED);
-	if (gamma >= 1.0)
-		return ERR_INVALID; /* handled by the caller */
+	if (!(gamma > 0.0) || gamma > 1.0 || (gamma == 1.0 && b->type != DP_EVENT_BOUNDED_RANGE))
+		return err_set(e, ERR_INVALID, PLD_MSG_UNSUPPORTED);
 	if ((rc = wor_grid(b, gamma, h, &M, e)) != ERR_OK)
 		return rc;
 	np = (size_t)(2 * M + 2); /* anchor + 2M + 1 grid points */
@@ -805,10 +853,11 @@ node_pld(struct pld_ctx *ctx, const struct dp_event_tree *t, unsigned i, struct 
 	case DP_EVENT_GAUSSIAN:
 	case DP_EVENT_LAPLACE:
 	case DP_EVENT_PURE:
-	case DP_EVENT_BOUNDED_RANGE:
 		if ((rc = leaf_law(n, &L, e)) != ERR_OK)
 			return rc;
 		return discretise(ctx, &L, ret, e);
+	case DP_EVENT_BOUNDED_RANGE:
+		return curve_leaf(ctx, n, 1.0, ret, e);
 	case DP_EVENT_SELF_COMPOSED:
 		if ((rc = node_pld(ctx, t, n->first_child, &c, e)) != ERR_OK)
 			return rc;
@@ -839,7 +888,8 @@ node_pld(struct pld_ctx *ctx, const struct dp_event_tree *t, unsigned i, struct 
 			return node_pld(ctx, t, n->first_child, ret, e);
 		if (t->node[n->first_child].n_children != 0)
 			return err_set(e, ERR_INVALID, PLD_MSG_UNSUPPORTED);
-		return wor_leaf(ctx, n, &t->node[n->first_child], ret, e);
+		return curve_leaf(ctx, &t->node[n->first_child], (double)n->batch / (double)n->n,
+				  ret, e);
 	case DP_EVENT_PARALLEL:
 	case DP_EVENT_MIXTURE:
 		/* One record is in one part (parallel) / the drawn child is
@@ -933,8 +983,14 @@ node_cost(const struct dp_event_tree *t, unsigned i, double h, double *ret_point
 	switch (n->type) {
 	case DP_EVENT_GAUSSIAN:
 	case DP_EVENT_LAPLACE:
-	case DP_EVENT_PURE:
 	case DP_EVENT_BOUNDED_RANGE:
+		if ((rc = wor_grid(n, 1.0, h, &M, e)) != ERR_OK)
+			return rc;
+		*ret_points = (double)(2 * M + 1);
+		*ret_work = (double)(2 * M + 2) * PLD_WOR_UNITS;
+		*ret_growth = 3.72; /* losses in [-eps, eps]: Hoeffding, as below */
+		return ERR_OK;
+	case DP_EVENT_PURE:
 		if ((rc = leaf_law(n, &L, e)) != ERR_OK ||
 		    (rc = leaf_grid(&L, h, &ilo, &ihi, e)) != ERR_OK)
 			return rc;

@@ -69,7 +69,30 @@ out=$("$BIN" privacy --events "$TMP/wor.json" --delta 1e-5 --accountant best | t
 check "best picks pld on subsampled gaussian" sh -c "echo '$out' | grep -q '\"rdp\":{\"epsilon\":1.4825.*\"epsilon\":0.768[0-9]*,\"accountant\":\"pld\"'"
 out=$("$BIN" privacy --events "$TMP/approx.json" --delta 1e-5 --accountant best | tr -d ' \n')
 check "approx: pld unsupported, best from basic mode" sh -c "echo '$out' | grep -q '\"pld\":{\"unsupported\".*\"epsilon\":1.0,\"accountant\":\"basic\"'"
+# --step: the ledger's grid (0.005) gives the ledger's figure (best's
+# basic_mode); a step out of [1e-5, 0.1] is refused.
+out=$("$BIN" privacy --events "$TMP/wor.json" --delta 1e-5 --accountant best | tr -d ' \n')
+ledger=$(echo "$out" | sed -n 's/.*"basic_mode":{"epsilon":\([0-9.e-]*\),.*/\1/p')
+out=$("$BIN" privacy --events "$TMP/wor.json" --delta 1e-5 --accountant pld --step 5e-3 | tr -d ' \n')
+check "pld --step 5e-3 is the ledger's figure" sh -c "[ -n '$ledger' ] && echo '$out' | grep -q '\"pld\":{\"epsilon\":$ledger,.*\"step\":0.005'"
+check "bad --step refused" sh -c "! '$BIN' privacy --events '$TMP/g.json' --delta 1e-5 --accountant pld --step 0.5 2>/dev/null"
+# bounded_range (the exponential mechanism's exact curve, algorithms/privacy/README.md): one
+# event of eps = 1 at delta 1e-5; its epsilon solves e^x expm1((1 - x)/2)^2 / expm1(1) = 1e-5
+# (bisection here); the PLD interval brackets it within 1e-3.
+echo '{"type": "bounded_range", "epsilon": 1.0}' >"$TMP/br.json"
+x=$(python3 -c '
+import math
+f = lambda x: math.exp(x) * math.expm1((1 - x) / 2) ** 2 / math.expm1(1) - 1e-5
+lo, hi = 0.0, 1.0
+for _ in range(200):
+    m = (lo + hi) / 2
+    lo, hi = (m, hi) if f(m) > 0 else (lo, m)
+print("%.12f" % hi)')
+out=$("$BIN" privacy --events "$TMP/br.json" --delta 1e-5 --accountant pld | tr -d ' \n')
+lo=$(echo "$out" | sed -n 's/.*"interval":\[\([0-9.e-]*\),\([0-9.e-]*\)\].*/\1/p')
+hi=$(echo "$out" | sed -n 's/.*"interval":\[\([0-9.e-]*\),\([0-9.e-]*\)\].*/\2/p')
+check "pld brackets bounded_range's exact epsilon" awk -v l="$lo" -v h="$hi" -v x="$x" 'BEGIN { exit !(l != "" && l <= x && h >= x && h - x < 1e-3) }'
 check "bad --accountant refused" sh -c "! '$BIN' privacy --events '$TMP/g.json' --delta 1e-5 --accountant prv 2>/dev/null"
 
-echo "$((14 - fails)) passed, $fails failed"
+echo "$((17 - fails)) passed, $fails failed"
 [ "$fails" = 0 ]
