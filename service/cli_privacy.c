@@ -83,8 +83,8 @@ parse_args(int argc, char **argv, struct cli_args *a)
 			a->accountant = v;
 		else if (strcmp(k, "--grid") == 0 && strcmp(v, "default") == 0)
 			a->reference_grid = false;
-		else if (strcmp(k, "--step") == 0 && parse_double(v, &a->step) &&
-			 a->step >= 1e-5 && a->step <= 0.1)
+		else if (strcmp(k, "--step") == 0 && parse_double(v, &a->step) && a->step >= 1e-5 &&
+			 a->step <= 0.1)
 			continue;
 		else
 			return usage();

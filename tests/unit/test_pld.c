@@ -160,24 +160,23 @@ START_TEST(test_randomized_response)
 {
 	const unsigned ks[] = { 1, 10, 25 };
 
-	for (unsigned i = 0; i < 3; i++)
-		{
-			struct dp_event_tree t = leaf(DP_EVENT_PURE, 0.3);
-			double K = ks[i];
+	for (unsigned i = 0; i < 3; i++) {
+		struct dp_event_tree t = leaf(DP_EVENT_PURE, 0.3);
+		double K = ks[i];
 
-			if (ks[i] > 1)
-				t = self_composed(t, ks[i]);
-			for (double e = 0.0; e < 0.3 * K; e += 0.1 * K) {
-				struct pld_interval r;
-				double x = rr_delta(0.3, ks[i], e);
+		if (ks[i] > 1)
+			t = self_composed(t, ks[i]);
+		for (double e = 0.0; e < 0.3 * K; e += 0.1 * K) {
+			struct pld_interval r;
+			double x = rr_delta(0.3, ks[i], e);
 
-				ck_assert_int_eq(pld_delta(&t, e, 0.0, &r, NULL), ERR_OK);
-				ck_assert_double_le(r.lower, x * (1 + 1e-10));
-				ck_assert_double_ge(r.upper, x * (1 - 1e-10));
-				/* atoms on the grid: 0.3 = 3000 h up to round-off */
-				ck_assert_double_le(r.upper - x, 1e-6);
-			}
+			ck_assert_int_eq(pld_delta(&t, e, 0.0, &r, NULL), ERR_OK);
+			ck_assert_double_le(r.lower, x * (1 + 1e-10));
+			ck_assert_double_ge(r.upper, x * (1 - 1e-10));
+			/* atoms on the grid: 0.3 = 3000 h up to round-off */
+			ck_assert_double_le(r.upper - x, 1e-6);
 		}
+	}
 }
 END_TEST
 
@@ -234,9 +233,10 @@ START_TEST(test_bounded_range)
 						double t1 = eps * j / 50.0, t2 = eps * m / 50.0;
 						double p1 = (exp(eps) - exp(t1)) / expm1(eps);
 						double p2 = (exp(eps) - exp(t2)) / expm1(eps);
-						double l[4] = { t1 + t2, t1 + t2 - eps, t1 + t2 - eps,
-								t1 + t2 - 2 * eps };
-						double w[4] = { p1 * p2, p1 * (1 - p2), (1 - p1) * p2,
+						double l[4] = { t1 + t2, t1 + t2 - eps,
+								t1 + t2 - eps, t1 + t2 - 2 * eps };
+						double w[4] = { p1 * p2, p1 * (1 - p2),
+								(1 - p1) * p2,
 								(1 - p1) * (1 - p2) };
 						double d = 0.0;
 
