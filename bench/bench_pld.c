@@ -33,16 +33,18 @@ now(void)
 
 struct fam {
 	unsigned long steps;
+	unsigned long calls; /* events built: one per accountant call */
 };
 
 static enum err_code
 family(double z, void *ctx, struct dp_event_tree *t, struct err *e)
 {
-	const struct fam *f = ctx;
+	struct fam *f = ctx;
 	struct dp_event w = { .type = DP_EVENT_SAMPLED_WOR, .n = 10000, .batch = 100 };
 	struct dp_event sc = { .type = DP_EVENT_SELF_COMPOSED, .count = f->steps };
 	enum err_code rc;
 
+	f->calls++;
 	dp_event_gaussian(t, DP_REPLACE_ONE, z);
 	if ((rc = dp_event_wrap(t, &w, e)) != ERR_OK)
 		return rc;
@@ -52,7 +54,7 @@ family(double z, void *ctx, struct dp_event_tree *t, struct err *e)
 static double
 pld_eps(double z, unsigned long steps, double h)
 {
-	struct fam f = { steps };
+	struct fam f = { steps, 0 };
 	struct dp_event_tree t;
 	struct pld_interval r;
 
@@ -64,7 +66,7 @@ pld_eps(double z, unsigned long steps, double h)
 static double
 rdp_eps(double z, unsigned long steps)
 {
-	struct fam f = { steps };
+	struct fam f = { steps, 0 };
 	struct dp_event_tree t;
 	struct accountant_report r;
 
@@ -104,7 +106,7 @@ main(void)
 	for (int hh = 0; hh < 4; hh++) {
 		const double hs[] = { 1e-4, 1e-3, ACCOUNTANT_PLD_STEP, CALIBRATE_PLD_COARSE_STEP };
 		struct pld_options o = { .step = hs[hh], .upper_only = true };
-		struct fam f = { 10000 };
+		struct fam f = { 10000, 0 };
 		struct dp_event_tree t;
 		struct pld_interval r;
 		double work = 0.0;
@@ -123,7 +125,7 @@ main(void)
 		       hs[hh], r.upper, best, work, 1e9 * best / work);
 	}
 	for (int m = 0; m < 2; m++) {
-		struct fam f = { 10000 };
+		struct fam f = { 10000, 0 };
 		struct dp_event_tree t;
 		struct accountant_report r = { 0 };
 
@@ -144,7 +146,7 @@ main(void)
 	printf("2. calibrating z to (1, 1e-5), subsampled steps (q = 0.01):\n");
 	for (int k = 0; k < 3; k++) {
 		const unsigned long steps[] = { 100, 1000, 10000 };
-		struct fam f = { steps[k] };
+		struct fam f = { steps[k], 0 };
 
 		for (int m = 0; m < 2; m++) {
 			struct accountant_report r = { 0 };
@@ -152,6 +154,7 @@ main(void)
 
 			best = INFINITY;
 			for (int rep = 0; rep < 3; rep++) {
+				f.calls = 0;
 				t0 = now();
 				if (calibrate(family, &f,
 					      m == 0 ? ACCOUNTING_BASIC : ACCOUNTING_RENYI, 1.0,
@@ -159,9 +162,10 @@ main(void)
 					z = NAN;
 				best = fmin(best, now() - t0);
 			}
-			printf("   %5lu steps, calibrate() %s: z %.4f eps %.5f (%s)  %.4f s\n",
+			printf("   %5lu steps, calibrate() %s: z %.4f eps %.5f (%s)  %.4f s, %lu "
+			       "accountant calls\n",
 			       steps[k], m == 0 ? "basic" : "renyi", z, r.epsilon, r.accountant,
-			       best);
+			       best, f.calls);
 		}
 	}
 	(void)v;

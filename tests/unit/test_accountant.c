@@ -471,6 +471,53 @@ START_TEST(test_calibrate)
 }
 END_TEST
 
+/* The search's accountant calls (calibrate.c, bisect): on smooth
+ * stretches the secant probes take far fewer than bisection's
+ * log2(log(100 / 0.05) / 1e-3) = 12.9, so 13 probes plus the ends and the
+ * re-check (16); the answer keeps bisection's meaning (test_calibrate). */
+struct counted {
+	struct family f;
+	unsigned calls;
+};
+
+static enum err_code
+make_counted(double noise, void *ctx, struct dp_event_tree *ret, struct err *e)
+{
+	struct counted *c = ctx;
+
+	c->calls++;
+	return make_event(noise, &c->f, ret, e);
+}
+
+START_TEST(test_calibrate_calls)
+{
+	static const struct {
+		struct family f;
+		enum accounting_mode mode;
+		double eps;
+		unsigned max_calls;
+	} cases[] = {
+		{ { 1, 2000 }, ACCOUNTING_RENYI, 1.0, 10 },
+		{ { 0, 50 }, ACCOUNTING_RENYI, 0.5, 10 },
+		{ { 1, 2000 }, ACCOUNTING_BASIC, 1.0, 22 },
+	};
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct counted c = { cases[i].f, 0 };
+		struct accountant_report r;
+		double noise;
+
+		ck_assert_int_eq(calibrate(make_counted, &c, cases[i].mode, cases[i].eps, 1e-5, 0.05,
+					   100.0, NULL, &noise, &r, NULL),
+				 ERR_OK);
+		printf("calibrate calls case %u: %u (noise %.6f, eps %.6f %s)\n", i, c.calls, noise,
+		       r.epsilon, r.accountant);
+		ck_assert_uint_le(c.calls, cases[i].max_calls);
+		ck_assert(eps_at(&cases[i].f, cases[i].mode, 0.999 * noise, 1e-5) > cases[i].eps);
+	}
+}
+END_TEST
+
 /*
  * Draws at a temperature (calibrate_draws, draws_event): the event is
  * self_composed(leaf(unit / temp), count); pure on the basic ledger
@@ -757,6 +804,7 @@ accountant_suite(void)
 	tcase_add_test(tc, test_calibrate_draws);
 	tcase_add_test(tc, test_draws_never_worse_than_advanced_composition);
 	tcase_add_test(tc, test_calibrate_large_delta);
+	tcase_add_test(tc, test_calibrate_calls);
 	tcase_add_test(tc, test_calibrate_refusals);
 	tcase_add_test(tc, test_calibrate_refusals_without_err);
 	suite_add_tcase(s, tc);
