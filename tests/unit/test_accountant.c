@@ -507,8 +507,8 @@ START_TEST(test_calibrate_calls)
 		struct accountant_report r;
 		double noise;
 
-		ck_assert_int_eq(calibrate(make_counted, &c, cases[i].mode, cases[i].eps, 1e-5, 0.05,
-					   100.0, NULL, &noise, &r, NULL),
+		ck_assert_int_eq(calibrate(make_counted, &c, cases[i].mode, cases[i].eps, 1e-5,
+					   0.05, 100.0, NULL, &noise, &r, NULL),
 				 ERR_OK);
 		printf("calibrate calls case %u: %u (noise %.6f, eps %.6f %s)\n", i, c.calls, noise,
 		       r.epsilon, r.accountant);

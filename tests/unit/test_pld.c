@@ -138,22 +138,35 @@ START_TEST(test_laplace_closed_form)
 }
 END_TEST
 
-/* k-fold randomized response: delta(e) = sum over i of C(k, i) p^(k-i)
- * (1-p)^i (1 - e^(e - (k - 2i) eps))_+, p = e^eps / (1 + e^eps). */
+/* k-fold generalised randomized response RR_t of eps-bounded range: the
+ * loss is t (P-mass p_t = (e^eps - e^t)/(e^eps - 1)) or t - eps; an
+ * actual eps-BR mechanism, so its delta is a lower bound on what any
+ * sound accountant reports for k bounded_range(eps) events. */
 static double
-rr_delta(double eps, unsigned k, double e)
+rrt_delta(double eps, double t, unsigned k, double e)
 {
-	double p = 1.0 / (1.0 + exp(-eps)), s = 0.0;
+	double p = (exp(eps) - exp(t)) / expm1(eps), s = 0.0;
 
 	for (unsigned i = 0; i <= k; i++) {
-		double l = (double)((int)k - 2 * (int)i) * eps;
+		double l = (double)k * t - (double)i * eps;
 
-		if (l > e)
+		if (l > e && p > 0.0 && p < 1.0)
 			s += exp(lgamma(k + 1.0) - lgamma(i + 1.0) - lgamma(k - i + 1.0) +
 				 (k - i) * log(p) + i * log1p(-p)) *
 			     -expm1(e - l);
+		else if (l > e && p == 1.0 && i == 0)
+			s += -expm1(e - l);
 	}
 	return s;
+}
+
+/* k-fold randomized response(eps): delta(e) = sum over i of C(k, i)
+ * p^(k-i) (1-p)^i (1 - e^(e - (k - 2i) eps))_+, p = e^eps / (1 + e^eps):
+ * RR_t with range 2 eps and t = eps. */
+static double
+rr_delta(double eps, unsigned k, double e)
+{
+	return rrt_delta(2.0 * eps, eps, k, e);
 }
 
 START_TEST(test_randomized_response)
@@ -179,28 +192,6 @@ START_TEST(test_randomized_response)
 	}
 }
 END_TEST
-
-/* k-fold generalised randomized response RR_t of eps-bounded range: the
- * loss is t (P-mass p_t = (e^eps - e^t)/(e^eps - 1)) or t - eps; an
- * actual eps-BR mechanism, so its delta is a lower bound on what any
- * sound accountant reports for k bounded_range(eps) events. */
-static double
-rrt_delta(double eps, double t, unsigned k, double e)
-{
-	double p = (exp(eps) - exp(t)) / expm1(eps), s = 0.0;
-
-	for (unsigned i = 0; i <= k; i++) {
-		double l = (double)k * t - (double)i * eps;
-
-		if (l > e && p > 0.0 && p < 1.0)
-			s += exp(lgamma(k + 1.0) - lgamma(i + 1.0) - lgamma(k - i + 1.0) +
-				 (k - i) * log(p) + i * log1p(-p)) *
-			     -expm1(e - l);
-		else if (l > e && p == 1.0 && i == 0)
-			s += -expm1(e - l);
-	}
-	return s;
-}
 
 /*
  * bounded_range(eps): one event's upper estimate is the exact curve
