@@ -679,7 +679,11 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
  *
  * Dense rows go through the block kernels of kernels.h (struct kern_ops,
  * the widest copy the CPU runs: AVX-512F, AVX2 or SSE2; the same bits on
- * each); CSR rows through the sparse loops of kernels.h.
+ * each); CSR rows through the sparse loops of kernels.h.  A CSR batch of
+ * at least KERN_WG_MIN_PER_D * d entries runs on w and g interleaved in
+ * one scratch array (kern_wg_new(): one scattered cache line per entry
+ * instead of two), and a sequential CSR pass asks for its col and val
+ * bytes KERN_CSR_AHEAD entries ahead, row by row (kern_csr_ahead_to()).
  *
  * Summation order: g[j] receives c_t x_tj row after row, in the order of
  * idx (or 0..m-1), exactly as m objective_grad() calls would add them, and
@@ -707,7 +711,29 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 	double (*const dphi)(double, double, double) = o->ops->dphi;
 	const double *restrict y = ds->y;
 	const struct kern_ops *kern = kern_ops_best();
+	double *wg = NULL; /* CSR: the interleaved scratch, wg[2 j] = w_j, wg[2 j + 1] = g_j */
+	const double *restrict ws = w;
+	double *restrict gs = g;
+	size_t stride = 1;
+	struct kern_csr_ahead ahead = { 0 };
 
+	if (!dense) {
+		size_t entries = 0;
+
+		if (idx == NULL)
+			entries = ds->row_ptr[m] - ds->row_ptr[0];
+		else
+			for (size_t k = 0; k < m && !kern_wg_worth(entries, d); k++)
+				entries += ds->row_ptr[idx[k] + 1] - ds->row_ptr[idx[k]];
+		if (kern_wg_worth(entries, d) && (wg = kern_wg_new(w, g, d)) != NULL) {
+			ws = wg;
+			gs = wg + 1;
+			stride = 2;
+		}
+		if (idx == NULL)
+			kern_csr_ahead_init(&ahead, ds->col, ds->val, ds->row_ptr[0],
+					    ds->row_ptr[m]);
+	}
 	for (size_t k = 0; idx != NULL && k < m && k < PREFETCH_AHEAD; k++) {
 		data_row_prefetch(ds, idx[k]);
 		if (y != NULL)
@@ -747,10 +773,16 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 				c[t] += b;
 		} else {
 			for (size_t t = 0; t < nb; t++) {
+				const size_t p = ds->row_ptr[row[t]], q = ds->row_ptr[row[t] + 1];
+
 				if (clipped)
-					c[t] = data_row_dot_sqnorm(ds, row[t], w, &nn[t]) + b;
+					c[t] = kern_sdot_sqnorm_s(ds->col + p, ds->val + p, q - p,
+								  ws, stride, &nn[t]) +
+					       b;
 				else
-					c[t] = data_row_dot(ds, row[t], w) + b;
+					c[t] = kern_sdot_s(ds->col + p, ds->val + p, q - p, ws,
+							   stride) +
+					       b;
 			}
 		}
 		/* 2. c_t = omega_t phi'(z_t, y_t), clipped */
@@ -772,12 +804,18 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 		if (dense)
 			kern->axpys(xr, c, nb, g, d);
 		else
-			for (size_t t = 0; t < nb; t++)
-				data_row_axpy(ds, row[t], c[t], g);
+			for (size_t t = 0; t < nb; t++) {
+				const size_t p = ds->row_ptr[row[t]], q = ds->row_ptr[row[t] + 1];
+
+				if (idx == NULL)
+					kern_csr_ahead_to(&ahead, q);
+				kern_saxpy_s(c[t], ds->col + p, ds->val + p, q - p, gs, stride);
+			}
 		if (icpt)
 			for (size_t t = 0; t < nb; t++)
 				g[d] += ic * c[t];
 	}
+	kern_wg_done(wg, g, d);
 }
 
 /* The multi-output pass: K margins, K residuals, a rank-1 update. */
