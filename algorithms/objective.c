@@ -697,6 +697,7 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
  * docs/algorithms/kernels.md for the distances measured).
  */
 #define MARGIN_BLOCK    8
+#define DENSE_BLOCK     4
 #define SEQ_AHEAD_BYTES 4096
 
 static void
@@ -707,6 +708,7 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 	const bool icpt = o->p.intercept, clipped = isfinite(clip);
 	const bool weighted = o->class_weighted || o->group_weighted;
 	const bool dense = ds->layout == DATA_DENSE;
+	const size_t blk = dense ? DENSE_BLOCK : MARGIN_BLOCK;
 	const double ic = icpt_c(o), b = icpt ? ic * w[d] : 0.0, delta = o->delta;
 	double (*const dphi)(double, double, double) = o->ops->dphi;
 	const double *restrict y = ds->y;
@@ -739,8 +741,8 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 		if (y != NULL)
 			kern_prefetch(y + idx[k]);
 	}
-	for (size_t k0 = 0; k0 < m; k0 += MARGIN_BLOCK) {
-		const size_t nb = m - k0 < MARGIN_BLOCK ? m - k0 : MARGIN_BLOCK;
+	for (size_t k0 = 0; k0 < m; k0 += blk) {
+		const size_t nb = m - k0 < blk ? m - k0 : blk;
 		size_t row[MARGIN_BLOCK];
 		const double *xr[MARGIN_BLOCK];
 		double c[MARGIN_BLOCK], nn[MARGIN_BLOCK];
