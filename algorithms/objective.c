@@ -715,9 +715,9 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 	double (*const dphi)(double, double, double) = o->ops->dphi;
 	const double *restrict y = ds->y;
 	const struct kern_ops *kern = kern_ops_best();
-	double *wg = NULL; /* CSR: the interleaved scratch, wg[2 j] = w_j, wg[2 j + 1] = g_j */
-	const double *restrict ws = w;
-	double *restrict gs = g;
+	double *wg = NULL;    /* CSR: the interleaved scratch, wg[2 j] = w_j, wg[2 j + 1] = g_j */
+	const double *ws = w; /* the weights and gradient the CSR loops use, at stride */
+	double *gs = g;
 	size_t stride = 1;
 	struct kern_csr_ahead ahead = { 0 };
 
