@@ -21,8 +21,10 @@
 #ifndef ALGORITHMS_KERNELS_H
 #define ALGORITHMS_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "data.h"
@@ -211,53 +213,176 @@ kern_axpy4(const double *restrict a, const double *restrict x0, const double *re
 		y[j] = (((y[j] + a0 * x0[j]) + a1 * x1[j]) + a2 * x2[j]) + a3 * x3[j];
 }
 
+/*
+ * The sparse loops take the weights and the gradient at a stride: the
+ * j-th weight is w[stride * j] (and the j-th gradient entry g[stride * j]).
+ * stride is 1 for plain vectors and 2 for the interleaved scratch of the
+ * CSR batch pass (kern_wg_new() below).  The order of operations does not
+ * depend on the stride, so both give the same bits.
+ */
+
 /* Sparse <w, x> for x given by nnz (col, val) pairs. */
 static inline double
-kern_sdot(const uint32_t *restrict col, const double *restrict val, size_t nnz,
-	  const double *restrict w)
+kern_sdot_s(const uint32_t *restrict col, const double *restrict val, size_t nnz,
+	    const double *restrict w, size_t stride)
 {
 	double s0 = 0.0, s1 = 0.0;
 	size_t k = 0;
 
 	for (; k + 2 <= nnz; k += 2) {
-		s0 += val[k] * w[col[k]];
-		s1 += val[k + 1] * w[col[k + 1]];
+		s0 += val[k] * w[stride * col[k]];
+		s1 += val[k + 1] * w[stride * col[k + 1]];
 	}
 	if (k < nnz)
-		s0 += val[k] * w[col[k]];
+		s0 += val[k] * w[stride * col[k]];
 	return s0 + s1;
+}
+
+static inline double
+kern_sdot(const uint32_t *restrict col, const double *restrict val, size_t nnz,
+	  const double *restrict w)
+{
+	return kern_sdot_s(col, val, nnz, w, 1);
 }
 
 /* Sparse ||x||^2 and <w, x>. */
 static inline double
-kern_sdot_sqnorm(const uint32_t *restrict col, const double *restrict val, size_t nnz,
-		 const double *restrict w, double *ret_nn)
+kern_sdot_sqnorm_s(const uint32_t *restrict col, const double *restrict val, size_t nnz,
+		   const double *restrict w, size_t stride, double *ret_nn)
 {
 	double s0 = 0.0, s1 = 0.0, n0 = 0.0, n1 = 0.0;
 	size_t k = 0;
 
 	for (; k + 2 <= nnz; k += 2) {
-		s0 += val[k] * w[col[k]];
-		s1 += val[k + 1] * w[col[k + 1]];
+		s0 += val[k] * w[stride * col[k]];
+		s1 += val[k + 1] * w[stride * col[k + 1]];
 		n0 += val[k] * val[k];
 		n1 += val[k + 1] * val[k + 1];
 	}
 	if (k < nnz) {
-		s0 += val[k] * w[col[k]];
+		s0 += val[k] * w[stride * col[k]];
 		n0 += val[k] * val[k];
 	}
 	*ret_nn = n0 + n1;
 	return s0 + s1;
 }
 
+static inline double
+kern_sdot_sqnorm(const uint32_t *restrict col, const double *restrict val, size_t nnz,
+		 const double *restrict w, double *ret_nn)
+{
+	return kern_sdot_sqnorm_s(col, val, nnz, w, 1, ret_nn);
+}
+
 /* Sparse g += a x.  Columns of a row are distinct (data.h), so the
  * scattered stores never alias each other. */
+static inline void
+kern_saxpy_s(double a, const uint32_t *restrict col, const double *restrict val, size_t nnz,
+	     double *restrict g, size_t stride)
+{
+	for (size_t k = 0; k < nnz; k++)
+		g[stride * col[k]] += a * val[k];
+}
+
 static inline void
 kern_saxpy(double a, const uint32_t *restrict col, const double *restrict val, size_t nnz,
 	   double *restrict g)
 {
-	for (size_t k = 0; k < nnz; k++)
-		g[col[k]] += a * val[k];
+	kern_saxpy_s(a, col, val, nnz, g, 1);
+}
+
+/*
+ * The interleaved scratch of a large CSR batch pass: wg[2 j] = w_j and
+ * wg[2 j + 1] = g_j for j < d, so that an entry's weight (read by the
+ * margin) and gradient (updated by the axpy) share one cache line.  A CSR
+ * entry touches a scattered column; with w and g apart that is two cache
+ * lines missing L1 per entry, interleaved it is one, and the axpy of a
+ * block of rows finds the lines its margins just brought in (a block of 8
+ * rows of 50 entries is 400 lines, 25 KB, inside L1).  bench/kernels.c
+ * measures the gain (docs/algorithms/kernels.md).
+ *
+ * The pass adds to wg[2 j + 1] exactly the terms, in exactly the order,
+ * it would add to g[j], starting from g[j]'s value, and kern_wg_done()
+ * copies the sums back: the same bits as the plain loops.  Filling and
+ * emptying the scratch reads and writes 2 d doubles, so the pass uses it
+ * only when the batch has at least KERN_WG_MIN_PER_D * d entries
+ * (kern_wg_worth()); NULL (out of memory) means the plain loops.
+ */
+#define KERN_WG_MIN_PER_D 4
+
+static inline bool
+kern_wg_worth(size_t entries, size_t d)
+{
+	return d > 0 && entries / KERN_WG_MIN_PER_D >= d;
+}
+
+static inline double *
+kern_wg_new(const double *restrict w, const double *restrict g, size_t d)
+{
+	double *wg = malloc(2 * d * sizeof(*wg));
+
+	if (wg != NULL)
+		for (size_t j = 0; j < d; j++) {
+			wg[2 * j] = w[j];
+			wg[2 * j + 1] = g[j];
+		}
+	return wg;
+}
+
+/* g_j = wg[2 j + 1] for j < d, and frees wg (NULL: nothing to do). */
+static inline void
+kern_wg_done(double *wg, double *restrict g, size_t d)
+{
+	if (wg == NULL)
+		return;
+	for (size_t j = 0; j < d; j++)
+		g[j] = wg[2 * j + 1];
+	free(wg);
+}
+
+/*
+ * A sequential CSR pass streams col and val: KERN_CSR_AHEAD entries
+ * (8 KiB of values, 4 KiB of indices) ahead of the row being updated, it
+ * asks for their lines into L2, a few at a time as the pass advances
+ * (kern_csr_ahead_to(), called per row), so that memory keeps streaming
+ * while the core works on the scattered updates.  The hardware prefetcher
+ * alone stops when the loads stop, and a burst per block stalled the loads
+ * (docs/algorithms/kernels.md).  A hint: no effect on results.
+ */
+#define KERN_CSR_AHEAD 1024
+
+struct kern_csr_ahead {
+	const uint32_t *col;
+	const double *val;
+	size_t vnext, cnext, end; /* values [.., vnext), indices [.., cnext) asked for */
+};
+
+static inline void
+kern_csr_ahead_init(struct kern_csr_ahead *a, const uint32_t *col, const double *val, size_t begin,
+		    size_t end)
+{
+	a->col = col;
+	a->val = val;
+	a->vnext = a->cnext = begin;
+	a->end = end;
+}
+
+/* Asks for the entries up to p + KERN_CSR_AHEAD (not beyond the end). */
+static inline void
+kern_csr_ahead_to(struct kern_csr_ahead *a, size_t p)
+{
+#if defined(__GNUC__)
+	size_t to = p + KERN_CSR_AHEAD < a->end ? p + KERN_CSR_AHEAD : a->end;
+
+	/* addresses 64 bytes apart: one request per cache line */
+	for (; a->vnext < to; a->vnext += 64 / sizeof(double))
+		__builtin_prefetch(a->val + a->vnext, 0, 1);
+	for (; a->cnext < to; a->cnext += 64 / sizeof(uint32_t))
+		__builtin_prefetch(a->col + a->cnext, 0, 1);
+#else
+	(void)a;
+	(void)p;
+#endif
 }
 
 /* ---- one row of a dataset ---- */

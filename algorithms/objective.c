@@ -665,21 +665,26 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
 #define PREFETCH_AHEAD 4
 
 /*
- * The one-margin pass works on blocks of MARGIN_BLOCK rows, in three
- * steps: the block's margins (one dot product per row, and the squared
- * row norm for the clip in the same loop: the only reads of the rows from
- * memory), then its loss derivatives, weights and clips (the exp() of
- * logistic: independent across the block's rows, so their latencies
- * overlap instead of stalling every row), then its updates g += c_t x_t
- * (the rows are still in L1, so each row crosses the memory bus once).
- * The clip needs ||c_t x_t|| = |c_t| ||x_t|| before the update, and the
- * norm comes with the margin, so the fused pass reads a row once.  Row by
- * row, the dot product, the exp() and the axpy form one dependent chain
- * longer than the out-of-order window, and memory sat idle during it.
+ * The one-margin pass works on blocks of rows (DENSE_BLOCK dense rows,
+ * MARGIN_BLOCK CSR rows), in three steps: the block's margins (one dot
+ * product per row, and the squared row norm for the clip in the same
+ * loop: the only reads of the rows from memory), then its loss
+ * derivatives, weights and clips (the exp() of logistic: independent
+ * across the block's rows, so their latencies overlap instead of stalling
+ * every row), then its updates g += c_t x_t (the rows are still in L1, so
+ * each row crosses the memory bus once).  The clip needs ||c_t x_t|| =
+ * |c_t| ||x_t|| before the update, and the norm comes with the margin, so
+ * the fused pass reads a row once.  Row by row, the dot product, the exp()
+ * and the axpy form one dependent chain longer than the out-of-order
+ * window, and memory sat idle during it.
  *
  * Dense rows go through the block kernels of kernels.h (struct kern_ops,
  * the widest copy the CPU runs: AVX-512F, AVX2 or SSE2; the same bits on
- * each); CSR rows through the sparse loops of kernels.h.
+ * each); CSR rows through the sparse loops of kernels.h.  A CSR batch of
+ * at least KERN_WG_MIN_PER_D * d entries runs on w and g interleaved in
+ * one scratch array (kern_wg_new(): one scattered cache line per entry
+ * instead of two), and a sequential CSR pass asks for its col and val
+ * bytes KERN_CSR_AHEAD entries ahead, row by row (kern_csr_ahead_to()).
  *
  * Summation order: g[j] receives c_t x_tj row after row, in the order of
  * idx (or 0..m-1), exactly as m objective_grad() calls would add them, and
@@ -690,9 +695,11 @@ objective_grad(const struct objective *o, const struct dataset *ds, size_t i, co
  * A sequential pass over dense rows asks, at each block, for the bytes
  * SEQ_AHEAD_BYTES beyond the block: the hardware prefetcher alone leaves
  * bandwidth unused while the core computes the block's exp()s (see
- * docs/algorithms/kernels.md for the distances measured).
+ * docs/algorithms/kernels.md for the distances and block sizes measured:
+ * blocks of 4 dense rows beat 8 at 1 thread).
  */
 #define MARGIN_BLOCK    8
+#define DENSE_BLOCK     4
 #define SEQ_AHEAD_BYTES 4096
 
 static void
@@ -703,18 +710,41 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 	const bool icpt = o->p.intercept, clipped = isfinite(clip);
 	const bool weighted = o->class_weighted || o->group_weighted;
 	const bool dense = ds->layout == DATA_DENSE;
+	const size_t blk = dense ? DENSE_BLOCK : MARGIN_BLOCK;
 	const double ic = icpt_c(o), b = icpt ? ic * w[d] : 0.0, delta = o->delta;
 	double (*const dphi)(double, double, double) = o->ops->dphi;
 	const double *restrict y = ds->y;
 	const struct kern_ops *kern = kern_ops_best();
+	double *wg = NULL;    /* CSR: the interleaved scratch, wg[2 j] = w_j, wg[2 j + 1] = g_j */
+	const double *ws = w; /* the weights and gradient the CSR loops use, at stride */
+	double *gs = g;
+	size_t stride = 1;
+	struct kern_csr_ahead ahead = { 0 };
 
+	if (!dense) {
+		size_t entries = 0;
+
+		if (idx == NULL)
+			entries = ds->row_ptr[m] - ds->row_ptr[0];
+		else
+			for (size_t k = 0; k < m && !kern_wg_worth(entries, d); k++)
+				entries += ds->row_ptr[idx[k] + 1] - ds->row_ptr[idx[k]];
+		if (kern_wg_worth(entries, d) && (wg = kern_wg_new(w, g, d)) != NULL) {
+			ws = wg;
+			gs = wg + 1;
+			stride = 2;
+		}
+		if (idx == NULL)
+			kern_csr_ahead_init(&ahead, ds->col, ds->val, ds->row_ptr[0],
+					    ds->row_ptr[m]);
+	}
 	for (size_t k = 0; idx != NULL && k < m && k < PREFETCH_AHEAD; k++) {
 		data_row_prefetch(ds, idx[k]);
 		if (y != NULL)
 			kern_prefetch(y + idx[k]);
 	}
-	for (size_t k0 = 0; k0 < m; k0 += MARGIN_BLOCK) {
-		const size_t nb = m - k0 < MARGIN_BLOCK ? m - k0 : MARGIN_BLOCK;
+	for (size_t k0 = 0; k0 < m; k0 += blk) {
+		const size_t nb = m - k0 < blk ? m - k0 : blk;
 		size_t row[MARGIN_BLOCK];
 		const double *xr[MARGIN_BLOCK];
 		double c[MARGIN_BLOCK], nn[MARGIN_BLOCK];
@@ -747,10 +777,16 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 				c[t] += b;
 		} else {
 			for (size_t t = 0; t < nb; t++) {
+				const size_t p = ds->row_ptr[row[t]], q = ds->row_ptr[row[t] + 1];
+
 				if (clipped)
-					c[t] = data_row_dot_sqnorm(ds, row[t], w, &nn[t]) + b;
+					c[t] = kern_sdot_sqnorm_s(ds->col + p, ds->val + p, q - p,
+								  ws, stride, &nn[t]) +
+					       b;
 				else
-					c[t] = data_row_dot(ds, row[t], w) + b;
+					c[t] = kern_sdot_s(ds->col + p, ds->val + p, q - p, ws,
+							   stride) +
+					       b;
 			}
 		}
 		/* 2. c_t = omega_t phi'(z_t, y_t), clipped */
@@ -772,12 +808,18 @@ batch_grad_margin(const struct objective *o, const struct dataset *ds, const siz
 		if (dense)
 			kern->axpys(xr, c, nb, g, d);
 		else
-			for (size_t t = 0; t < nb; t++)
-				data_row_axpy(ds, row[t], c[t], g);
+			for (size_t t = 0; t < nb; t++) {
+				const size_t p = ds->row_ptr[row[t]], q = ds->row_ptr[row[t] + 1];
+
+				if (idx == NULL)
+					kern_csr_ahead_to(&ahead, q);
+				kern_saxpy_s(c[t], ds->col + p, ds->val + p, q - p, gs, stride);
+			}
 		if (icpt)
 			for (size_t t = 0; t < nb; t++)
 				g[d] += ic * c[t];
 	}
+	kern_wg_done(wg, g, d);
 }
 
 /* The multi-output pass: K margins, K residuals, a rank-1 update. */

@@ -216,6 +216,125 @@ START_TEST(test_csr_batch_equals_records)
 }
 END_TEST
 
+/*
+ * A CSR batch large enough for the interleaved scratch (kern_wg_new():
+ * w and g in one array, and, sequential, the col/val prefetch ahead)
+ * against the plain loops one row at a time (too few entries for the
+ * scratch): the same bits, with the clip active on some rows and without,
+ * sequential and gathered, onto a gradient that does not start at zero
+ * (the scratch must start from g's values).  Rows of 0 to 24 entries
+ * (odd and even lengths, empty rows), d = 300.
+ */
+START_TEST(test_csr_interleaved_equals_plain)
+{
+	enum { N = 400, D = 300, MAXNNZ = 24 };
+	static double val[N * MAXNNZ], y[N];
+	static uint32_t col[N * MAXNNZ];
+	static size_t row_ptr[N + 1], perm[N];
+	struct data_schema s;
+	struct objective_params p;
+	struct objective o;
+	struct err e = { 0 };
+	struct rng r;
+	struct dataset ds = { .n = N,
+			      .d = D,
+			      .layout = DATA_CSR,
+			      .row_ptr = row_ptr,
+			      .col = col,
+			      .val = val,
+			      .y = y };
+	double w[D + 1], g0[D + 1], want[D + 1], got[D + 1];
+	const double clips[2] = { 0.3, INFINITY };
+	double unclipped[D + 1];
+	size_t nnz = 0, nonempty = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.d = D;
+	s.task = TASK_BINARY;
+	s.bounds.feature_l2 = 1.0;
+	s.bounds.feature_linf = NAN;
+	s.bounds.label = s.bounds.label_lo = s.bounds.label_hi = NAN;
+	objective_params_default(&p);
+	p.intercept = true;
+	ck_assert_int_eq(objective_init(&o, objective_find("logistic"), &p, &s, &e), ERR_OK);
+	rng_splitmix_init(&r, 0x3c5);
+	for (size_t i = 0; i < N; i++) {
+		const size_t len = (size_t)rng_below(&r, MAXNNZ + 1), stripe = D / MAXNNZ;
+		row_ptr[i] = nnz;
+		for (size_t k = 0; k < len; k++) {
+			/* distinct sorted columns, one per stripe */
+			col[nnz] = (uint32_t)(k * stripe + rng_below(&r, stripe));
+			val[nnz] = rnd(&r) / 1024.0 / MAXNNZ; /* ||x|| <= 1 */
+			nnz++;
+		}
+		nonempty += len > 0;
+		y[i] = rng_uniform(&r) < 0.5 ? -1.0 : 1.0;
+		perm[i] = i;
+	}
+	row_ptr[N] = nnz;
+	for (size_t i = N - 1; i > 0; i--) { /* Fisher-Yates */
+		size_t j = (size_t)rng_below(&r, i + 1), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (size_t j = 0; j <= D; j++) {
+		w[j] = rnd(&r);
+		g0[j] = rnd(&r);
+	}
+	/* the whole batch takes the scratch, one row never does */
+	ck_assert(kern_wg_worth(nnz, D));
+	ck_assert(!kern_wg_worth(MAXNNZ, D));
+	ck_assert_uint_gt(nonempty, N / 2);
+	for (int c = 0; c < 2; c++) {
+		for (int gathered = 0; gathered < 2; gathered++) {
+			memcpy(want, g0, sizeof(want));
+			for (size_t k = 0; k < N; k++) {
+				size_t i = gathered ? perm[k] : k;
+
+				objective_batch_grad(&o, &ds, &i, 1, w, clips[c], want);
+			}
+			memcpy(got, g0, sizeof(got));
+			objective_batch_grad(&o, &ds, gathered ? perm : NULL, N, w, clips[c], got);
+			for (size_t j = 0; j <= D; j++)
+				ck_assert_msg(same_bits(got[j], want[j]),
+					      "clip %g gathered %d: g[%zu] %.17g != %.17g",
+					      clips[c], gathered, j, got[j], want[j]);
+			if (c == 1 && !gathered)
+				memcpy(unclipped, got, sizeof(got));
+		}
+	}
+	/* the clip of 0.3 was active: the clipped sum (want, c = 0) differs */
+	objective_batch_grad(&o, &ds, NULL, N, w, clips[0], memcpy(want, g0, sizeof(want)));
+	ck_assert(memcmp(want, unclipped, sizeof(want)) != 0);
+	/* the strided loops are the plain ones: stride 2 over interleaved copies */
+	{
+		static double wi[2 * D], gi[2 * D], gp[D];
+		struct rng q;
+
+		rng_splitmix_init(&q, 0x51de);
+		for (size_t j = 0; j < D; j++) {
+			wi[2 * j] = w[j];
+			gi[2 * j + 1] = gp[j] = rnd(&q);
+		}
+		for (size_t i = 0; i < N; i++) {
+			const size_t b = row_ptr[i], len = row_ptr[i + 1] - b;
+			double n1, n2, a = rnd(&q);
+
+			ck_assert(same_bits(kern_sdot_s(col + b, val + b, len, wi, 2),
+					    kern_sdot(col + b, val + b, len, w)));
+			ck_assert(same_bits(kern_sdot_sqnorm_s(col + b, val + b, len, wi, 2, &n1),
+					    kern_sdot_sqnorm(col + b, val + b, len, w, &n2)));
+			ck_assert(same_bits(n1, n2));
+			kern_saxpy_s(a, col + b, val + b, len, gi + 1, 2);
+			kern_saxpy(a, col + b, val + b, len, gp);
+		}
+		for (size_t j = 0; j < D; j++)
+			ck_assert(same_bits(gi[2 * j + 1], gp[j]));
+	}
+}
+END_TEST
+
 static Suite *
 kernels_suite(void)
 {
@@ -226,6 +345,7 @@ kernels_suite(void)
 	tcase_add_test(tc, test_dispatch);
 	tcase_add_test(tc, test_batch_equals_records);
 	tcase_add_test(tc, test_csr_batch_equals_records);
+	tcase_add_test(tc, test_csr_interleaved_equals_plain);
 	suite_add_tcase(s, tc);
 	return s;
 }
