@@ -120,6 +120,18 @@ run_lattice(struct rng *r, void *arg, size_t n)
 	noise_lattice_gaussian_prepared(r, &a->p, a->k, out_d, n, NULL);
 }
 
+/* The one-pass method's use: a call per step of 101 coordinates. */
+static void
+run_lattice_step(struct rng *r, void *arg, size_t n)
+{
+	struct lattice_arg *a = arg;
+
+	for (size_t i = 0; i < n; i++)
+		out_d[i] = 0.25;
+	for (size_t i = 0; i + 101 <= n; i += 101)
+		noise_lattice_gaussian_prepared(r, &a->p, a->k, out_d + i, 101, NULL);
+}
+
 static void
 run_dlap(struct rng *r, void *arg, size_t n)
 {
@@ -198,6 +210,12 @@ main(int argc, char **argv)
 		noise_dgauss_prepare_real(ldexp(1.0, la.k), &la.p,
 					  &e); /* sigma = 1, gamma = 2^-20 */
 		bench(&g, "lattice front end, sigma/gamma = 2^20", "coord", n, run_lattice, &la);
+		/* dp_sgd.one_pass's default at n = 10^6, d = 100: z = 4.2, p = 101, so
+		 * sigma / gamma ~ 6e7, and one call per step of p = 101 coordinates */
+		la.k = 26;
+		noise_dgauss_prepare_real(0.9 * ldexp(1.0, la.k), &la.p, &e);
+		bench(&g, "one-pass step, d = 101 per call, sigma/gamma = 6e7", "coord", n,
+		      run_lattice_step, &la);
 		noise_dgauss_prepare_real(3.7, &p, &e);
 		bench(&g, "sigma = 3.7 (small, for reference)", "sample", n, run_dgauss, &p);
 	}
