@@ -190,9 +190,12 @@ onepass_noise_init(struct onepass_noise *nz, struct rng *rng, const struct dgaus
 	nz->k = k;
 	nz->dim = dim;
 	nz->left = steps;
+	/* whole steps, at most ONEPASS_NOISE_CHUNK coordinates (at least one
+	 * step), and at least 4 chunks when the run has 4 steps or more, so
+	 * that a short run is not drawn in one go before its first step */
 	nz->chunk = dim < ONEPASS_NOISE_CHUNK ? ONEPASS_NOISE_CHUNK / dim : 1;
-	if (nz->chunk > steps)
-		nz->chunk = (size_t)steps;
+	if (nz->chunk > (steps + 3) / 4)
+		nz->chunk = (size_t)((steps + 3) / 4);
 	nz->rng = rng_split(rng, e);
 	if (nz->rng == NULL)
 		return ERR_NOMEM;
@@ -217,9 +220,10 @@ onepass_noise_mean(struct onepass_noise *nz, double *g, size_t b, struct err *e)
 			noise_start(nz, nz->cur ^ 1); /* the first step: nothing drawn yet */
 		}
 		noise_join(nz);
-		/* a failed generator drew zeros: none of them is ever added */
+		/* a failed generator drew zeros: none of them is ever added;
+		 * reported as the driver reports the run's own generator */
 		if (!rng_ok(nz->rng))
-			return err_set(e, ERR_INTERNAL, "the run failed");
+			return err_set(e, ERR_INTERNAL, "random generator failed");
 		nz->cur ^= 1;
 		nz->used = 0;
 		if (nz->left > 0)

@@ -84,8 +84,9 @@ enum err_code onepass_noisy_mean(struct rng *rng, const struct dgauss_params *no
  * The noise vectors are independent of the data and of each other, so
  * drawing step t's before step t changes no law: step t still adds
  * N_Z(0, sigma^2 I) on the lattice, exactly as onepass_noisy_mean().  The
- * draws are made by noise_dgauss_fill_wide() in chunks of
- * ONEPASS_NOISE_CHUNK coordinates (whole steps, at least one), with a
+ * draws are made by noise_dgauss_fill_wide() in chunks of whole steps
+ * (at most ONEPASS_NOISE_CHUNK coordinates but at least one step, and a
+ * quarter of the steps at most: public sizes only), with a
  * generator split from the run's (rng_split) that only the fills use: the
  * next chunk is drawn on the executor's background thread while the run
  * consumes the current one (alg_exec.background), or in place when there
@@ -121,8 +122,9 @@ enum err_code onepass_noise_init(struct onepass_noise *nz, struct rng *rng,
 /* The next step: g (dim entries, the sum of b clipped terms) <- its mean
  * plus that step's noise on the lattice, as onepass_noisy_mean().  Fails
  * with the generic error (nothing about when or where) past the planned
- * steps, on a refusal of the lattice, or when the fills' generator failed
- * (then no noise of its chunk is used). */
+ * steps or on a refusal of the lattice, and with the driver's "random
+ * generator failed" when the fills' generator failed (then no noise of
+ * its chunk is used). */
 enum err_code onepass_noise_mean(struct onepass_noise *nz, double *g, size_t b, struct err *e);
 
 /* Join a pending fill, wipe and free the buffers and the generator.

@@ -202,7 +202,8 @@ END_TEST
 
 START_TEST(test_stream_threads_identical)
 {
-	size_t steps = 400, n = steps * DIM, chunk = ONEPASS_NOISE_CHUNK / DIM;
+	/* chunks of min(16384 / 101, ceil(400 / 4)) = 100 steps */
+	size_t steps = 400, n = steps * DIM, chunk = (steps + 3) / 4;
 	double *in = malloc(n * sizeof(double)), *out[3], *ref = malloc(n * sizeof(double));
 	struct noise_i128 *wide = malloc(chunk * DIM * sizeof(*wide));
 	struct dgauss_params p = params();
@@ -212,6 +213,7 @@ START_TEST(test_stream_threads_identical)
 	ck_assert_ptr_nonnull(in);
 	ck_assert_ptr_nonnull(ref);
 	ck_assert_ptr_nonnull(wide);
+	ck_assert_uint_lt(chunk, ONEPASS_NOISE_CHUNK / DIM);
 	rng_splitmix_init(&r, 99);
 	for (size_t i = 0; i < n; i++)
 		in[i] = 2.0 * rng_uniform(&r) - 1.0;
