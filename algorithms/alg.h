@@ -113,9 +113,18 @@ struct alg_grid {
  * NULL in a run_spec means serial.  Methods split work by a public rule
  * that does not depend on the thread count, so results are the same bits
  * whatever runs them (row_order.h).
+ *
+ * background / join (both NULL, or both set): background(ctx, fn, arg)
+ * calls fn(arg) once, on another thread while the caller goes on if one is
+ * free, else before it returns; join(ctx) returns once that call has
+ * returned.  At most one background call at a time; the caller touches
+ * nothing fn uses until join().  The one-pass methods draw the next steps'
+ * noise this way (gauss_onepass.h, struct onepass_noise).
  */
 struct alg_exec {
 	void (*parallel_for)(void *ctx, size_t parts, void (*fn)(void *arg, size_t k), void *arg);
+	void (*background)(void *ctx, void (*fn)(void *arg), void *arg);
+	void (*join)(void *ctx);
 	void *ctx;
 };
 

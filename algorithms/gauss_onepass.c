@@ -3,6 +3,7 @@
  * (gauss_onepass.h).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gauss_onepass.h"
@@ -130,6 +131,127 @@ onepass_noisy_mean(struct rng *rng, const struct dgauss_params *noise, int k, do
 	if (noise_lattice_gaussian_prepared(rng, noise, k, g, d, NULL) != ERR_OK)
 		return err_set(e, ERR_INTERNAL, "the run failed");
 	return ERR_OK;
+}
+
+/* Volatile stores, so that the compiler cannot drop them as dead. */
+static void
+noise_wipe(struct noise_i128 *v, size_t n)
+{
+	volatile uint64_t *w = (volatile uint64_t *)(void *)v;
+
+	for (size_t i = 0; i < 2 * n; i++)
+		w[i] = 0;
+}
+
+static void
+noise_fill(void *arg)
+{
+	struct onepass_noise *nz = arg;
+
+	noise_dgauss_fill_wide(nz->rng, nz->params, nz->buf[nz->fill_to],
+			       nz->have[nz->fill_to] * nz->dim);
+}
+
+/* Hand the next chunk of steps to a fill of buf[to]. */
+static void
+noise_start(struct onepass_noise *nz, size_t to)
+{
+	size_t n = nz->left < nz->chunk ? (size_t)nz->left : nz->chunk;
+
+	nz->have[to] = n;
+	nz->left -= n;
+	nz->fill_to = to;
+	nz->pending = true;
+	if (nz->exec != NULL && nz->exec->background != NULL)
+		nz->exec->background(nz->exec->ctx, noise_fill, nz);
+	else
+		noise_fill(nz);
+}
+
+static void
+noise_join(struct onepass_noise *nz)
+{
+	if (!nz->pending)
+		return;
+	if (nz->exec != NULL && nz->exec->background != NULL)
+		nz->exec->join(nz->exec->ctx);
+	nz->pending = false;
+}
+
+enum err_code
+onepass_noise_init(struct onepass_noise *nz, struct rng *rng, const struct dgauss_params *p, int k,
+		   size_t dim, unsigned long steps, const struct alg_exec *exec, struct err *e)
+{
+	memset(nz, 0, sizeof(*nz));
+	if (dim == 0 || steps == 0)
+		return err_set(e, ERR_INTERNAL, "a noise stream needs steps and coordinates");
+	nz->params = p;
+	nz->exec = exec;
+	nz->k = k;
+	nz->dim = dim;
+	nz->left = steps;
+	/* whole steps, at most ONEPASS_NOISE_CHUNK coordinates (at least one
+	 * step), and at least 4 chunks when the run has 4 steps or more, so
+	 * that a short run is not drawn in one go before its first step */
+	nz->chunk = dim < ONEPASS_NOISE_CHUNK ? ONEPASS_NOISE_CHUNK / dim : 1;
+	if (nz->chunk > (steps + 3) / 4)
+		nz->chunk = (size_t)((steps + 3) / 4);
+	nz->rng = rng_split(rng, e);
+	if (nz->rng == NULL)
+		return ERR_NOMEM;
+	nz->buf[0] = calloc(nz->chunk * dim, sizeof(*nz->buf[0]));
+	nz->buf[1] = calloc(nz->chunk * dim, sizeof(*nz->buf[1]));
+	if (nz->buf[0] == NULL || nz->buf[1] == NULL) {
+		onepass_noise_free(nz);
+		return err_set(e, ERR_NOMEM, "cannot allocate the noise buffers");
+	}
+	return ERR_OK;
+}
+
+enum err_code
+onepass_noise_mean(struct onepass_noise *nz, double *g, size_t b, struct err *e)
+{
+	struct noise_i128 *row;
+
+	if (nz->used == nz->have[nz->cur]) {
+		if (!nz->pending) {
+			if (nz->left == 0)
+				return err_set(e, ERR_INTERNAL, "the run failed");
+			noise_start(nz, nz->cur ^ 1); /* the first step: nothing drawn yet */
+		}
+		noise_join(nz);
+		/* a failed generator drew zeros: none of them is ever added;
+		 * reported as the driver reports the run's own generator */
+		if (!rng_ok(nz->rng))
+			return err_set(e, ERR_INTERNAL, "random generator failed");
+		nz->cur ^= 1;
+		nz->used = 0;
+		if (nz->left > 0)
+			noise_start(nz, nz->cur ^ 1);
+	}
+	row = nz->buf[nz->cur] + nz->used * nz->dim;
+	for (size_t j = 0; j < nz->dim; j++)
+		g[j] /= (double)b;
+	if (noise_lattice_add(row, nz->k, g, nz->dim, NULL) != ERR_OK)
+		return err_set(e, ERR_INTERNAL, "the run failed");
+	noise_wipe(row, nz->dim);
+	nz->used++;
+	return ERR_OK;
+}
+
+void
+onepass_noise_free(struct onepass_noise *nz)
+{
+	noise_join(nz);
+	for (int i = 0; i < 2; i++) {
+		if (nz->buf[i] != NULL) {
+			noise_wipe(nz->buf[i], nz->chunk * nz->dim);
+			free(nz->buf[i]);
+			nz->buf[i] = NULL;
+		}
+	}
+	rng_free(nz->rng);
+	nz->rng = NULL;
 }
 
 double

@@ -79,6 +79,58 @@ enum err_code onepass_check_init(const struct run_spec *spec, const struct run_p
 enum err_code onepass_noisy_mean(struct rng *rng, const struct dgauss_params *noise, int k,
 				 double *g, size_t d, size_t b, struct err *e);
 
+/*
+ * The noise of a one-pass run drawn ahead, a chunk of steps at a time.
+ * The noise vectors are independent of the data and of each other, so
+ * drawing step t's before step t changes no law: step t still adds
+ * N_Z(0, sigma^2 I) on the lattice, exactly as onepass_noisy_mean().  The
+ * draws are made by noise_dgauss_fill_wide() in chunks of whole steps
+ * (at most ONEPASS_NOISE_CHUNK coordinates but at least one step, and a
+ * quarter of the steps at most: public sizes only), with a
+ * generator split from the run's (rng_split) that only the fills use: the
+ * next chunk is drawn on the executor's background thread while the run
+ * consumes the current one (alg_exec.background), or in place when there
+ * is none.  Either way step t gets the same noise: the chunks are drawn
+ * in order on the one generator, so results are the same bits on any
+ * number of threads.  The work of a fill depends on the noise drawn only,
+ * never on the data.  Consumed noise is wiped at once, the rest at
+ * onepass_noise_free().
+ */
+#define ONEPASS_NOISE_CHUNK 16384
+
+struct onepass_noise {
+	const struct dgauss_params *params; /* borrowed: the run's prepared noise */
+	const struct alg_exec *exec;        /* borrowed; NULL (or no background): in place */
+	struct rng *rng;                    /* owned: split from the run's; only fills use it */
+	struct noise_i128 *buf[2];          /* owned: chunk * dim entries each */
+	size_t dim, chunk;                  /* coordinates per step, steps per chunk */
+	int k;                              /* the lattice step 2^-k */
+	unsigned long left;                 /* steps not yet handed to a fill */
+	size_t have[2];                     /* steps drawn into each buffer */
+	size_t cur, used;                   /* the buffer being consumed and its steps used */
+	size_t fill_to;                     /* the buffer the pending fill writes */
+	bool pending;                       /* a fill was started and not joined */
+};
+
+/* Set up nz for a run of steps steps of dim coordinates with noise p (the
+ * run's, outliving nz) on the lattice 2^-k; splits a generator off rng.
+ * Draws nothing yet. */
+enum err_code onepass_noise_init(struct onepass_noise *nz, struct rng *rng,
+				 const struct dgauss_params *p, int k, size_t dim,
+				 unsigned long steps, const struct alg_exec *exec, struct err *e);
+
+/* The next step: g (dim entries, the sum of b clipped terms) <- its mean
+ * plus that step's noise on the lattice, as onepass_noisy_mean().  Fails
+ * with the generic error (nothing about when or where) past the planned
+ * steps or on a refusal of the lattice, and with the driver's "random
+ * generator failed" when the fills' generator failed (then no noise of
+ * its chunk is used). */
+enum err_code onepass_noise_mean(struct onepass_noise *nz, double *g, size_t b, struct err *e);
+
+/* Join a pending fill, wipe and free the buffers and the generator.
+ * Idempotent; a zeroed nz is fine. */
+void onepass_noise_free(struct onepass_noise *nz);
+
 /* The work of a one-pass run (alg_ops.work): n p to read the records
  * and p a step. */
 double onepass_work(const struct run_spec *spec, const struct run_plan *plan);

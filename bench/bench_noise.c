@@ -8,7 +8,9 @@
  * = 10^3, 10^4, ..., 10^10, every decade: the samplers switch between
  * 32- and 64-bit draws and between tilt paths inside that range; the
  * issue's target is >= 10^7 per second at each),
- * also one sample per call and through the lattice front end; the discrete
+ * also one sample per call and through the lattice front end (per call of
+ * 101 coordinates as dp_sgd.one_pass drew it per step, and drawn ahead in
+ * chunks as it draws it now, struct onepass_noise); the discrete
  * Laplace; the exponential mechanism over k = 1000 weights; and, apart,
  * the non-privacy samplers of common/rng_gauss.h (the ziggurat normal and
  * the uniform direction on the sphere).  Each figure is the best
@@ -120,6 +122,37 @@ run_lattice(struct rng *r, void *arg, size_t n)
 	noise_lattice_gaussian_prepared(r, &a->p, a->k, out_d, n, NULL);
 }
 
+/* The one-pass method's use: a call per step of 101 coordinates. */
+static void
+run_lattice_step(struct rng *r, void *arg, size_t n)
+{
+	struct lattice_arg *a = arg;
+
+	for (size_t i = 0; i < n; i++)
+		out_d[i] = 0.25;
+	for (size_t i = 0; i + 101 <= n; i += 101)
+		noise_lattice_gaussian_prepared(r, &a->p, a->k, out_d + i, 101, NULL);
+}
+
+/* The same noise drawn ahead as dp_sgd.one_pass now draws it: chunks of
+ * 162 steps of 101 coordinates (onepass_noise), added a step at a time. */
+static struct noise_i128 *out_w;
+
+static void
+run_lattice_chunks(struct rng *r, void *arg, size_t n)
+{
+	struct lattice_arg *a = arg;
+	size_t chunk = 162 * 101;
+
+	for (size_t i = 0; i < n; i++)
+		out_d[i] = 0.25;
+	for (size_t i = 0; i + chunk <= n; i += chunk) {
+		noise_dgauss_fill_wide(r, &a->p, out_w, chunk);
+		for (size_t j = 0; j < chunk; j += 101)
+			noise_lattice_add(out_w + j, a->k, out_d + i + j, 101, NULL);
+	}
+}
+
 static void
 run_dlap(struct rng *r, void *arg, size_t n)
 {
@@ -163,7 +196,8 @@ main(int argc, char **argv)
 
 	out_i = malloc(n * sizeof(*out_i));
 	out_d = malloc(n * sizeof(*out_d));
-	if (n < 64 || out_i == NULL || out_d == NULL || w == NULL) {
+	out_w = malloc(162 * 101 * sizeof(*out_w));
+	if (n < 64 || out_i == NULL || out_d == NULL || out_w == NULL || w == NULL) {
 		fprintf(stderr, "usage: bench_noise [n >= 64]\n");
 		return 2;
 	}
@@ -198,6 +232,14 @@ main(int argc, char **argv)
 		noise_dgauss_prepare_real(ldexp(1.0, la.k), &la.p,
 					  &e); /* sigma = 1, gamma = 2^-20 */
 		bench(&g, "lattice front end, sigma/gamma = 2^20", "coord", n, run_lattice, &la);
+		/* dp_sgd.one_pass's default at n = 10^6, d = 100: z = 4.2, p = 101, so
+		 * sigma / gamma ~ 6e7, and one call per step of p = 101 coordinates */
+		la.k = 26;
+		noise_dgauss_prepare_real(0.9 * ldexp(1.0, la.k), &la.p, &e);
+		bench(&g, "one-pass step, d = 101 per call, sigma/gamma = 6e7", "coord", n,
+		      run_lattice_step, &la);
+		bench(&g, "one-pass drawn ahead, 162 x 101 per fill, 6e7", "coord", n,
+		      run_lattice_chunks, &la);
 		noise_dgauss_prepare_real(3.7, &p, &e);
 		bench(&g, "sigma = 3.7 (small, for reference)", "sample", n, run_dgauss, &p);
 	}
@@ -228,6 +270,7 @@ main(int argc, char **argv)
 	rng_free(g.openssl);
 	free(out_i);
 	free(out_d);
+	free(out_w);
 	free(w);
 	return 0;
 }

@@ -22,7 +22,10 @@
  *	         uniformly random permutation in batches of b, no noise (the
  *	         data part of the old run, a lower bound on its time);
  *	seq1     the data part of run1 alone: row_order_batch_grad over the
- *	         same batches of a sequential order, no noise, no step.
+ *	         same batches of a sequential order, no noise, no step;
+ *	noise1   the noise part of run1 alone: its steps' noise vectors
+ *	         through the same stream (struct onepass_noise, drawn ahead in
+ *	         chunks), no executor, on a zero gradient.
  *
  * It prints the median and range of each over the repetitions and the
  * ratio of each run to the streaming pass of its thread count (median of
@@ -38,6 +41,7 @@
 #include <time.h>
 
 #include "alg.h"
+#include "gauss_onepass.h"
 #include "objective.h"
 #include "row_order.h"
 #include "rows.h"
@@ -136,7 +140,7 @@ main(int argc, char **argv)
 	size_t batch = argc > 4 ? parse_size(argv[4], "batch", 0, 1e7) : 0;
 	const struct alg_ops *alg = alg_find("dp_sgd.one_pass");
 	double t_shuffle, c_shuffle;
-	double t[6][MAX_REPS], ratio[4][MAX_REPS], c[6][MAX_REPS], cr[3][MAX_REPS], c0, check = 0.0,
+	double t[7][MAX_REPS], ratio[5][MAX_REPS], c[7][MAX_REPS], cr[4][MAX_REPS], c0, check = 0.0,
 											*w, *g, gb;
 	struct data_schema sc = { 0 };
 	struct rows_builder b = { 0 };
@@ -147,8 +151,8 @@ main(int argc, char **argv)
 	struct err e = { 0 };
 	struct rng r;
 	size_t bsz, *perm, used_rows;
-	static const char *const names[6] = { "stream1", "run1",    "stream2",
-					      "run2",    "gather1", "seq1" };
+	static const char *const names[7] = { "stream1", "run1", "stream2", "run2",
+					      "gather1", "seq1", "noise1" };
 
 	if (argc > 5 || alg == NULL) {
 		fprintf(stderr, "usage: bench_onepass [n [d [reps [batch]]]]\n");
@@ -295,6 +299,35 @@ main(int argc, char **argv)
 			row_order_free(&o);
 			free(scr);
 		}
+		{
+			struct dgauss_params np;
+			struct onepass_noise nz;
+			double sigma = run_plan_value(&plan, "noise_sigma");
+			int lk = -(int)run_plan_value(&plan, "lattice_step_log2");
+
+			rng_splitmix_init(&r, 99 + (uint64_t)k);
+			if (noise_dgauss_prepare_real(ldexp(sigma, lk), &np, &e) != ERR_OK ||
+			    onepass_noise_init(&nz, &r, &np, lk, spec.dim, plan.steps, NULL, &e) !=
+				    ERR_OK) {
+				fprintf(stderr, "bench_onepass: noise: %s\n", e.msg);
+				return 1;
+			}
+			c0 = cpu_s();
+			t0 = now_s();
+			for (unsigned long st = 0; st < plan.steps; st++) {
+				memset(g, 0, spec.dim * sizeof(*g));
+				if (onepass_noise_mean(&nz, g, bsz, &e) != ERR_OK) {
+					fprintf(stderr, "bench_onepass: noise: %s\n", e.msg);
+					return 1;
+				}
+				check += g[0];
+			}
+			t[6][k] = now_s() - t0;
+			c[6][k] = cpu_s() - c0;
+			onepass_noise_free(&nz);
+		}
+		ratio[4][k] = t[6][k] / t[0][k];
+		cr[3][k] = c[6][k] / c[0][k];
 		ratio[3][k] = t[5][k] / t[0][k];
 		cr[0][k] = c[1][k] / c[0][k];
 		cr[1][k] = c[4][k] / c[0][k];
@@ -312,20 +345,23 @@ main(int argc, char **argv)
 	       n, d, gb, bsz, plan.steps, row_order_parts(bsz, spec.dim), reps, check);
 	printf("  seal-time shuffle (once per load, not in the runs): %.3f s wall, %.3f s CPU\n",
 	       t_shuffle, c_shuffle);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 7; i++)
 		summary(names[i], t[i], reps, "s");
 	summary("run1/stream1", ratio[0], reps, "x");
 	summary("run2/stream2", ratio[1], reps, "x");
 	summary("gather1/stream1", ratio[2], reps, "x");
 	summary("seq1/stream1", ratio[3], reps, "x");
+	summary("noise1/stream1", ratio[4], reps, "x");
 	printf("  CPU time of the one-thread phases:\n");
 	summary("stream1", c[0], reps, "s");
 	summary("run1", c[1], reps, "s");
 	summary("gather1", c[4], reps, "s");
 	summary("seq1", c[5], reps, "s");
+	summary("noise1", c[6], reps, "s");
 	summary("run1/stream1", cr[0], reps, "x");
 	summary("gather1/stream1", cr[1], reps, "x");
 	summary("seq1/stream1", cr[2], reps, "x");
+	summary("noise1/stream1", cr[3], reps, "x");
 	rows_builder_clear(&b);
 	free(perm);
 	free(w);

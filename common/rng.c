@@ -2,6 +2,7 @@
  * rng.c - buffered draws on top of a refill function, and the splitmix64
  * test source.  The OpenSSL source is in rng_openssl.c.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "rng.h"
@@ -27,14 +28,47 @@ splitmix_refill(struct rng *r)
 	return true;
 }
 
+static void
+splitmix_heap_destroy(struct rng *r)
+{
+	memset(r, 0, sizeof(*r));
+	free(r);
+}
+
+/* A heap splitmix seeded with the next word of r. */
+static struct rng *
+splitmix_split(struct rng *r, struct err *e)
+{
+	struct rng *c = malloc(sizeof(*c));
+
+	if (c == NULL) {
+		err_set(e, ERR_NOMEM, "cannot allocate a random generator");
+		return NULL;
+	}
+	rng_splitmix_init(c, rng_u64(r));
+	c->destroy = splitmix_heap_destroy;
+	return c;
+}
+
 void
 rng_splitmix_init(struct rng *r, uint64_t seed)
 {
 	memset(r, 0, sizeof(*r));
 	r->refill = splitmix_refill;
 	r->destroy = NULL;
+	r->split = splitmix_split;
 	r->splitmix = seed;
 	r->pos = RNG_BUFFER_BYTES; /* empty: first draw refills */
+}
+
+struct rng *
+rng_split(struct rng *r, struct err *e)
+{
+	if (r->split == NULL) {
+		err_set(e, ERR_INTERNAL, "this random generator cannot be split");
+		return NULL;
+	}
+	return r->split(r, e);
 }
 
 void

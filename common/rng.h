@@ -34,9 +34,11 @@ struct rng {
 	/* Refill buf completely; false on failure.  state is the source's. */
 	bool (*refill)(struct rng *r);
 	void (*destroy)(struct rng *r); /* frees what the source owns; may be NULL */
-	uint64_t splitmix;              /* state of the splitmix source */
-	size_t pos;                     /* next unread byte of buf */
-	bool failed;                    /* sticky: a refill failed */
+	/* An owned generator of the same kind for another thread (rng_split). */
+	struct rng *(*split)(struct rng *r, struct err *e);
+	uint64_t splitmix; /* state of the splitmix source */
+	size_t pos;        /* next unread byte of buf */
+	bool failed;       /* sticky: a refill failed */
 	unsigned char buf[RNG_BUFFER_BYTES];
 };
 
@@ -48,7 +50,17 @@ struct rng *rng_openssl_new(struct err *e);
  * caller-owned struct; nothing to free (rng_free() is not called on it). */
 void rng_splitmix_init(struct rng *r, uint64_t seed);
 
-/* Frees a generator from rng_openssl_new(); accepts NULL. */
+/*
+ * A second, owned generator of the same kind, for draws made on another
+ * thread (a generator is not thread-safe): for OpenSSL a new generator
+ * (RAND_priv_bytes keeps a private DRBG per thread; nothing is derived
+ * from r), for splitmix one seeded with the next word of r (so a seeded
+ * test stays reproducible).  Free it with rng_free().  NULL with *e set if
+ * it cannot be made.
+ */
+struct rng *rng_split(struct rng *r, struct err *e);
+
+/* Frees a generator from rng_openssl_new() or rng_split(); accepts NULL. */
 void rng_free(struct rng *r);
 
 /* True while every draw so far came from a working source. */

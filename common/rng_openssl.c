@@ -24,6 +24,13 @@ openssl_destroy(struct rng *r)
 	free(r);
 }
 
+static struct rng *
+openssl_split(struct rng *r, struct err *e)
+{
+	(void)r; /* independent: a new generator, nothing derived from r */
+	return rng_openssl_new(e);
+}
+
 struct rng *
 rng_openssl_new(struct err *e)
 {
@@ -35,6 +42,7 @@ rng_openssl_new(struct err *e)
 	}
 	r->refill = openssl_refill;
 	r->destroy = openssl_destroy;
+	r->split = openssl_split;
 	r->pos = RNG_BUFFER_BYTES;
 	if (!openssl_refill(r)) {
 		free(r);

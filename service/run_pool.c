@@ -50,6 +50,20 @@ drain(struct run_pool *p)
 	}
 }
 
+/* Run the queued background call; called with mu held, returns with it
+ * held. */
+static void
+run_background(struct run_pool *p)
+{
+	p->bg_queued = false;
+	p->bg_running = true;
+	pthread_mutex_unlock(&p->mu);
+	p->bg_fn(p->bg_arg);
+	pthread_mutex_lock(&p->mu);
+	p->bg_running = false;
+	pthread_cond_broadcast(&p->done);
+}
+
 static void *
 helper(void *arg)
 {
@@ -59,15 +73,32 @@ helper(void *arg)
 	pthread_mutex_lock(&p->mu);
 	seen = p->spawn_gen;
 	for (;;) {
-		while (!p->stop && p->gen == seen)
+		while (!p->stop && p->gen == seen && !p->bg_queued)
 			pthread_cond_wait(&p->go, &p->mu);
 		if (p->stop)
 			break;
+		if (p->bg_queued) {
+			run_background(p);
+			continue;
+		}
 		seen = p->gen;
 		drain(p);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
+}
+
+/* Start the helpers not yet started; called with mu held. */
+static void
+spawn_helpers(struct run_pool *p)
+{
+	p->spawn_gen = p->gen; /* helpers started now take the next call only */
+	while (!p->failed && p->started + 1 < p->threads) {
+		if (pthread_create(&p->tid[p->started], NULL, helper, p) != 0)
+			p->failed = true; /* fewer helpers: the same parts, the same bits */
+		else
+			p->started++;
+	}
 }
 
 static void
@@ -81,13 +112,7 @@ pool_for(void *ctx, size_t parts, void (*fn)(void *arg, size_t k), void *arg)
 		return;
 	}
 	pthread_mutex_lock(&p->mu);
-	p->spawn_gen = p->gen; /* helpers started now take the call below */
-	while (!p->failed && p->started + 1 < p->threads) {
-		if (pthread_create(&p->tid[p->started], NULL, helper, p) != 0)
-			p->failed = true; /* fewer helpers: the same parts, the same bits */
-		else
-			p->started++;
-	}
+	spawn_helpers(p);
 	p->fn = fn;
 	p->arg = arg;
 	p->parts = parts;
@@ -102,6 +127,39 @@ pool_for(void *ctx, size_t parts, void (*fn)(void *arg, size_t k), void *arg)
 	pthread_mutex_unlock(&p->mu);
 }
 
+static void
+pool_background(void *ctx, void (*fn)(void *arg), void *arg)
+{
+	struct run_pool *p = ctx;
+
+	if (p->threads <= 1) {
+		fn(arg);
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	spawn_helpers(p);
+	p->bg_fn = fn;
+	p->bg_arg = arg;
+	p->bg_queued = true;
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void
+pool_join(void *ctx)
+{
+	struct run_pool *p = ctx;
+
+	if (p->threads <= 1)
+		return;
+	pthread_mutex_lock(&p->mu);
+	if (p->bg_queued) /* no helper took it: run it here */
+		run_background(p);
+	while (p->bg_running)
+		pthread_cond_wait(&p->done, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+}
+
 void
 run_pool_init(struct run_pool *p, unsigned t)
 {
@@ -111,12 +169,15 @@ run_pool_init(struct run_pool *p, unsigned t)
 	pthread_cond_init(&p->go, NULL);
 	pthread_cond_init(&p->done, NULL);
 	p->exec.parallel_for = pool_for;
+	p->exec.background = pool_background;
+	p->exec.join = pool_join;
 	p->exec.ctx = p;
 }
 
 void
 run_pool_clear(struct run_pool *p)
 {
+	pool_join(p); /* a background call the run left unjoined */
 	pthread_mutex_lock(&p->mu);
 	p->stop = true;
 	pthread_cond_broadcast(&p->go);

@@ -9,6 +9,13 @@
  * calls (no spinning: the machine is shared).  The split and the order of
  * the reduction are the method's, fixed by public sizes only, so a run
  * gives the same bits on any pool size.
+ *
+ * background(fn, arg) (alg_exec.background) hands fn to a helper and
+ * returns; join() waits for it.  A helper that is free takes it; if none
+ * has by the time join() is called (a pool of 1, helpers that could not
+ * start), the caller runs it there.  While a helper runs it, parallel_for
+ * parts are run by the caller and the other helpers (same parts, same
+ * bits).
  */
 #ifndef SERVICE_RUN_POOL_H
 #define SERVICE_RUN_POOL_H
@@ -35,6 +42,9 @@ struct run_pool {
 	void (*fn)(void *arg, size_t k);
 	void *arg;
 	size_t parts, next, finished;
+	void (*bg_fn)(void *arg); /* the background call: queued, then running */
+	void *bg_arg;
+	bool bg_queued, bg_running;
 };
 
 /*

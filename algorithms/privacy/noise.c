@@ -933,6 +933,22 @@ noise_dgauss_fill(struct rng *r, const struct dgauss_params *g, int64_t *out, si
 	pool_wipe(&p);
 }
 
+void
+noise_dgauss_fill_wide(struct rng *r, const struct dgauss_params *g, struct noise_i128 *out,
+		       size_t n)
+{
+	struct pool p;
+
+	pool_init(&p, r);
+	for (size_t i = 0; i < n; i++) {
+		i128 y = dgauss_draw(&p, g);
+
+		out[i].lo = (uint64_t)y;
+		out[i].hi = (int64_t)(y >> 64); /* |y| < 2^115: arithmetic shift keeps the sign */
+	}
+	pool_wipe(&p);
+}
+
 int64_t
 noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
 {
@@ -1086,6 +1102,23 @@ noise_lattice_gaussian_prepared(struct rng *r, const struct dgauss_params *g, in
 	for (size_t i = 0; i < d; i++)
 		x[i] = lattice_unround(lattice_round(x[i], scale), dgauss_draw(&p, g), inv);
 	pool_wipe(&p);
+	return ERR_OK;
+}
+
+enum err_code
+noise_lattice_add(const struct noise_i128 *noise, int k, double *x, size_t d, struct err *e)
+{
+	double scale = ldexp(1.0, k), inv = ldexp(1.0, -k);
+	enum err_code rc;
+
+	rc = lattice_check(x, d, k, e);
+	if (rc != ERR_OK)
+		return rc;
+	for (size_t i = 0; i < d; i++) {
+		i128 n = (i128)((u128)(uint64_t)noise[i].hi << 64 | noise[i].lo);
+
+		x[i] = lattice_unround(lattice_round(x[i], scale), n, inv);
+	}
 	return ERR_OK;
 }
 

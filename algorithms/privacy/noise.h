@@ -140,6 +140,21 @@ int64_t noise_dgauss_sample(struct rng *r, const struct dgauss_params *p);
 /* out[i] = one sample each, i < n; cheaper per sample than the above. */
 void noise_dgauss_fill(struct rng *r, const struct dgauss_params *p, int64_t *out, size_t n);
 
+/* One exact sample kept whole: the two's complement 128-bit integer
+ * hi 2^64 + lo (no saturation: noise_dgauss_fill() clips at 2^63, which
+ * the lattice front end must not). */
+struct noise_i128 {
+	uint64_t lo;
+	int64_t hi;
+};
+
+/* out[i] = one N_Z(0, sigma^2) sample each, i < n, unclipped: the same
+ * draws as noise_lattice_gaussian_prepared() makes for n coordinates.
+ * For noise drawn ahead (on another thread, with its own generator) and
+ * added later by noise_lattice_add(). */
+void noise_dgauss_fill_wide(struct rng *r, const struct dgauss_params *p, struct noise_i128 *out,
+			    size_t n);
+
 /* --- Lattice front end -------------------------------------------------- */
 
 /* The norm whose sensitivity the rounding raises: l2 (Gaussian), l1
@@ -177,6 +192,13 @@ enum err_code noise_lattice_gaussian(struct rng *r, double sigma, int k, double 
  * (p from noise_dgauss_prepare_real(ldexp(sigma, k))). */
 enum err_code noise_lattice_gaussian_prepared(struct rng *r, const struct dgauss_params *p, int k,
 					      double *x, size_t d, struct err *e);
+
+/* x[i] = gamma (round(x[i] / gamma) + noise[i]), gamma = 2^-k, i < d:
+ * noise_lattice_gaussian_prepared() with its samples drawn beforehand by
+ * noise_dgauss_fill_wide() (independent of x, so drawing them earlier
+ * changes no law).  Errors and privacy as noise_lattice_gaussian(). */
+enum err_code noise_lattice_add(const struct noise_i128 *noise, int k, double *x, size_t d,
+				struct err *e);
 
 /* x[i] = gamma (round(x[i] / gamma) + Lap_Z(b / gamma)), b in real units;
  * b / gamma must be in the discrete Laplace range and is used exactly.

@@ -123,6 +123,7 @@ struct sgd_state {
 	double step_size;
 	int lattice_k;              /* noise lattice step 2^-k */
 	struct dgauss_params noise; /* N_Z(0, (sigma 2^k)^2), prepared once per run */
+	struct onepass_noise nz;    /* owned: that noise drawn ahead (gauss_onepass.h) */
 	struct row_order order;     /* owned: positions t b .. (t + 1) b - 1 are batch t + 1 */
 	double *parts;              /* owned: row_order_parts(b, dim) * dim, the slices' sums */
 	double *x;                  /* owned: current iterate, dim */
@@ -361,7 +362,13 @@ sgd_init(void *state, const struct run_spec *spec, const struct run_plan *plan,
 		return rc;
 #endif
 	/* After the testing hook, which may scale sigma (mutation twins). */
-	return noise_dgauss_prepare_real(ldexp(s->sigma, s->lattice_k), &s->noise, e);
+	rc = noise_dgauss_prepare_real(ldexp(s->sigma, s->lattice_k), &s->noise, e);
+	if (rc != ERR_OK)
+		return rc;
+	/* Every step's noise from a generator split off rng, drawn ahead on
+	 * the executor's background thread when it has one. */
+	return onepass_noise_init(&s->nz, rng, &s->noise, s->lattice_k, s->dim, s->steps, s->exec,
+				  e);
 }
 
 static enum err_code
@@ -380,7 +387,7 @@ sgd_step(void *state, struct err *e)
 			     d, s->parts, s->exec);
 	/* The mean is of gradients clipped to G: far inside the lattice's
 	 * range, so a refusal here is a bug, reported like any failure. */
-	if (onepass_noisy_mean(s->rng, &s->noise, s->lattice_k, s->g, d, s->b, e) != ERR_OK)
+	if (onepass_noise_mean(&s->nz, s->g, s->b, e) != ERR_OK)
 		return err_failed(e);
 #ifdef DPOPT_TESTING
 	if (s->hook != NULL && s->hook->release != NULL)
@@ -422,6 +429,7 @@ sgd_fini(void *state)
 {
 	struct sgd_state *s = state;
 
+	onepass_noise_free(&s->nz);
 	row_order_free(&s->order);
 	free(s->parts);
 	s->parts = NULL;
@@ -437,8 +445,9 @@ const struct alg_ops alg_sgd_one_pass = {
 	/* 2: exact discrete Gaussian noise on a lattice; 3: objective instances
 	 * (intercept, regularizers, weights; hinge, huber, multiclass), the
 	 * batch gradient through objective_batch_grad; 4: the sequential
-	 * order (row_order.h) and the batch split over the executor */
-	.version = 4,
+	 * order (row_order.h) and the batch split over the executor; 5: the
+	 * noise drawn ahead with a split generator (onepass_noise) */
+	.version = 5,
 	.doc = "Projected noisy minibatch SGD over an l2 ball, one pass: a random order drawn "
 	       "independently of the data (a rotation and a permutation of large row blocks over "
 	       "the order the rows were shuffled into at load) splits the records into floor(n / "

@@ -961,10 +961,14 @@ START_TEST(test_cancel)
 END_TEST
 
 /* A splitmix generator whose refill counts, and fails from call fail_at
- * on (0 = never). */
+ * on (0 = never).  Generators split off it (rng_split: dp_sgd.one_pass
+ * draws its noise with one) count into and fail with the root's count,
+ * so a failure injected there is one of the run's generators failing.
+ * The runs here have no executor: the splits draw on this thread. */
 struct counting_rng {
 	struct rng r; /* first: the algorithms see only this */
 	bool (*inner)(struct rng *r);
+	struct counting_rng *root; /* the one counting: itself, or the split's parent's root */
 	unsigned long refills;
 	unsigned long fail_at;
 };
@@ -972,12 +976,36 @@ struct counting_rng {
 static bool
 counting_refill(struct rng *r)
 {
-	struct counting_rng *c = (struct counting_rng *)r;
+	struct counting_rng *c = ((struct counting_rng *)r)->root;
 
 	c->refills++;
 	if (c->fail_at != 0 && c->refills >= c->fail_at)
 		return false;
-	return c->inner(r);
+	return ((struct counting_rng *)r)->inner(r);
+}
+
+static void
+counting_free(struct rng *r)
+{
+	free(r);
+}
+
+static struct rng *
+counting_split(struct rng *r, struct err *e)
+{
+	struct counting_rng *c = calloc(1, sizeof(*c));
+
+	if (c == NULL) {
+		err_set(e, ERR_NOMEM, "cannot allocate a random generator");
+		return NULL;
+	}
+	rng_splitmix_init(&c->r, rng_u64(r));
+	c->inner = c->r.refill;
+	c->r.refill = counting_refill;
+	c->r.split = counting_split;
+	c->r.destroy = counting_free;
+	c->root = ((struct counting_rng *)r)->root;
+	return &c->r;
 }
 
 static void
@@ -986,6 +1014,8 @@ counting_init(struct counting_rng *c, uint64_t seed, unsigned long fail_at)
 	rng_splitmix_init(&c->r, seed);
 	c->inner = c->r.refill;
 	c->r.refill = counting_refill;
+	c->r.split = counting_split;
+	c->root = c;
 	c->refills = 0;
 	c->fail_at = fail_at;
 }

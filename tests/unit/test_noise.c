@@ -974,6 +974,57 @@ START_TEST(test_lattice_gaussian)
 }
 END_TEST
 
+/* noise_dgauss_fill_wide() then noise_lattice_add() is
+ * noise_lattice_gaussian_prepared() bit for bit (the same draws in the
+ * same order), and its samples are noise_dgauss_fill()'s (no saturation
+ * in range), at the one-pass scale sigma = 0.9 2^26 and at sigma = 3. */
+START_TEST(test_lattice_add_matches)
+{
+	static const double sig[] = { 0.9 * 67108864.0, 3.0 };
+	size_t n = 5000;
+	double *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+	struct noise_i128 *w = malloc(n * sizeof(*w));
+	int64_t *y = samples(n);
+	struct err e = { 0 };
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(w);
+	for (size_t k = 0; k < 2; k++) {
+		struct dgauss_params p = dg_params_real(sig[k]);
+		struct rng r;
+
+		for (size_t i = 0; i < n; i++)
+			a[i] = b[i] = ldexp((double)i - 2500.0, -3);
+		rng_splitmix_init(&r, 61 + k);
+		ck_assert_int_eq(noise_lattice_gaussian_prepared(&r, &p, 26, a, n, &e), ERR_OK);
+		rng_splitmix_init(&r, 61 + k);
+		noise_dgauss_fill_wide(&r, &p, w, n);
+		ck_assert_int_eq(noise_lattice_add(w, 26, b, n, &e), ERR_OK);
+		ck_assert_msg(memcmp(a, b, n * sizeof(*a)) == 0,
+			      "fill_wide + lattice_add differs from the prepared lattice call");
+		rng_splitmix_init(&r, 61 + k);
+		noise_dgauss_fill(&r, &p, y, n);
+		for (size_t i = 0; i < n; i++) {
+			ck_assert_int_eq(w[i].hi, y[i] < 0 ? -1 : 0);
+			ck_assert_uint_eq(w[i].lo, (uint64_t)y[i]);
+		}
+	}
+	/* a value beyond 64 bits and a refused x */
+	w[0].hi = 1;
+	w[0].lo = 0;
+	a[0] = 0.0;
+	ck_assert_int_eq(noise_lattice_add(w, 0, a, 1, &e), ERR_OK);
+	ck_assert(a[0] == 0x1p64);
+	a[0] = INFINITY;
+	ck_assert_int_eq(noise_lattice_add(w, 0, a, 1, &e), ERR_NUMERIC);
+	free(a);
+	free(b);
+	free(w);
+	free(y);
+}
+END_TEST
+
 START_TEST(test_lattice_laplace)
 {
 	struct err e = { 0 };
@@ -1313,6 +1364,7 @@ noise_suite(void)
 	tcase_add_test(unit, test_failing_generator);
 	tcase_add_test(unit, test_bigint);
 	tcase_add_test(unit, test_scripted);
+	tcase_add_test(unit, test_lattice_add_matches);
 	tcase_set_timeout(unit, 60);
 	suite_add_tcase(s, unit);
 
