@@ -61,6 +61,21 @@ auth_parse(const char *header, struct auth_key *ret, struct err *e)
 	return ERR_OK;
 }
 
+/* 64 lower-case hex digits to 32 bytes; false on anything else. */
+static bool
+hex32(const char *hex, unsigned char out[32])
+{
+	for (int i = 0; i < 64; i++) {
+		char c = hex[i];
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+		if (v < 0)
+			return false;
+		out[i / 2] = (unsigned char)(i % 2 == 0 ? v << 4 : out[i / 2] | v);
+	}
+	return hex[64] == '\0';
+}
+
 enum err_code
 auth_verify_row(const PGresult *res, const struct auth_key *key, struct auth *ret, struct err *e)
 {
@@ -70,13 +85,8 @@ auth_verify_row(const PGresult *res, const struct auth_key *key, struct auth *re
 	if (PQntuples(res) != 1 || PQnfields(res) < 3)
 		return unauthenticated(e);
 	stored_hex = PQgetvalue(res, 0, 2);
-	if (strlen(stored_hex) != 64)
-		return unauthenticated(e);
-	for (int i = 0; i < 32; i++) {
-		sscanf(stored_hex + 2 * i, "%2hhx", &stored[i]);
-		sscanf(key->hash_hex + 2 * i, "%2hhx", &want[i]);
-	}
-	if (CRYPTO_memcmp(want, stored, 32) != 0)
+	if (!hex32(stored_hex, stored) || !hex32(key->hash_hex, want) ||
+	    CRYPTO_memcmp(want, stored, 32) != 0)
 		return unauthenticated(e);
 	snprintf(ret->tenant, sizeof(ret->tenant), "%s", PQgetvalue(res, 0, 0));
 	snprintf(ret->key_id, sizeof(ret->key_id), "%s", key->id);
@@ -91,8 +101,8 @@ auth_check_key(struct db_conn *db, const struct auth_key *key, struct auth *ret,
 	PGresult *res;
 	enum err_code rc;
 
-	res = db_exec(db, "SELECT " AUTH_KEY_COLUMNS " FROM api_keys k WHERE " AUTH_KEY_VALID("$1"), 1,
-		      values, PGRES_TUPLES_OK, e);
+	res = db_exec(db, "SELECT " AUTH_KEY_COLUMNS " FROM api_keys k WHERE " AUTH_KEY_VALID("$1"),
+		      1, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return err_failed(e);
 	rc = auth_verify_row(res, key, ret, e);

@@ -630,6 +630,16 @@ authenticate(struct http_ctx *ctx, struct request *rq, struct err *e)
 
 /* ROUTE_KEY_IN_READ, before the handler: the address's failure limit and
  * the header's form; the key itself is checked in the handler's read. */
+/* Each connection's libmicrohttpd memory pool: headers, the read buffer
+ * (a streamed upload's pieces come from it) and the reply's headers; JSON
+ * bodies and replies live outside it.  libmicrohttpd 0.9.75 zeroes the
+ * whole pool after every request of a kept-alive connection
+ * (MHD_pool_reset), so its size is paid per request: at 256 KiB that
+ * memset was a third of the HTTP threads' CPU on GET /v1/runs/{id}. */
+#ifndef HTTP_CONNECTION_MEMORY
+#define HTTP_CONNECTION_MEMORY (64 * 1024)
+#endif
+
 static enum err_code
 key_parse(struct http_ctx *ctx, struct request *rq, struct err *e)
 {
@@ -669,8 +679,8 @@ key_settle(struct http_ctx *ctx, struct request *rq, struct reply *reply)
 	free(reply->text);
 	reply->text = NULL;
 	reply_stream_close(reply);
-	err_set(&rq->err, ERR_RATE_LIMITED, "request rate limit of this key exceeded; retry in %u s",
-		rq->retry_after);
+	err_set(&rq->err, ERR_RATE_LIMITED,
+		"request rate limit of this key exceeded; retry in %u s", rq->retry_after);
 	rq->failed = true;
 }
 
@@ -1150,7 +1160,7 @@ http_start(struct server *srv, struct err *e)
 		(struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, ctx, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned)cfg->http_idle_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)(256 * 1024), MHD_OPTION_CONNECTION_LIMIT, ctx->conn_limit,
+		(size_t)HTTP_CONNECTION_MEMORY, MHD_OPTION_CONNECTION_LIMIT, ctx->conn_limit,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, ctx,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
 		MHD_OPTION_END);

@@ -58,8 +58,8 @@ struct request {
 	bool replied;   /* a reply was queued after the headers */
 	char allow[64]; /* methods of the path, for a 405 */
 	struct err err;
-	struct auth auth; /* ROUTE_KEY_IN_READ: filled by the handler's read */
-	struct auth_key key; /* ROUTE_KEY_IN_READ: the key to verify in the read */
+	struct auth auth;      /* ROUTE_KEY_IN_READ: filled by the handler's read */
+	struct auth_key key;   /* ROUTE_KEY_IN_READ: the key to verify in the read */
 	struct db_conn *db;    /* borrowed from the pool for the request's life */
 	struct upload *upload; /* owned: streaming upload state */
 	struct timespec started;

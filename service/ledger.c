@@ -454,15 +454,15 @@ ledger_cursor_valid(const char *cursor)
 
 /* Index of a keyed read's columns after the key's three (AUTH_KEY_COLUMNS). */
 enum {
-	LV_HEAD = 3,  /* the view's members before "entries", as a JSON object's text */
-	LV_ENTRIES,   /* the page's entries' texts, ", "-separated; NULL when none */
-	LV_NEXT,      /* the next page's cursor, NULL on the last */
-	LV_RENYI,     /* t for a renyi ledger */
+	LV_HEAD = 3, /* the view's members before "entries", as a JSON object's text */
+	LV_ENTRIES,  /* the page's entries' texts, ", "-separated; NULL when none */
+	LV_NEXT,     /* the next page's cursor, NULL on the last */
+	LV_RENYI,    /* t for a renyi ledger */
 	LV_BUDGET_EPS,
 	LV_BUDGET_DELTA,
-	LV_LEDGER,    /* the ledger's dataset id */
-	LV_PUBLIC,    /* t for a public dataset (no budget) */
-	LV_ORDERS,    /* a renyi filter's three arrays */
+	LV_LEDGER, /* the ledger's dataset id */
+	LV_PUBLIC, /* t for a public dataset (no budget) */
+	LV_ORDERS, /* a renyi filter's three arrays */
 	LV_CAPS,
 	LV_SPENT,
 };
@@ -486,8 +486,8 @@ ledger_view_text(const PGresult *res, const char *dataset_id, char **ret, struct
 		struct filter f;
 
 		rc = filter_from_text(PQgetvalue(res, 0, LV_ORDERS), PQgetvalue(res, 0, LV_CAPS),
-				      PQgetvalue(res, 0, LV_SPENT), PQgetvalue(res, 0, LV_LEDGER), &f,
-				      e);
+				      PQgetvalue(res, 0, LV_SPENT), PQgetvalue(res, 0, LV_LEDGER),
+				      &f, e);
 		if (rc != ERR_OK)
 			return rc;
 		fj = ledger_filter_json(&f, strtod(PQgetvalue(res, 0, LV_BUDGET_EPS), NULL),
@@ -530,8 +530,8 @@ ledger_view(struct db_conn *db, const struct auth_key *key, const char *dataset_
 	/* An id that is no UUID still has its key checked (401 before 404),
 	 * in the same statement, against a dataset that cannot exist. */
 	const char *values[5] = { key->id, key->hash_hex,
-				  is_uuid(dataset_id) ? dataset_id :
-							"00000000-0000-0000-0000-000000000000",
+				  is_uuid(dataset_id) ? dataset_id
+						      : "00000000-0000-0000-0000-000000000000",
 				  cursor != NULL ? cursor : "0", lim };
 	PGresult *res;
 	enum err_code rc;
@@ -569,12 +569,12 @@ ledger_view(struct db_conn *db, const struct auth_key *key, const char *dataset_
 		" d.accounting_mode = 'renyi', d.budget_epsilon, d.budget_delta, d.id, x.public,"
 		" d.filter_orders::text, d.filter_caps::text, d.spent_rdp::text"
 		" FROM datasets x JOIN datasets d ON d.id = coalesce(x.ledger_of, x.id)"
-		" LEFT JOIN LATERAL (SELECT string_agg(coalesce(l.view, " LEDGER_ENTRY_JSON("l")
-		"), ', ' ORDER BY l.id) AS entries, max(l.id) AS last"
-		" FROM (SELECT * FROM ledger_entries l WHERE l.dataset_id = d.id"
-		" AND l.id > $4::bigint ORDER BY l.id LIMIT $5::int) l) p ON true"
-		" WHERE x.id = $3::uuid AND x.tenant_id = k.tenant_id AND " AUTH_KEY_MATCH("$2")
-		") b ON true WHERE " AUTH_KEY_VALID("$1"),
+		" LEFT JOIN LATERAL (SELECT string_agg(coalesce(l.view, " LEDGER_ENTRY_JSON(
+			"l") "), ', ' ORDER BY l.id) AS entries, max(l.id) AS last"
+			     " FROM (SELECT * FROM ledger_entries l WHERE l.dataset_id = d.id"
+			     " AND l.id > $4::bigint ORDER BY l.id LIMIT $5::int) l) p ON true"
+			     " WHERE x.id = $3::uuid AND x.tenant_id = k.tenant_id "
+			     "AND " AUTH_KEY_MATCH("$2") ") b ON true WHERE " AUTH_KEY_VALID("$1"),
 		5, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return err_failed(e);

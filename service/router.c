@@ -9,9 +9,9 @@
 #include "upload.h"
 #include "util.h"
 
-#define AUTH  ROUTE_AUTH
-#define JSON  ROUTE_JSON_BODY
-#define OWNER ROUTE_OWNER
+#define AUTH    ROUTE_AUTH
+#define JSON    ROUTE_JSON_BODY
+#define OWNER   ROUTE_OWNER
 #define KEYREAD ROUTE_KEY_IN_READ
 
 static const struct route routes[] = {

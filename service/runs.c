@@ -75,8 +75,9 @@ runs_view_keyed(struct db_conn *db, const struct auth_key *key, const char *id,
 
 	res = db_exec(db,
 		      "SELECT " AUTH_KEY_COLUMNS ", (SELECT " RUN_JSON " FROM runs r"
-		      " WHERE r.id = $3::uuid AND r.tenant_id = k.tenant_id AND " AUTH_KEY_MATCH("$2")
-		      ") FROM api_keys k WHERE " AUTH_KEY_VALID("$1"),
+		      " WHERE r.id = $3::uuid AND r.tenant_id = k.tenant_id"
+		      " AND " AUTH_KEY_MATCH("$2") ")"
+						   " FROM api_keys k WHERE " AUTH_KEY_VALID("$1"),
 		      3, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return err_failed(e);

@@ -586,8 +586,8 @@ START_TEST(test_auth_failure_throttle)
 		/* Every other one on a read that checks its key itself
 		 * (ROUTE_KEY_IN_READ): its failures count the same. */
 		h_http(&srv, "GET",
-		       i % 2 == 0 ? "/v1/datasets" :
-				    "/v1/runs/00000000-0000-4000-8000-000000000000",
+		       i % 2 == 0 ? "/v1/datasets"
+				  : "/v1/runs/00000000-0000-4000-8000-000000000000",
 		       bad, NULL, NULL, 0, NULL, &r);
 		n401 += r.status == 401;
 		n429 += r.status == 429;
