@@ -3,6 +3,7 @@
 # limit: PostgreSQL on the same cluster driven by pgbench, interleaved.
 #
 #   bench/read_path.sh [--seconds S] [--reps R] [--conns C] [--smoke]
+#                      [--only ROW[,ROW...]]
 #                      [--build DIR | --dpoptd PATH --http-load PATH]
 #
 # Starts a private PostgreSQL (scripts/lib/pg.sh) and a release dpoptd on
@@ -25,24 +26,26 @@
 # database: p50, p99, max).  Admitted runs are executed by dpoptd's
 # workers meanwhile, as in production.  --smoke: S = 1, R = 1, C = 8 (CI:
 # that it runs and every figure is a number).  Defaults: S = 5, R = 3,
-# C = 64.
+# C = 64.  --only runs_get,budget_get: those rows alone (each still paired
+# with its limit, in the same order).
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 . scripts/lib/pg.sh
 
-SECONDS_=5 REPS=3 CONNS=64 BUILD="" BIN="" LOAD=""
+SECONDS_=5 REPS=3 CONNS=64 BUILD="" BIN="" LOAD="" ONLY=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--seconds) SECONDS_=$2; shift 2 ;;
 	--reps) REPS=$2; shift 2 ;;
 	--conns) CONNS=$2; shift 2 ;;
 	--smoke) SECONDS_=1; REPS=1; CONNS=8; shift ;;
+	--only) ONLY=",$2,"; shift 2 ;;
 	--build) BUILD=$2; shift 2 ;;   # a built build directory (relative to the root)
 	--dpoptd) BIN=$2; shift 2 ;;    # or the two programs (meson's test)
 	--http-load) LOAD=$2; shift 2 ;;
-	*) echo "usage: $0 [--seconds S] [--reps R] [--conns C] [--smoke] [--build DIR |" \
-		"--dpoptd PATH --http-load PATH]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--seconds S] [--reps R] [--conns C] [--smoke] [--only ROWS]" \
+		"[--build DIR | --dpoptd PATH --http-load PATH]" >&2; exit 2 ;;
 	esac
 done
 if [ -z "$BIN" ] || [ -z "$LOAD" ]; then
@@ -144,9 +147,12 @@ printf '%s\n' 'UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 1
 printf '%s\n' '\set aid random(1, 1000)' \
 	'UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;' >"$WORK/spread.sql"
 
+# wanted NAME: whether --only (when given) names the row
+wanted() { [ -z "$ONLY" ] || case $ONLY in *",$1,"*) true ;; *) false ;; esac; }
 # limit NAME PGBENCH-ARGS...: one pgbench run; appends "NAME limit rate p99" to results
 limit() {
 	name=$1; shift
+	wanted "$name" || return 0
 	rm -f "$WORK"/pgl*
 	$PGB -n -c "$CONNS" -j 2 -T "$SECONDS_" -l --log-prefix="$WORK/pgl" "$@" pgb >"$WORK/pgb.out" 2>&1 ||
 		{ cat "$WORK/pgb.out" >&2; exit 1; }
@@ -158,6 +164,7 @@ limit() {
 # dpopt NAME HTTP_LOAD-ARGS...
 dpopt() {
 	name=$1; shift
+	wanted "$name" || return 0
 	# shellcheck disable=SC2068
 	out=$("$LOAD" --port "$PORT" --conns "$CONNS" --seconds "$SECONDS_" --header "$H" "$@") ||
 		{ echo "$name: $out" >&2; exit 1; }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "auth.h"
 #include "datasets.h"
 #include "handlers.h"
 #include "ledger.h"
@@ -108,15 +109,21 @@ HANDLER(handle_dataset_budget)
 	char *view = NULL, *end;
 	enum err_code rc;
 
+	/* ROUTE_KEY_IN_READ: the key is checked in ledger_view()'s statement,
+	 * or here first when the request is refused before it. */
 	if (limit != NULL) {
 		v = strtoll(limit, &end, 10);
-		if (limit[0] == '\0' || *end != '\0' || v < 1 || v > LEDGER_PAGE_MAX)
+		if (limit[0] == '\0' || *end != '\0' || v < 1 || v > LEDGER_PAGE_MAX) {
+			rc = auth_check_key(rq->db, &rq->key, &rq->auth, e);
+			if (rc != ERR_OK)
+				return rc;
 			return err_set_field(e, ERR_INVALID, "limit",
 					     "'limit' must be an integer within [1, %d]",
 					     LEDGER_PAGE_MAX);
+		}
 	}
-	rc = ledger_view(rq->db, rq->auth.tenant, rq->path_id, http_query(rq, "cursor"),
-			 (unsigned)v, &view, e);
+	rc = ledger_view(rq->db, &rq->key, rq->path_id, http_query(rq, "cursor"), (unsigned)v,
+			 &rq->auth, &view, e);
 	if (rc == ERR_OK)
 		reply_json_text(ret, 200, view);
 	return rc;

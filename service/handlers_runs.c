@@ -60,7 +60,7 @@ HANDLER(handle_run_list)
 HANDLER(handle_run_get)
 {
 	char *view = NULL;
-	enum err_code rc = runs_view(rq->db, rq->auth.tenant, rq->path_id, &view, e);
+	enum err_code rc = runs_view_keyed(rq->db, &rq->key, rq->path_id, &rq->auth, &view, e);
 
 	if (rc == ERR_OK)
 		reply_json_text(ret, 200, view);

@@ -628,6 +628,62 @@ authenticate(struct http_ctx *ctx, struct request *rq, struct err *e)
 	return ERR_OK;
 }
 
+/* ROUTE_KEY_IN_READ, before the handler: the address's failure limit and
+ * the header's form; the key itself is checked in the handler's read. */
+/* Each connection's libmicrohttpd memory pool: headers, the read buffer
+ * (a streamed upload's pieces come from it) and the reply's headers; JSON
+ * bodies and replies live outside it.  libmicrohttpd 0.9.75 zeroes the
+ * whole pool after every request of a kept-alive connection
+ * (MHD_pool_reset), so its size is paid per request: at 256 KiB that
+ * memset was a third of the HTTP threads' CPU on GET /v1/runs/{id}. */
+#ifndef HTTP_CONNECTION_MEMORY
+#define HTTP_CONNECTION_MEMORY (64 * 1024)
+#endif
+
+static enum err_code
+key_parse(struct http_ctx *ctx, struct request *rq, struct err *e)
+{
+	char addr[INET6_ADDRSTRLEN];
+	enum err_code rc;
+
+	client_address(rq->conn, addr);
+	if (!ratelimit_peek(ctx->auth_fail, addr, now_seconds(), &rq->retry_after))
+		return err_set(e, ERR_RATE_LIMITED,
+			       "too many failed authentications from this address; retry in %u s",
+			       rq->retry_after);
+	rc = auth_parse(http_header(rq, MHD_HTTP_HEADER_AUTHORIZATION), &rq->key, e);
+	if (rc == ERR_UNAUTHENTICATED)
+		(void)ratelimit_take(ctx->auth_fail, addr, now_seconds(), NULL);
+	return rc;
+}
+
+/* ROUTE_KEY_IN_READ, after the handler: what authenticate() does after its
+ * lookup.  A 401 counts against the address; a verified key pays its rate
+ * whatever the handler answered (the read is done, but its reply or error
+ * is replaced by the 429). */
+static void
+key_settle(struct http_ctx *ctx, struct request *rq, struct reply *reply)
+{
+	char addr[INET6_ADDRSTRLEN];
+
+	if (rq->err.code == ERR_UNAUTHENTICATED) {
+		client_address(rq->conn, addr);
+		(void)ratelimit_take(ctx->auth_fail, addr, now_seconds(), NULL);
+		return;
+	}
+	if (rq->auth.key_id[0] == '\0' || ctx->key_rate == NULL ||
+	    ratelimit_take(ctx->key_rate, rq->auth.key_id, now_seconds(), &rq->retry_after))
+		return;
+	json_decref(reply->body);
+	reply->body = NULL;
+	free(reply->text);
+	reply->text = NULL;
+	reply_stream_close(reply);
+	err_set(&rq->err, ERR_RATE_LIMITED,
+		"request rate limit of this key exceeded; retry in %u s", rq->retry_after);
+	rq->failed = true;
+}
+
 /* Everything decided after the headers: route, auth, content type,
  * declared length, and the start of a streamed upload. */
 static enum err_code
@@ -651,7 +707,12 @@ request_begin(struct http_ctx *ctx, struct request *rq, const char *method, cons
 		rq->retry_after = 1;
 		return err_set(e, ERR_DB, "the service is shutting down");
 	}
-	if (rq->route->flags & ROUTE_AUTH) {
+	if ((rq->route->flags & (ROUTE_AUTH | ROUTE_KEY_IN_READ)) ==
+	    (ROUTE_AUTH | ROUTE_KEY_IN_READ)) {
+		rc = key_parse(ctx, rq, e);
+		if (rc != ERR_OK)
+			return rc;
+	} else if (rq->route->flags & ROUTE_AUTH) {
 		rc = authenticate(ctx, rq, e);
 		if (rc != ERR_OK)
 			return rc;
@@ -847,6 +908,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		else
 			(void)rq->route->handler(srv, rq, &reply, &rq->err);
 		rq->failed = rq->err.code != ERR_OK;
+		if (rq->route->flags & ROUTE_KEY_IN_READ)
+			key_settle(ctx, rq, &reply);
 	}
 	release_db(ctx, rq);
 	if (rq->failed) {
@@ -1097,7 +1160,7 @@ http_start(struct server *srv, struct err *e)
 		(struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->http_threads,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, ctx, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned)cfg->http_idle_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)(256 * 1024), MHD_OPTION_CONNECTION_LIMIT, ctx->conn_limit,
+		(size_t)HTTP_CONNECTION_MEMORY, MHD_OPTION_CONNECTION_LIMIT, ctx->conn_limit,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, ctx,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_ip,
 		MHD_OPTION_END);

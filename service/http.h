@@ -33,6 +33,12 @@ struct auth {
 	char key_id[65]; /* the key's id (api_keys primary key), for logs and limits */
 };
 
+/* A bearer key parsed from its header, not yet checked (auth.h). */
+struct auth_key {
+	char id[17];       /* the public id, 16 hex digits */
+	char hash_hex[65]; /* SHA-256 of the whole key, lower-case hex */
+};
+
 struct route;
 struct upload;
 
@@ -52,7 +58,8 @@ struct request {
 	bool replied;   /* a reply was queued after the headers */
 	char allow[64]; /* methods of the path, for a 405 */
 	struct err err;
-	struct auth auth;
+	struct auth auth;      /* ROUTE_KEY_IN_READ: filled by the handler's read */
+	struct auth_key key;   /* ROUTE_KEY_IN_READ: the key to verify in the read */
 	struct db_conn *db;    /* borrowed from the pool for the request's life */
 	struct upload *upload; /* owned: streaming upload state */
 	struct timespec started;
@@ -106,6 +113,12 @@ enum route_flags {
 	ROUTE_AUTH = 1u << 0,      /* needs a bearer key (and a database connection) */
 	ROUTE_JSON_BODY = 1u << 1, /* body must be application/json */
 	ROUTE_OWNER = 1u << 2,     /* only owner keys */
+	/* With ROUTE_AUTH, not ROUTE_OWNER: the handler verifies rq->key in
+	 * its own statement (auth.h) and fills rq->auth, so the request makes
+	 * one round trip, not two; http.c parses the key first, and after
+	 * the handler counts a 401 against the client address and a success
+	 * against the key's rate limit (a 429 then replaces the reply). */
+	ROUTE_KEY_IN_READ = 1u << 3,
 };
 
 struct route {

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "auth.h"
 #include "datasets.h"
 #include "ledger.h"
 #include "pgjson.h"
@@ -451,33 +452,110 @@ ledger_cursor_valid(const char *cursor)
 	return true;
 }
 
+/* Index of a keyed read's columns after the key's three (AUTH_KEY_COLUMNS). */
+enum {
+	LV_HEAD = 3, /* the view's members before "entries", as a JSON object's text */
+	LV_ENTRIES,  /* the page's entries' texts, ", "-separated; NULL when none */
+	LV_NEXT,     /* the next page's cursor, NULL on the last */
+	LV_RENYI,    /* t for a renyi ledger */
+	LV_BUDGET_EPS,
+	LV_BUDGET_DELTA,
+	LV_LEDGER, /* the ledger's dataset id */
+	LV_PUBLIC, /* t for a public dataset (no budget) */
+	LV_ORDERS, /* a renyi filter's three arrays */
+	LV_CAPS,
+	LV_SPENT,
+};
+
+/* The read's text from its row: the head object with "entries" and
+ * "next_cursor" spliced in before its closing brace, then a renyi
+ * ledger's filter; the same members, in the same order, as one
+ * json_build_object made before the entries were stored as text. */
+static enum err_code
+ledger_view_text(const PGresult *res, const char *dataset_id, char **ret, struct err *e)
+{
+	const char *head = PQgetvalue(res, 0, LV_HEAD), *entries = PQgetvalue(res, 0, LV_ENTRIES);
+	const char *next = PQgetvalue(res, 0, LV_NEXT);
+	bool has_next = !PQgetisnull(res, 0, LV_NEXT);
+	size_t n = strlen(head);
+	char *extra = NULL, *out;
+	json_t *fj = NULL;
+	enum err_code rc = ERR_OK;
+
+	if (strcmp(PQgetvalue(res, 0, LV_RENYI), "t") == 0) {
+		struct filter f;
+
+		rc = filter_from_text(PQgetvalue(res, 0, LV_ORDERS), PQgetvalue(res, 0, LV_CAPS),
+				      PQgetvalue(res, 0, LV_SPENT), PQgetvalue(res, 0, LV_LEDGER),
+				      &f, e);
+		if (rc != ERR_OK)
+			return rc;
+		fj = ledger_filter_json(&f, strtod(PQgetvalue(res, 0, LV_BUDGET_EPS), NULL),
+					strtod(PQgetvalue(res, 0, LV_BUDGET_DELTA), NULL));
+		extra = fj != NULL ? json_dumps(fj, JSON_COMPACT) : NULL;
+		json_decref(fj);
+		if (extra == NULL)
+			return err_set(e, ERR_NOMEM, "cannot build the budget view");
+	}
+	while (n > 0 && head[n - 1] != '}')
+		n--;
+	if (n == 0) {
+		free(extra);
+		return err_set(e, ERR_INTERNAL, "the budget view of dataset '%s' is malformed",
+			       dataset_id);
+	}
+	out = malloc(n + strlen(entries) + strlen(next) + (extra != NULL ? strlen(extra) : 0) + 64);
+	if (out == NULL) {
+		free(extra);
+		return err_set(e, ERR_NOMEM, "cannot build the budget view");
+	}
+	{
+		int used = sprintf(out, "%.*s, \"entries\" : [%s], \"next_cursor\" : %s%s%s",
+				   (int)(n - 1), head, entries, has_next ? "\"" : "",
+				   has_next ? next : "null", has_next ? "\"" : "");
+
+		sprintf(out + used, "%s%s}", extra != NULL ? ", \"renyi\" : " : "",
+			extra != NULL ? extra : "");
+	}
+	free(extra);
+	*ret = out;
+	return rc;
+}
+
 enum err_code
-ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, const char *cursor,
-	    unsigned limit, char **ret, struct err *e)
+ledger_view(struct db_conn *db, const struct auth_key *key, const char *dataset_id,
+	    const char *cursor, unsigned limit, struct auth *ret_auth, char **ret, struct err *e)
 {
 	char lim[16];
-	const char *values[4] = { dataset_id, tenant, cursor != NULL ? cursor : "0", lim };
-	char *base = NULL, *extra = NULL, *out;
-	json_t *fj = NULL;
+	/* An id that is no UUID still has its key checked (401 before 404),
+	 * in the same statement, against a dataset that cannot exist. */
+	const char *values[5] = { key->id, key->hash_hex,
+				  is_uuid(dataset_id) ? dataset_id
+						      : "00000000-0000-0000-0000-000000000000",
+				  cursor != NULL ? cursor : "0", lim };
 	PGresult *res;
-	bool renyi, is_public;
-	double be, bd;
 	enum err_code rc;
 
-	if (!is_uuid(dataset_id))
-		return err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
-	if (cursor != NULL && !ledger_cursor_valid(cursor))
+	if (cursor != NULL && !ledger_cursor_valid(cursor)) {
+		rc = auth_check_key(db, key, ret_auth, e);
+		if (rc != ERR_OK)
+			return rc;
 		return err_set_field(e, ERR_INVALID, "cursor",
 				     "'cursor' must be the next_cursor of a previous page");
+	}
 	snprintf(lim, sizeof(lim), "%u", limit);
-	/* One statement: the totals, one page of entries (limit of them after
-	 * the cursor, oldest first, by the index on (dataset_id, id)), the
+	/* One statement, one round trip: the key's row (auth.h), then under
+	 * its tenant and only when its hash matches, the totals as a JSON
+	 * object, one page of entries (limit of them after the cursor, oldest
+	 * first, by the index on (dataset_id, id)) as their stored texts
+	 * (0013_ledger_view.sql; LEDGER_ENTRY_JSON for older rows), the
 	 * cursor of the next page when one follows, and a renyi ledger's
 	 * filter.  Exact decimals and the entries come from PostgreSQL as
 	 * text.  A deleted dataset's ledger stays readable: its history, and
 	 * the budget that datasets sharing it still charge (issue 8, item 10). */
 	res = db_exec(
 		db,
+		"SELECT " AUTH_KEY_COLUMNS ", b.* FROM api_keys k LEFT JOIN LATERAL ("
 		"SELECT json_build_object('dataset_id', x.id, 'ledger_dataset_id', d.id,"
 		" 'accounting_mode',"
 		" d.accounting_mode, 'budget', json_build_object('epsilon', d.budget_epsilon,"
@@ -485,72 +563,29 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 		" 'spent', json_build_object('epsilon', d.spent_epsilon, 'delta',"
 		" d.spent_delta, 'indicative', d.accounting_mode = 'renyi'),"
 		" 'remaining', json_build_object('epsilon', d.budget_epsilon - d.spent_epsilon,"
-		" 'delta', d.budget_delta - d.spent_delta),"
-		" 'entries', coalesce(p.entries, '[]'::json),"
-		" 'next_cursor', CASE WHEN EXISTS (SELECT 1 FROM ledger_entries n"
-		" WHERE n.dataset_id = d.id AND n.id > p.last) THEN p.last::text END)::text,"
+		" 'delta', d.budget_delta - d.spent_delta))::text,"
+		" p.entries, CASE WHEN EXISTS (SELECT 1 FROM ledger_entries n"
+		" WHERE n.dataset_id = d.id AND n.id > p.last) THEN p.last::text END,"
 		" d.accounting_mode = 'renyi', d.budget_epsilon, d.budget_delta, d.id, x.public,"
 		" d.filter_orders::text, d.filter_caps::text, d.spent_rdp::text"
 		" FROM datasets x JOIN datasets d ON d.id = coalesce(x.ledger_of, x.id)"
-		" LEFT JOIN LATERAL (SELECT json_agg(json_build_object('run_id', q.run_id,"
-		" 'dataset_id', q.run_dataset, 'kind', q.kind, 'epsilon', q.epsilon, 'delta',"
-		" q.delta, 'rdp', q.rdp, 'event', q.event, 'created_at', q.created_at)"
-		" ORDER BY q.id) AS entries, max(q.id) AS last"
-		" FROM (SELECT l.id, l.run_id, r.dataset_id AS run_dataset, l.kind, l.epsilon,"
-		" l.delta, l.rdp, l.event, l.created_at FROM ledger_entries l"
-		" LEFT JOIN runs r ON r.id = l.run_id WHERE l.dataset_id = d.id"
-		" AND l.id > $3::bigint ORDER BY l.id LIMIT $4::int) q) p ON true"
-		" WHERE x.id = $1 AND x.tenant_id = $2",
-		4, values, PGRES_TUPLES_OK, e);
+		" LEFT JOIN LATERAL (SELECT string_agg(coalesce(l.view, " LEDGER_ENTRY_JSON(
+			"l") "), ', ' ORDER BY l.id) AS entries, max(l.id) AS last"
+			     " FROM (SELECT * FROM ledger_entries l WHERE l.dataset_id = d.id"
+			     " AND l.id > $4::bigint ORDER BY l.id LIMIT $5::int) l) p ON true"
+			     " WHERE x.id = $3::uuid AND x.tenant_id = k.tenant_id "
+			     "AND " AUTH_KEY_MATCH("$2") ") b ON true WHERE " AUTH_KEY_VALID("$1"),
+		5, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return err_failed(e);
-	rc = pgjson_one(res, "no such dataset", &base, e);
-	if (rc != ERR_OK) {
-		PQclear(res);
-		return rc;
-	}
-	renyi = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
-	be = strtod(PQgetvalue(res, 0, 2), NULL);
-	bd = strtod(PQgetvalue(res, 0, 3), NULL);
-	is_public = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
-	if (is_public) {
-		PQclear(res);
-		free(base);
-		return err_set_field(e, ERR_CONFLICT, "dataset",
-				     "dataset '%s' is public: it has no budget", dataset_id);
-	}
-	if (!renyi) {
-		PQclear(res);
-		*ret = base;
-		return ERR_OK;
-	}
-	{
-		struct filter f;
-
-		rc = filter_from_text(PQgetvalue(res, 0, 6), PQgetvalue(res, 0, 7),
-				      PQgetvalue(res, 0, 8), PQgetvalue(res, 0, 4), &f, e);
-		if (rc == ERR_OK) {
-			fj = ledger_filter_json(&f, be, bd);
-			extra = fj != NULL ? json_dumps(fj, JSON_COMPACT) : NULL;
-			if (extra == NULL)
-				rc = err_set(e, ERR_NOMEM, "cannot build the budget view");
-		}
-	}
+	rc = auth_verify_row(res, key, ret_auth, e);
+	if (rc == ERR_OK && (!is_uuid(dataset_id) || PQgetisnull(res, 0, LV_HEAD)))
+		rc = err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
+	else if (rc == ERR_OK && strcmp(PQgetvalue(res, 0, LV_PUBLIC), "t") == 0)
+		rc = err_set_field(e, ERR_CONFLICT, "dataset",
+				   "dataset '%s' is public: it has no budget", dataset_id);
+	else if (rc == ERR_OK)
+		rc = ledger_view_text(res, dataset_id, ret, e);
 	PQclear(res);
-	/* base ends with '}': splice ,"renyi":{...} in before it. */
-	out = rc == ERR_OK ? malloc(strlen(base) + strlen(extra) + 16) : NULL;
-	if (rc == ERR_OK && out == NULL)
-		rc = err_set(e, ERR_NOMEM, "cannot build the budget view");
-	if (rc == ERR_OK) {
-		size_t n = strlen(base);
-
-		while (n > 0 && base[n - 1] != '}')
-			n--;
-		sprintf(out, "%.*s, \"renyi\" : %s}", (int)(n - 1), base, extra);
-		*ret = out;
-	}
-	json_decref(fj);
-	free(extra);
-	free(base);
 	return rc;
 }

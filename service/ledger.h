@@ -56,6 +56,9 @@
 #include "privacy/event.h"
 #include "privacy/filter.h"
 
+struct auth;     /* http.h */
+struct auth_key; /* http.h */
+
 /* Step 1 of the lock order: lock the row of the ledger that pays for
  * dataset_id (its root) until the transaction ends, and write its id to
  * ret_ledger_id (may be NULL).  tenant NULL: any tenant (internal callers
@@ -129,11 +132,21 @@ enum err_code ledger_recompute_renyi(struct db_conn *db, const char *dataset_id,
  * most limit of them, oldest first, after cursor (NULL: from the first;
  * else a next_cursor an earlier page returned, ERR_INVALID naming "cursor"
  * when it is not one), and "next_cursor" (null on the last page).  One
- * statement.  Owned text. */
+ * statement, which also verifies key and fills *ret_auth (auth.h): a bad
+ * key is ERR_UNAUTHENTICATED, whatever else is wrong.  Owned text. */
 #define LEDGER_PAGE_DEFAULT 100
 #define LEDGER_PAGE_MAX     1000
-enum err_code ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id,
-			  const char *cursor, unsigned limit, char **ret, struct err *e);
+enum err_code ledger_view(struct db_conn *db, const struct auth_key *key, const char *dataset_id,
+			  const char *cursor, unsigned limit, struct auth *ret_auth, char **ret,
+			  struct err *e);
+
+/* The JSON text of ledger entry row alias a, as the budget read shows it:
+ * the expression 0013_ledger_view.sql's trigger stores in view at insert;
+ * the read builds it for rows older than that migration (view NULL). */
+#define LEDGER_ENTRY_JSON(a)                                                                       \
+	"json_build_object('run_id', " a ".run_id, 'dataset_id', (SELECT r.dataset_id FROM runs r" \
+	" WHERE r.id = " a ".run_id), 'kind', " a ".kind, 'epsilon', " a ".epsilon, 'delta', " a   \
+	".delta, 'rdp', " a ".rdp, 'event', " a ".event, 'created_at', " a ".created_at)::text"
 
 /* Whether cursor has the form of a ledger page's next_cursor (the decimal
  * id of an entry, 1 to 18 digits). */

@@ -9,9 +9,10 @@
 #include "upload.h"
 #include "util.h"
 
-#define AUTH  ROUTE_AUTH
-#define JSON  ROUTE_JSON_BODY
-#define OWNER ROUTE_OWNER
+#define AUTH    ROUTE_AUTH
+#define JSON    ROUTE_JSON_BODY
+#define OWNER   ROUTE_OWNER
+#define KEYREAD ROUTE_KEY_IN_READ
 
 static const struct route routes[] = {
 	{ "GET", "/healthz", handle_healthz, NULL, 0, NULL },
@@ -28,8 +29,8 @@ static const struct route routes[] = {
 	{ "POST", "/v1/datasets/{id}/runs", handle_run_create, NULL, AUTH | JSON, NULL },
 	{ "GET", "/v1/datasets/{id}/runs", handle_run_list, NULL, AUTH, NULL },
 	{ "POST", "/v1/datasets/{id}/runs:estimate", handle_run_estimate, NULL, AUTH | JSON, NULL },
-	{ "GET", "/v1/datasets/{id}/budget", handle_dataset_budget, NULL, AUTH, NULL },
-	{ "GET", "/v1/runs/{id}", handle_run_get, NULL, AUTH, NULL },
+	{ "GET", "/v1/datasets/{id}/budget", handle_dataset_budget, NULL, AUTH | KEYREAD, NULL },
+	{ "GET", "/v1/runs/{id}", handle_run_get, NULL, AUTH | KEYREAD, NULL },
 	{ "DELETE", "/v1/runs/{id}", handle_run_cancel, NULL, AUTH, NULL },
 	{ "GET", "/v1/runs", handle_run_list_all, NULL, AUTH, NULL },
 	{ "GET", "/v1/keys", handle_key_list, NULL, AUTH | OWNER, NULL },

@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "audit.h"
+#include "auth.h"
 #include "datasets.h"
 #include "jv.h"
 #include "ledger.h"
@@ -58,6 +59,33 @@ runs_view(struct db_conn *db, const char *tenant, const char *id, char **ret, st
 	if (res == NULL)
 		return err_failed(e);
 	rc = pgjson_one(res, "no such run", ret, e);
+	PQclear(res);
+	return rc;
+}
+
+enum err_code
+runs_view_keyed(struct db_conn *db, const struct auth_key *key, const char *id,
+		struct auth *ret_auth, char **ret, struct err *e)
+{
+	/* An id that is no UUID still has its key checked (401 before 404). */
+	const char *values[3] = { key->id, key->hash_hex,
+				  is_uuid(id) ? id : "00000000-0000-0000-0000-000000000000" };
+	PGresult *res;
+	enum err_code rc;
+
+	res = db_exec(db,
+		      "SELECT " AUTH_KEY_COLUMNS ", (SELECT " RUN_JSON " FROM runs r"
+		      " WHERE r.id = $3::uuid AND r.tenant_id = k.tenant_id"
+		      " AND " AUTH_KEY_MATCH("$2") ")"
+						   " FROM api_keys k WHERE " AUTH_KEY_VALID("$1"),
+		      3, values, PGRES_TUPLES_OK, e);
+	if (res == NULL)
+		return err_failed(e);
+	rc = auth_verify_row(res, key, ret_auth, e);
+	if (rc == ERR_OK && (!is_uuid(id) || PQgetisnull(res, 0, 3)))
+		rc = err_set(e, ERR_NOT_FOUND, "no run '%s'", id);
+	if (rc == ERR_OK && (*ret = strdup(PQgetvalue(res, 0, 3))) == NULL)
+		rc = err_set(e, ERR_NOMEM, "cannot copy a view");
 	PQclear(res);
 	return rc;
 }

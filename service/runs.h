@@ -35,6 +35,14 @@ enum err_code runs_create(struct db_conn *db, const char *tenant, const char *da
 enum err_code runs_view(struct db_conn *db, const char *tenant, const char *id, char **ret,
 			struct err *e);
 
+/* runs_view() under the request's key: one statement that also verifies
+ * key (auth.h) and fills *ret_auth; a bad key is ERR_UNAUTHENTICATED,
+ * checked before the id's form.  GET /v1/runs/{id}. */
+struct auth_key;
+struct auth;
+enum err_code runs_view_keyed(struct db_conn *db, const struct auth_key *key, const char *id,
+			      struct auth *ret_auth, char **ret, struct err *e);
+
 /* One page of a dataset's runs, oldest first, after cursor (an id). */
 enum err_code runs_list(struct db_conn *db, const char *tenant, const char *dataset_id,
 			const char *cursor, long long limit, char **ret, struct err *e);

@@ -436,9 +436,16 @@ START_TEST(test_keys_required)
 		"Bearer dpk_0123456789ABCDEF_0123456789abcdef0123456789abcdef0123456789abcdef"
 		"0123456789abcdef",
 	};
-	char ds[40], path[128], forged[128], hdr[160];
+	char ds[40], path[128], forged[128], hdr[160], run[40];
+	json_t *r;
 
 	h_dataset_sealed(&srv, owner, "1", ds);
+	r = h_run_create(&srv, owner, ds, H_RUN_BODY, run);
+	json_decref(r);
+	/* The real key reads both (the keyed reads below refuse the rest). */
+	json_decref(h_json(&srv, "GET", path_of(path, "/v1/runs/%s", run), owner, NULL, 200));
+	json_decref(
+		h_json(&srv, "GET", path_of(path, "/v1/datasets/%s/budget", ds), owner, NULL, 200));
 	/* A real key id with another secret. */
 	snprintf(forged, sizeof(forged), "%s", owner);
 	forged[strlen(forged) - 1] = forged[strlen(forged) - 1] == '0' ? '1' : '0';
@@ -460,6 +467,23 @@ START_TEST(test_keys_required)
 		h_expect_error(&srv, "GET", "/v1/algorithms", NULL, NULL, NULL, 0,
 			       i == 0 ? NULL : headers, 401, "unauthenticated", "Authorization",
 			       NULL);
+		/* The reads that check their key in their own statement
+		 * (ROUTE_KEY_IN_READ): 401 before anything else, for a real
+		 * resource, a missing one, a malformed id or a bad parameter. */
+		char keyed[6][160];
+
+		snprintf(keyed[0], sizeof(keyed[0]), "/v1/datasets/%s/budget", ds);
+		snprintf(keyed[1], sizeof(keyed[1]), "/v1/datasets/%s/budget?limit=0", ds);
+		snprintf(keyed[2], sizeof(keyed[2]), "/v1/datasets/%s/budget?cursor=x", ds);
+		snprintf(keyed[3], sizeof(keyed[3]), "/v1/runs/%s", run);
+		snprintf(keyed[4], sizeof(keyed[4]), "/v1/runs/not-a-uuid");
+		snprintf(keyed[5], sizeof(keyed[5]),
+			 "/v1/runs/00000000-0000-4000-8000-000000000000");
+		for (size_t k = 0; k < sizeof(keyed) / sizeof(*keyed); k++) {
+			h_expect_error(&srv, "GET", keyed[k], NULL, NULL, NULL, 0,
+				       i == 0 ? NULL : headers, 401, "unauthenticated",
+				       "Authorization", NULL);
+		}
 	}
 }
 END_TEST
@@ -932,6 +956,48 @@ START_TEST(test_budget_pages)
 }
 END_TEST
 
+/* Each entry's JSON is stored when it is inserted (0013_ledger_view.sql's
+ * trigger) and the budget read concatenates the stored texts; an entry
+ * older than the migration (view NULL, made here by inserting with the
+ * trigger disabled) is built by the read from LEDGER_ENTRY_JSON
+ * (service/ledger.h).  Both must agree: a copy of a stored entry without
+ * its text reads as the same JSON object. */
+START_TEST(test_budget_entry_text)
+{
+	char key[128], ds[40], path[256], run[40];
+	json_t *j, *r, *entries;
+
+	h_key_create(db, "ledgertext", "owner", key, sizeof(key));
+	h_dataset_sealed(&srv, key, "1000", ds);
+	r = h_run_create(&srv, key, ds, H_RUN_BODY, run);
+	json_decref(r);
+	ck_assert_int_eq(h_sql_ll(db,
+				  "SELECT count(*) FROM ledger_entries WHERE dataset_id = '%s'"
+				  " AND view IS NOT NULL",
+				  ds),
+			 1);
+	ck_assert_int_eq(h_sql_ll(db,
+				  "ALTER TABLE ledger_entries DISABLE TRIGGER ledger_entries_view;"
+				  " INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon,"
+				  " delta, event, rdp, created_at) SELECT dataset_id, run_id, kind,"
+				  " epsilon, delta, event, rdp, created_at FROM ledger_entries"
+				  " WHERE dataset_id = '%s';"
+				  " ALTER TABLE ledger_entries ENABLE TRIGGER ledger_entries_view;"
+				  " SELECT count(*) FROM ledger_entries WHERE dataset_id = '%s'"
+				  " AND view IS NULL",
+				  ds, ds),
+			 1);
+	j = h_json(&srv, "GET", path_of(path, "/v1/datasets/%s/budget", ds), key, NULL, 200);
+	entries = h_get(j, "entries");
+	ck_assert_int_eq(json_array_size(entries), 2);
+	ck_assert_str_eq(str(json_array_get(entries, 0), "run_id"), run);
+	ck_assert_str_eq(str(json_array_get(entries, 0), "dataset_id"), ds);
+	ck_assert_msg(json_equal(json_array_get(entries, 0), json_array_get(entries, 1)),
+		      "stored and built entries differ: %s", h_short(json_dumps(entries, 0)));
+	json_decref(j);
+}
+END_TEST
+
 /* Operations */
 
 START_TEST(test_ops_endpoints)
@@ -1030,6 +1096,7 @@ api_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_pagination);
 	tcase_add_test(tc, test_budget_pages);
+	tcase_add_test(tc, test_budget_entry_text);
 	tcase_add_test(tc, test_ops_endpoints);
 	suite_add_tcase(s, tc);
 	return s;

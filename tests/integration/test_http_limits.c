@@ -526,13 +526,27 @@ START_TEST(test_key_rate_limit)
 					   "DPOPT_RATE_LIMIT_BURST=5", NULL };
 	struct h_opts o = { .env = env };
 	struct h_server srv;
-	char db[512], k1[128], k2[128], req[512], ra[16];
+	char db[512], k1[128], k2[128], k3[128], req[512], ra[16];
 	char *reply;
 
 	h_db_create(db, sizeof(db));
 	h_key_create(db, "acme", "analyst", k1, sizeof(k1));
 	h_key_create(db, "acme", "analyst", k2, sizeof(k2));
+	h_key_create(db, "acme", "analyst", k3, sizeof(k3));
 	h_server_start(&srv, db, &o);
+	/* A read that checks its key itself (ROUTE_KEY_IN_READ) pays the same
+	 * rate, a 404 as well as a 200. */
+	for (int i = 0; i < 5; i++)
+		expect_get(&srv, "/v1/runs/00000000-0000-4000-8000-000000000000", k3, 404, 30.0);
+	snprintf(req, sizeof(req),
+		 "GET /v1/datasets/00000000-0000-4000-8000-000000000000/budget HTTP/1.1\r\n"
+		 "Host: t\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n",
+		 k3);
+	reply = raw_request(&srv, req, 10.0);
+	expect_json_error(reply, 429, "rate_limited");
+	ck_assert_msg(atoi(reply_header(reply, "Retry-After", ra, sizeof(ra))) >= 1, "%s",
+		      h_short(reply));
+	free(reply);
 	for (int i = 0; i < 5; i++)
 		expect_get(&srv, "/v1/datasets", k1, 200, 30.0);
 	snprintf(req, sizeof(req),
@@ -569,7 +583,12 @@ START_TEST(test_auth_failure_throttle)
 	for (int i = 0; i < 100; i++) {
 		struct h_resp r;
 
-		h_http(&srv, "GET", "/v1/datasets", bad, NULL, NULL, 0, NULL, &r);
+		/* Every other one on a read that checks its key itself
+		 * (ROUTE_KEY_IN_READ): its failures count the same. */
+		h_http(&srv, "GET",
+		       i % 2 == 0 ? "/v1/datasets"
+				  : "/v1/runs/00000000-0000-4000-8000-000000000000",
+		       bad, NULL, NULL, 0, NULL, &r);
 		n401 += r.status == 401;
 		n429 += r.status == 429;
 		h_resp_clear(&r);
