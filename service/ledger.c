@@ -252,8 +252,8 @@ ledger_array_parse(const char *text, double *out, unsigned max, unsigned *ret_m,
 }
 
 enum err_code
-ledger_filter_from_text(const char *orders, const char *caps, const char *spent, const char *dataset_id,
-		 struct filter *ret, struct err *e)
+ledger_filter_from_text(const char *orders, const char *caps, const char *spent,
+			const char *dataset_id, struct filter *ret, struct err *e)
 {
 	struct filter f;
 	unsigned m1 = 0, m2 = 0, m3 = 0;
@@ -292,8 +292,8 @@ ledger_load_filter(struct db_conn *db, const char *dataset_id, struct filter *re
 		PQclear(res);
 		return err_set(e, ERR_INTERNAL, "dataset '%s' has no Rényi filter", dataset_id);
 	}
-	rc = ledger_filter_from_text(PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
-			      dataset_id, ret, e);
+	rc = ledger_filter_from_text(PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1),
+				     PQgetvalue(res, 0, 2), dataset_id, ret, e);
 	PQclear(res);
 	return rc;
 }
@@ -476,7 +476,7 @@ ledger_view(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 		struct filter f;
 
 		rc = ledger_filter_from_text(PQgetvalue(res, 0, 6), PQgetvalue(res, 0, 7),
-				      PQgetvalue(res, 0, 8), PQgetvalue(res, 0, 4), &f, e);
+					     PQgetvalue(res, 0, 8), PQgetvalue(res, 0, 4), &f, e);
 		if (rc == ERR_OK) {
 			fj = ledger_filter_json(&f, be, bd);
 			extra = fj != NULL ? json_dumps(fj, JSON_COMPACT) : NULL;

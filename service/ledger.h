@@ -98,9 +98,8 @@ enum err_code ledger_filter_from_text(const char *orders, const char *caps, cons
  * vector (ledger_array_text()) and the indicative spent epsilon at
  * budget_delta (db_double_text()), for dpopt_admit() (migration 0012) to
  * write. */
-enum err_code ledger_renyi_fit(const struct filter *loaded, double budget_delta,
-			       const double *rdp, char ret_spent[LEDGER_ARRAY_TEXT],
-			       char ret_eps[32], struct err *e);
+enum err_code ledger_renyi_fit(const struct filter *loaded, double budget_delta, const double *rdp,
+			       char ret_spent[LEDGER_ARRAY_TEXT], char ret_eps[32], struct err *e);
 
 /* Check a charge is chargeable: finite, epsilon > 0, delta >= 0 (fail
  * closed: never clamp); writes the decimal texts. */

@@ -89,8 +89,8 @@ request_hash(const char *dataset_id, const json_t *doc, char ret_hex[65], struct
 /* An earlier run of this Idempotency-Key, id with its stored request hash:
  * a replay when the hashes agree (*ret_found), else ERR_CONFLICT. */
 static enum err_code
-replay(const char *id, const char *stored_hash, const char *hash, char ret_id[37],
-       bool *ret_found, struct err *e)
+replay(const char *id, const char *stored_hash, const char *hash, char ret_id[37], bool *ret_found,
+       struct err *e)
 {
 	snprintf(ret_id, 37, "%s", id);
 	if (strcmp(stored_hash, hash) != 0)
