@@ -238,12 +238,14 @@ START_TEST(test_renyi_filter_edge)
 }
 END_TEST
 
-/* Call dpopt_admit() directly for a run on ds; expect an error naming
- * want, and nothing written. */
+/* Call dpopt_admit() directly for a run on ds, whose curve and new spent
+ * vector are vec (a literal of the filter's length), with spent_old (a
+ * literal); expect an error naming want, and nothing written. */
 static void
-admit_fails(const char *ds, const char *mode, const char *spent_old, const char *want)
+admit_fails(const char *ds, const char *mode, const char *vec, const char *spent_old,
+	    const char *want)
 {
-	char sql[2048], before[256], after[256];
+	char sql[4096], before[256], after[256];
 	PGconn *pg = PQconnectdb(db);
 	PGresult *res;
 
@@ -251,11 +253,9 @@ admit_fails(const char *ds, const char *mode, const char *spent_old, const char 
 	h_ledger_snapshot(db, before, sizeof(before));
 	snprintf(sql, sizeof(sql),
 		 "SELECT * FROM dpopt_admit(gen_random_uuid(), '%s', 'acme', '%s', NULL, '00',"
-		 " 'dp_sgd.one_pass', '{}', '{}', '{}', 0.1, 0.000001, 1, 1, 60,"
-		 " '{0.001,0.001,0.001,0.001,0.001,0.001,0.001,0.001,0.001}', %s,"
-		 " '{0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5}', 0.1, 'dpopt_runs', 'acme', NULL,"
-		 " 'operator', 'cli', NULL, NULL, NULL)",
-		 ds, mode, spent_old);
+		 " 'dp_sgd.one_pass', '{}', '{}', '{}', 0.1, 0.000001, 1, 1, 60, %s, %s, %s, 0.1,"
+		 " 'dpopt_runs', 'acme', NULL, 'operator', 'cli', NULL, NULL, NULL)",
+		 ds, mode, vec, spent_old, vec);
 	res = PQexec(pg, sql);
 	ck_assert_msg(PQresultStatus(res) == PGRES_FATAL_ERROR, "dpopt_admit() answered %s",
 		      PQresStatus(PQresultStatus(res)));
@@ -272,16 +272,25 @@ admit_fails(const char *ds, const char *mode, const char *spent_old, const char 
  * a mode other than the one the run was planned for are errors. */
 START_TEST(test_admit_fails_closed)
 {
-	char ds[40], spent[MAX_ORDERS * 26 + 8], lit[MAX_ORDERS * 26 + 16];
+	char ds[40], text[MAX_ORDERS * 26 + 8], lit[MAX_ORDERS * 26 + 16];
+	char zero[MAX_ORDERS * 26 + 16];
+	double v[MAX_ORDERS];
+	unsigned m;
+	size_t used = 0;
 
 	dataset("1", "1e-4", "renyi", ds);
 	json_decref(h_run_create(&srv, owner, ds, H_RUN_BODY, NULL));
-	h_sql(db, spent, sizeof(spent), "SELECT spent_rdp::text FROM datasets WHERE id = '%s'", ds);
-	/* Not the stored vector: the empty filter's. */
-	admit_fails(ds, "renyi", "'{0,0,0,0,0,0,0,0,0}'", "is not the one checked");
-	admit_fails(ds, "renyi", "NULL", "needs its vectors");
-	snprintf(lit, sizeof(lit), "'%s'", spent);
-	admit_fails(ds, "basic", lit, "changed since the run was planned");
+	h_sql(db, text, sizeof(text), "SELECT spent_rdp::text FROM datasets WHERE id = '%s'", ds);
+	snprintf(lit, sizeof(lit), "'%s'", text);
+	/* The empty filter's vector, of the same length: not the stored one. */
+	m = parse_array(text, v);
+	used += (size_t)snprintf(zero, sizeof(zero), "'{");
+	for (unsigned i = 0; i < m; i++)
+		used += (size_t)snprintf(zero + used, sizeof(zero) - used, "%s0", i ? "," : "");
+	snprintf(zero + used, sizeof(zero) - used, "}'");
+	admit_fails(ds, "renyi", lit, zero, "is not the one checked");
+	admit_fails(ds, "renyi", lit, "NULL", "needs its vectors");
+	admit_fails(ds, "basic", lit, lit, "changed since the run was planned");
 }
 END_TEST
 
