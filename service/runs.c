@@ -153,8 +153,7 @@ check_eval(void *ctx, const struct run_request *req, struct err *e)
 }
 
 /* A version-4 UUID from the CSPRNG, in is_uuid()'s form: the id of a run,
- * drawn before its admission so that the admission's one round trip can
- * also read the run's view. */
+ * drawn before its admission (dpopt_admit() inserts it as given). */
 static enum err_code
 new_run_id(char ret[37], struct err *e)
 {
@@ -339,12 +338,13 @@ renyi_lock_fit(struct db_conn *db, const char *tenant, const struct dataset_meta
 
 /*
  * Admit the planned run: charge the ledger, insert the run, its ledger
- * entry and its audit row, announce it to the workers, and read its view,
- * in one round trip for 'basic' ("BEGIN; SELECT dpopt_admit(...); COMMIT;
- * SELECT view") and two for 'renyi' (renyi_lock_fit() first), the ledger's
- * row lock held from dpopt_admit_lock() to the COMMIT.  *ret_found for a
- * replay of the key found under the lock (ret_id: its run; no view).  A
- * refused charge gets the same ERR_BUDGET as ever; any failure rolls back.
+ * entry and its audit row and announce it to the workers, then read its
+ * view.  'basic': one statement in its own transaction, dpopt_admit()
+ * (migration 0012), so the ledger's row lock is held for one round trip;
+ * 'renyi': two (renyi_lock_fit(), then "SELECT dpopt_admit(...); COMMIT").
+ * The view is read after the COMMIT.  *ret_found for a replay of the key
+ * found under the lock (ret_id: its run; no view).  A refused charge gets
+ * the same ERR_BUDGET as ever; any failure rolls back.
  */
 static enum err_code
 admit_run(struct db_conn *db, const char *tenant, const struct dataset_meta *meta,
@@ -359,7 +359,7 @@ admit_run(struct db_conn *db, const char *tenant, const struct dataset_meta *met
 	const char *actor[AUDIT_ACTOR_COLUMNS];
 	json_t *plan_json = run_plan_json(plan, req->spec.mode);
 	struct script q = { 0 };
-	PGresult *res[2] = { NULL, NULL };
+	PGresult *res[1] = { NULL };
 	int n = 0;
 	bool in_tx = false;
 	enum err_code rc;
@@ -392,7 +392,6 @@ admit_run(struct db_conn *db, const char *tenant, const struct dataset_meta *met
 		if (rc != ERR_OK || *ret_found)
 			goto out;
 	}
-	script_add(&q, renyi ? "SELECT * FROM dpopt_admit(" : "BEGIN; SELECT * FROM dpopt_admit(");
 	{
 		const char *args[] = { a.id,
 				       meta->id,
@@ -421,26 +420,38 @@ admit_run(struct db_conn *db, const char *tenant, const struct dataset_meta *met
 				       actor[4],
 				       actor[5],
 				       a.detail };
-		size_t nargs = sizeof(args) / sizeof(args[0]);
+		int nargs = (int)(sizeof(args) / sizeof(args[0]));
 
-		for (size_t i = 0; i < nargs; i++)
-			script_lit(&q, db, args[i], i + 1 < nargs ? ", " : ")");
+		if (renyi) {
+			/* The write and the COMMIT in one round trip (the simple
+			 * protocol takes both); the transaction holds the lock
+			 * since renyi_lock_fit(). */
+			script_add(&q, "SELECT * FROM dpopt_admit(");
+			for (int i = 0; i < nargs; i++)
+				script_lit(&q, db, args[i], i + 1 < nargs ? ", " : "); COMMIT");
+			rc = exec_script(db, &q, res, 1, &n, e);
+		} else {
+			/* One statement, its own transaction (locks, charge,
+			 * rows, NOTIFY, commit): one round trip, prepared. */
+			res[0] = db_exec(
+				db,
+				"SELECT * FROM dpopt_admit($1, $2, $3, $4, $5, $6, $7,"
+				" $8::jsonb, $9::jsonb, $10::jsonb, $11, $12, $13, $14, $15,"
+				" $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,"
+				" $27::jsonb)",
+				nargs, args, PGRES_TUPLES_OK, e);
+			rc = res[0] != NULL ? ERR_OK : err_failed(e);
+			n = res[0] != NULL ? 1 : 0;
+		}
 	}
-	/* The NOTIFY (pg_notify() in the function) is delivered at COMMIT; the
-	 * view is read after it, without the lock. */
-	script_add(&q, "; COMMIT; SELECT " RUN_JSON " FROM runs r WHERE r.id = ");
-	script_lit(&q, db, a.id, " AND r.tenant_id = ");
-	script_lit(&q, db, tenant, "");
-	in_tx = true;
-	rc = exec_script(db, &q, res, 2, &n, e);
 	if (rc != ERR_OK)
 		goto out;
-	in_tx = false; /* committed */
+	in_tx = false; /* committed (or rolled back by the error) */
 	if (n < 1 || PQntuples(res[0]) != 1 || PQnfields(res[0]) != 4) {
 		rc = err_set(e, ERR_INTERNAL, "dpopt_admit() answered no row");
 	} else if (strcmp(PQgetvalue(res[0], 0, 0), "admitted") == 0) {
-		rc = n == 2 ? pgjson_one(res[1], "no such run", ret_view, e)
-			    : err_set(e, ERR_INTERNAL, "the admitted run has no view");
+		/* The view, read after the COMMIT, without the lock. */
+		rc = runs_view(db, tenant, a.id, ret_view, e);
 		if (rc == ERR_OK)
 			memcpy(ret_id, a.id, 37);
 	} else if (strcmp(PQgetvalue(res[0], 0, 0), "budget") == 0) {
@@ -462,7 +473,6 @@ out:
 	if (in_tx)
 		(void)db_command(db, "ROLLBACK", NULL);
 	PQclear(res[0]);
-	PQclear(res[1]);
 	free(q.s);
 	free(a.request);
 	free(a.plan);

@@ -7,8 +7,10 @@
 -- filter's arithmetic, algorithms/privacy/filter.c, and dpopt_admit()
 -- writes).  The lock order is service/ledger.h's: 1. the ledger's root
 -- row, 2. the dataset's own row, 3. inserts into runs, ledger_entries
--- (and audit_log).  Neither function commits: the caller sends
--- "BEGIN; SELECT ...; COMMIT" as one simple-protocol string.
+-- (and audit_log).  Neither function commits: a 'basic' admission is the
+-- one statement of its transaction; a 'renyi' one sends "BEGIN; SELECT *
+-- FROM dpopt_admit_lock(...)", then "SELECT * FROM dpopt_admit(...);
+-- COMMIT".
 --
 -- dpopt_admit_lock: steps 1 and 2 of the lock order for an admission of a
 -- run of tenant p_tenant on p_dataset, and the replay check of its
