@@ -558,8 +558,6 @@ wait_for_work(struct db_conn *db, int timeout_ms)
 		PQfreemem(n);
 }
 
-#define REQUEUE_EVERY_S 0.45 /* below the 500 ms poll of wait_for_work() */
-
 static void *
 worker_main(void *arg)
 {
@@ -568,17 +566,11 @@ worker_main(void *arg)
 	 * (db_ensure after a PostgreSQL restart) drops it, and without it
 	 * pickup falls back to the 500 ms poll. */
 	unsigned listening_on = 0;
-	/* When this worker last re-queued expired leases: at most every
-	 * REQUEUE_EVERY_S, not before every claim, so that a run announced by
-	 * NOTIFY is claimed after one round trip, not two (an idle worker
-	 * still re-queues about as often as it polls, every 500 ms; the
-	 * keeper's reaper covers a busy process). */
-	struct timespec last_requeue = { 0 }, now;
 
 	while (!atomic_load(&w->srv->stopping)) {
 		struct err e = { 0 };
 		PGresult *claim = NULL;
-		enum err_code rc = ERR_OK;
+		enum err_code rc;
 
 		if (db_ensure(w->db, &e) != ERR_OK) {
 			log_err(NULL, &e);
@@ -588,11 +580,7 @@ worker_main(void *arg)
 		if (listening_on != w->db->generation &&
 		    db_command(w->db, "LISTEN " RUNS_CHANNEL, &e) == ERR_OK)
 			listening_on = w->db->generation;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (seconds_between(&last_requeue, &now) >= REQUEUE_EVERY_S) {
-			rc = worker_requeue_expired(w->db, w->srv->cfg.max_attempts, NULL, &e);
-			last_requeue = now;
-		}
+		rc = worker_requeue_expired(w->db, w->srv->cfg.max_attempts, NULL, &e);
 		if (rc == ERR_OK)
 			rc = claim_next(w, &claim, &e);
 		if (rc == ERR_NOT_FOUND) {
