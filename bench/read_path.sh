@@ -24,8 +24,10 @@
 # load average before and after; then the time to result of 40 tiny runs
 # submitted one after the other (created_at to finished_at in the
 # database: p50, p99, max).  Admitted runs are executed by dpoptd's
-# workers meanwhile, as in production.  --smoke: S = 1, R = 1, C = 8 (CI:
-# that it runs and every figure is a number).  Defaults: S = 5, R = 3,
+# workers meanwhile, as in production; each repetition and each admission
+# pair starts once the queue is empty, so that no row pays for the backlog
+# of runs an earlier row admitted.  --smoke: S = 1, R = 1, C = 8 (CI: that
+# it runs and every figure is a number).  Defaults: S = 5, R = 3,
 # C = 64.  --only runs_get,budget_get: those rows alone (each still paired
 # with its limit, in the same order).
 set -eu
@@ -171,20 +173,33 @@ dpopt() {
 	echo "$name dpopt $(echo "$out" | sed 's/.*rate=\([0-9.]*\).*p99_ms=\([0-9.]*\).*/\1 \2/')" >>"$WORK/results"
 }
 
+# drain: wait until no run is queued or running (at most 10 minutes).
+drain() {
+	i=0
+	until [ "$(psql "$DPOPT_DATABASE_URL" -Atc "SELECT count(*) FROM runs WHERE state IN ('queued', 'running')")" = 0 ]; do
+		i=$((i + 1)); [ $i -lt 1200 ] || { echo "the queue did not drain" >&2; exit 1; }; sleep 0.5
+	done
+}
+
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$WORK/results"
 for rep in $(seq "$REPS"); do
+	drain
 	limit runs_get -S
 	dpopt runs_get --path "/v1/runs/$RUN"
 	limit budget_get -S
 	dpopt budget_get --path "/v1/datasets/$B1/budget"
+	drain
 	limit admit_one_basic -f "$WORK/one.sql"
 	dpopt admit_one_basic --method POST --body "$WORK/run.json" --path "/v1/datasets/$B2/runs"
+	drain
 	limit admit_one_renyi -f "$WORK/one.sql"
 	dpopt admit_one_renyi --method POST --body "$WORK/run.json" --path "/v1/datasets/$R1/runs"
+	drain
 	limit admit_spread_basic -f "$WORK/spread.sql"
 	# shellcheck disable=SC2086
 	dpopt admit_spread_basic --method POST --body "$WORK/run.json" $SPREAD_B
+	drain
 	limit admit_spread_renyi -f "$WORK/spread.sql"
 	# shellcheck disable=SC2086
 	dpopt admit_spread_renyi --method POST --body "$WORK/run.json" $SPREAD_R
@@ -192,10 +207,7 @@ done
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # Time to result: let the queue drain, then 40 runs one after the other.
-i=0
-until [ "$(psql "$DPOPT_DATABASE_URL" -Atc "SELECT count(*) FROM runs WHERE state IN ('queued', 'running')")" = 0 ]; do
-	i=$((i + 1)); [ $i -lt 1200 ] || { echo "the queue did not drain" >&2; exit 1; }; sleep 0.5
-done
+drain
 T0=$(psql "$DPOPT_DATABASE_URL" -Atc "SELECT now()")
 for i in $(seq 40); do
 	curl -sf -X POST "$U/v1/datasets/$(sed -n 2p "$WORK/basic")/runs" -H "$H" \

@@ -44,32 +44,39 @@ or_null(const char *s)
 	return s != NULL && s[0] != '\0' ? s : NULL;
 }
 
+void
+audit_actor_columns(const struct audit_actor *who, const char *ret[AUDIT_ACTOR_COLUMNS])
+{
+	bool cli = who->key_id[0] == '\0';
+
+	ret[0] = who->tenant;
+	ret[1] = or_null(who->key_id);
+	ret[2] = who->role;
+	ret[3] = cli ? "cli" : "api";
+	ret[4] = or_null(who->request_id);
+	ret[5] = or_null(who->address);
+}
+
 enum err_code
 audit_record(struct db_conn *db, const struct audit_actor *who, const char *action,
 	     const struct audit_target *target, const char *detail, struct err *e)
 {
 	static const struct audit_target none = { 0 };
 	const struct audit_target *t = target != NULL ? target : &none;
-	bool cli = who->key_id[0] == '\0';
-	const char *values[11] = { who->tenant,
-				   or_null(who->key_id),
-				   who->role,
-				   cli ? "cli" : "api",
-				   action,
-				   or_null(t->dataset_id),
-				   or_null(t->run_id),
-				   or_null(t->key_id),
-				   or_null(who->request_id),
-				   or_null(who->address),
-				   detail };
+	const char *a[AUDIT_ACTOR_COLUMNS];
 
+	audit_actor_columns(who, a);
 	return db_exec_command(db,
 			       "INSERT INTO audit_log (tenant_id, actor_key_id, actor_role,"
 			       " via, action, dataset_id, run_id, key_id, request_id,"
 			       " client_address, detail) VALUES ($1, $2, $3, $4, $5,"
 			       " $6::uuid, $7::uuid, $8, $9, $10,"
 			       " coalesce($11::jsonb, '{}'::jsonb))",
-			       11, values, e);
+			       11,
+			       (const char *const[]){ a[0], a[1], a[2], a[3], action,
+						      or_null(t->dataset_id), or_null(t->run_id),
+						      or_null(t->key_id), a[4], a[5], detail },
+			       e);
 }
 
 const char *

@@ -37,6 +37,13 @@ void audit_actor_from_request(const struct request *rq, struct audit_actor *ret)
  * no key, no address. */
 void audit_actor_cli(const char *tenant, struct audit_actor *ret);
 
+/* The actor's columns of an audit row, as audit_record() writes them:
+ * tenant_id, actor_key_id, actor_role, via ("api" or "cli"), request_id,
+ * client_address; NULL where absent.  For a row written by SQL of the
+ * caller's own (an admission's, dpopt_admit() of migration 0012). */
+#define AUDIT_ACTOR_COLUMNS 6
+void audit_actor_columns(const struct audit_actor *who, const char *ret[AUDIT_ACTOR_COLUMNS]);
+
 /* What an audit row names.  Absent members are NULL. */
 struct audit_target {
 	const char *dataset_id; /* a UUID */

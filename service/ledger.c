@@ -57,44 +57,15 @@ ledger_charge_text(double epsilon, double delta, char ret_eps[32], char ret_delt
 }
 
 enum err_code
-ledger_charge(struct db_conn *db, const char *dataset_id, const char *eps, const char *delta,
-	      struct err *e)
+ledger_budget_refusal(const char *eps, const char *delta, const char *rem_eps,
+		      const char *rem_delta, struct err *e)
 {
-	const char *values[3] = { dataset_id, eps, delta };
-	PGresult *res;
-
-	/* The WHERE clause is the admission test; the row is already locked. */
-	res = db_exec(db,
-		      "UPDATE datasets SET spent_epsilon = spent_epsilon + $2::numeric,"
-		      " spent_delta = spent_delta + $3::numeric WHERE id = $1"
-		      " AND spent_epsilon + $2::numeric <= budget_epsilon"
-		      " AND spent_delta + $3::numeric <= budget_delta",
-		      3, values, PGRES_COMMAND_OK, e);
-	if (res == NULL)
-		return err_failed(e);
-	if (PQcmdTuples(res)[0] == '1') {
-		PQclear(res);
-		return ERR_OK;
-	}
-	PQclear(res);
-	res = db_exec(db,
-		      "SELECT (budget_epsilon - spent_epsilon)::text,"
-		      " (budget_delta - spent_delta)::text FROM datasets WHERE id = $1",
-		      1, values, PGRES_TUPLES_OK, e);
-	if (res == NULL)
-		return err_failed(e);
-	if (PQntuples(res) == 1) {
-		err_set_field(e, ERR_BUDGET, "privacy",
-			      "the run costs epsilon %s, delta %s; the dataset has epsilon %s, "
-			      "delta %s remaining",
-			      eps, delta, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1));
-		err_detail(e, "remaining epsilon=%s delta=%s", PQgetvalue(res, 0, 0),
-			   PQgetvalue(res, 0, 1));
-	} else {
-		err_set(e, ERR_NOT_FOUND, "no dataset '%s'", dataset_id);
-	}
-	PQclear(res);
-	return err_failed(e);
+	err_set_field(e, ERR_BUDGET, "privacy",
+		      "the run costs epsilon %s, delta %s; the dataset has epsilon %s, "
+		      "delta %s remaining",
+		      eps, delta, rem_eps, rem_delta);
+	err_detail(e, "remaining epsilon=%s delta=%s", rem_eps, rem_delta);
+	return ERR_BUDGET;
 }
 
 enum err_code
@@ -281,10 +252,9 @@ ledger_array_parse(const char *text, double *out, unsigned max, unsigned *ret_m,
 	return ERR_OK;
 }
 
-/* The filter from the text of its three arrays (a row's columns). */
-static enum err_code
-filter_from_text(const char *orders, const char *caps, const char *spent, const char *dataset_id,
-		 struct filter *ret, struct err *e)
+enum err_code
+ledger_filter_from_text(const char *orders, const char *caps, const char *spent,
+			const char *dataset_id, struct filter *ret, struct err *e)
 {
 	struct filter f;
 	unsigned m1 = 0, m2 = 0, m3 = 0;
@@ -323,8 +293,8 @@ ledger_load_filter(struct db_conn *db, const char *dataset_id, struct filter *re
 		PQclear(res);
 		return err_set(e, ERR_INTERNAL, "dataset '%s' has no Rényi filter", dataset_id);
 	}
-	rc = filter_from_text(PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
-			      dataset_id, ret, e);
+	rc = ledger_filter_from_text(PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1),
+				     PQgetvalue(res, 0, 2), dataset_id, ret, e);
 	PQclear(res);
 	return rc;
 }
@@ -358,28 +328,13 @@ ledger_rdp_on_filter(const struct filter *f, const struct dp_event_tree *ev, dou
 }
 
 enum err_code
-ledger_charge_renyi(struct db_conn *db, const char *dataset_id, double budget_delta,
-		    const double *rdp, struct err *e)
-{
-	struct filter f;
-	enum err_code rc = ledger_load_filter(db, dataset_id, &f, e);
-
-	if (rc != ERR_OK)
-		return rc;
-	return ledger_charge_renyi_loaded(db, dataset_id, budget_delta, &f, rdp, e);
-}
-
-enum err_code
-ledger_charge_renyi_loaded(struct db_conn *db, const char *dataset_id, double budget_delta,
-			   const struct filter *loaded, const double *rdp, struct err *e)
+ledger_renyi_fit(const struct filter *loaded, double budget_delta, const double *rdp,
+		 char ret_spent[LEDGER_ARRAY_TEXT], char ret_eps[32], struct err *e)
 {
 	struct filter f = *loaded;
-	char spent[LEDGER_ARRAY_TEXT], eps[32];
-	const char *values[3] = { dataset_id, spent, eps };
 	double spent_eps;
 	bool any;
 	int idx;
-	PGresult *res;
 	enum err_code rc;
 
 	rc = filter_fits(&f, rdp, &idx, e);
@@ -399,16 +354,9 @@ ledger_charge_renyi_loaded(struct db_conn *db, const char *dataset_id, double bu
 		return ERR_BUDGET;
 	}
 	filter_add(&f, rdp);
-	ledger_array_text(f.spent, f.m, spent);
+	ledger_array_text(f.spent, f.m, ret_spent);
 	spent_eps = filter_spent_epsilon(&f, budget_delta, &any);
-	db_double_text(any ? spent_eps : 0.0, eps);
-	res = db_exec(db,
-		      "UPDATE datasets SET spent_rdp = $2::float8[],"
-		      " spent_epsilon = least($3::numeric, budget_epsilon) WHERE id = $1",
-		      3, values, PGRES_COMMAND_OK, e);
-	if (res == NULL)
-		return err_failed(e);
-	PQclear(res);
+	db_double_text(any ? spent_eps : 0.0, ret_eps);
 	return ERR_OK;
 }
 
@@ -485,9 +433,9 @@ ledger_view_text(const PGresult *res, const char *dataset_id, char **ret, struct
 	if (strcmp(PQgetvalue(res, 0, LV_RENYI), "t") == 0) {
 		struct filter f;
 
-		rc = filter_from_text(PQgetvalue(res, 0, LV_ORDERS), PQgetvalue(res, 0, LV_CAPS),
-				      PQgetvalue(res, 0, LV_SPENT), PQgetvalue(res, 0, LV_LEDGER),
-				      &f, e);
+		rc = ledger_filter_from_text(
+			PQgetvalue(res, 0, LV_ORDERS), PQgetvalue(res, 0, LV_CAPS),
+			PQgetvalue(res, 0, LV_SPENT), PQgetvalue(res, 0, LV_LEDGER), &f, e);
 		if (rc != ERR_OK)
 			return rc;
 		fj = ledger_filter_json(&f, strtod(PQgetvalue(res, 0, LV_BUDGET_EPS), NULL),

@@ -7,7 +7,11 @@
  * decimal charged is never below what the run spends.  Every function here
  * runs inside the caller's transaction, which holds the ledger's row lock
  * (ledger_lock(), or datasets_meta(..., for_update = true) which takes it):
- * admission, charge and run insertion are one atomic step.  The
+ * admission, charge and run insertion are one atomic step.  An admission
+ * (runs.c) takes the lock and writes inside the SQL functions of
+ * migration 0012 (dpopt_admit_lock(), dpopt_admit()), in the order below,
+ * so that it holds the lock for one round trip ('basic') or two ('renyi':
+ * the filter is read under the lock and the fit checked here, in C).  The
  * ledger_entries table is append-only.
  *
  * THE LOCK ORDER.  A ledger is the datasets row that holds a budget and its
@@ -85,28 +89,31 @@ enum err_code ledger_load_filter(struct db_conn *db, const char *dataset_id, str
 enum err_code ledger_rdp_on_filter(const struct filter *f, const struct dp_event_tree *ev,
 				   double *ret_rdp, struct err *e);
 
-/* Admit a run with curve rdp into the dataset's filter and record the new
- * spent vector (and the indicative spent epsilon); ERR_BUDGET with the
- * per-order headroom in the message when it fits at no order. */
-enum err_code ledger_charge_renyi(struct db_conn *db, const char *dataset_id, double budget_delta,
-				  const double *rdp, struct err *e);
+/* The filter from the text of its three float8[] columns (orders, caps,
+ * spent); ERR_INTERNAL naming dataset_id when they are malformed or of
+ * different lengths. */
+enum err_code ledger_filter_from_text(const char *orders, const char *caps, const char *spent,
+				      const char *dataset_id, struct filter *ret, struct err *e);
 
-/* ledger_charge_renyi() with the filter the caller loaded (ledger_load_filter())
- * in this transaction, under the ledger's lock: an admission reads the
- * filter once, for the run's curve and for the fit. */
-enum err_code ledger_charge_renyi_loaded(struct db_conn *db, const char *dataset_id,
-					 double budget_delta, const struct filter *loaded,
-					 const double *rdp, struct err *e);
+/* The fit check of a run with curve rdp (ledger_rdp_on_filter()) against
+ * the filter loaded under the ledger's lock: ERR_BUDGET with the per-order
+ * headroom in the detail when it fits at no order; else the new spent
+ * vector (ledger_array_text()) and the indicative spent epsilon at
+ * budget_delta (db_double_text()), for dpopt_admit() (migration 0012) to
+ * write. */
+enum err_code ledger_renyi_fit(const struct filter *loaded, double budget_delta, const double *rdp,
+			       char ret_spent[LEDGER_ARRAY_TEXT], char ret_eps[32], struct err *e);
 
 /* Check a charge is chargeable: finite, epsilon > 0, delta >= 0 (fail
  * closed: never clamp); writes the decimal texts. */
 enum err_code ledger_charge_text(double epsilon, double delta, char ret_eps[32], char ret_delta[32],
 				 struct err *e);
 
-/* Add the charge to the dataset's spent totals if it fits; ERR_BUDGET with
- * what remains in the message otherwise. */
-enum err_code ledger_charge(struct db_conn *db, const char *dataset_id, const char *eps,
-			    const char *delta, struct err *e);
+/* The refusal of a 'basic' charge (eps, delta) that does not fit: ERR_BUDGET
+ * naming "privacy", with what remains of both sums (dpopt_admit()'s
+ * 'budget' answer, migration 0012) in the message. */
+enum err_code ledger_budget_refusal(const char *eps, const char *delta, const char *rem_eps,
+				    const char *rem_delta, struct err *e);
 
 /* Append the ledger entry of run_id (kind "charge" or "refund"). */
 enum err_code ledger_append(struct db_conn *db, const char *dataset_id, const char *run_id,

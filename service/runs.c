@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include "audit.h"
 #include "auth.h"
@@ -113,13 +114,29 @@ request_hash(const char *dataset_id, const json_t *doc, char ret_hex[65], struct
 	return ERR_OK;
 }
 
-/* Inside the transaction: an earlier run with this key, if any. */
+/* An earlier run of this Idempotency-Key, id with its stored request hash:
+ * a replay when the hashes agree (*ret_found), else ERR_CONFLICT. */
+static enum err_code
+replay(const char *id, const char *stored_hash, const char *hash, char ret_id[37], bool *ret_found,
+       struct err *e)
+{
+	snprintf(ret_id, 37, "%s", id);
+	if (strcmp(stored_hash, hash) != 0)
+		return err_set_field(e, ERR_CONFLICT, "Idempotency-Key",
+				     "this Idempotency-Key was used with another request");
+	*ret_found = true;
+	return ERR_OK;
+}
+
+/* An earlier run with this key, if any (read without a lock: a key first
+ * used concurrently is found again under the lock by dpopt_admit_lock()). */
 static enum err_code
 find_idempotent(struct db_conn *db, const char *tenant, const char *key, const char *hash,
 		char ret_id[37], bool *ret_found, struct err *e)
 {
 	const char *values[2] = { tenant, key };
 	PGresult *res;
+	enum err_code rc = ERR_OK;
 
 	*ret_found = false;
 	res = db_exec(db,
@@ -128,19 +145,11 @@ find_idempotent(struct db_conn *db, const char *tenant, const char *key, const c
 		      2, values, PGRES_TUPLES_OK, e);
 	if (res == NULL)
 		return err_failed(e);
-	if (PQntuples(res) == 1) {
-		bool same = strcmp(PQgetvalue(res, 0, 1), hash) == 0;
-
-		snprintf(ret_id, 37, "%s", PQgetvalue(res, 0, 0));
-		PQclear(res);
-		if (!same)
-			return err_set_field(e, ERR_CONFLICT, "Idempotency-Key",
-					     "this Idempotency-Key was used with another request");
-		*ret_found = true;
-		return ERR_OK;
-	}
+	if (PQntuples(res) == 1)
+		rc = replay(PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), hash, ret_id, ret_found,
+			    e);
 	PQclear(res);
-	return ERR_OK;
+	return rc;
 }
 
 /* Where check_eval() looks the evaluation dataset up. */
@@ -171,84 +180,331 @@ check_eval(void *ctx, const struct run_request *req, struct err *e)
 	return run_request_check_eval(req, &em, e);
 }
 
+/* A version-4 UUID from the CSPRNG, in is_uuid()'s form: the id of a run,
+ * drawn before its admission (dpopt_admit() inserts it as given). */
 static enum err_code
-insert_run(struct db_conn *db, const char *tenant, const struct dataset_meta *meta,
-	   const struct planned_run *run, const char *idem_key, const char *hash, char ret_id[37],
-	   struct err *e)
+new_run_id(char ret[37], struct err *e)
 {
-	const struct run_request *req = &run->req;
-	const struct run_plan *plan = &run->plan;
-	char eps[32], delta[32], steps[24], work_text[32], timeout_text[16];
-	char rdp_text[LEDGER_ARRAY_TEXT];
-	const char *rdp_value = NULL;
-	char *request_text = NULL, *plan_text = NULL, *event_text = NULL;
-	json_t *plan_json = run_plan_json(plan, req->spec.mode);
-	PGresult *res;
+	static const char hex[] = "0123456789abcdef";
+	unsigned char b[16];
+	size_t o = 0;
+
+	if (RAND_bytes(b, (int)sizeof(b)) != 1)
+		return err_set(e, ERR_INTERNAL, "cannot draw a run id");
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			ret[o++] = '-';
+		ret[o++] = hex[b[i] >> 4];
+		ret[o++] = hex[b[i] & 15];
+	}
+	ret[o] = '\0';
+	return ERR_OK;
+}
+
+/* A statement string built for the simple protocol, which takes several
+ * statements in one round trip (and no parameters: values go in as
+ * literals escaped by libpq for the connection's encoding). */
+struct script {
+	char *s;
+	size_t len, cap;
+	bool failed;
+};
+
+static void
+script_add(struct script *q, const char *t)
+{
+	size_t n = strlen(t);
+
+	if (q->failed)
+		return;
+	if (q->len + n + 1 > q->cap) {
+		size_t cap = (q->len + n + 1) * 2;
+		char *s = realloc(q->s, cap);
+
+		if (s == NULL) {
+			q->failed = true;
+			return;
+		}
+		q->s = s;
+		q->cap = cap;
+	}
+	memcpy(q->s + q->len, t, n + 1);
+	q->len += n;
+}
+
+/* v as a quoted literal ("NULL" when v is NULL), then sep. */
+static void
+script_lit(struct script *q, struct db_conn *db, const char *v, const char *sep)
+{
+	char *lit;
+
+	if (v == NULL) {
+		script_add(q, "NULL");
+	} else if (db->pg == NULL || (lit = PQescapeLiteral(db->pg, v, strlen(v))) == NULL) {
+		q->failed = true;
+	} else {
+		script_add(q, lit);
+		PQfreemem(lit);
+	}
+	script_add(q, sep);
+}
+
+/* Send q (several statements) and collect the rows of each statement that
+ * returns rows, in order, into out[0 .. max) (*ret_n of them; owned).  The
+ * first error stops the string (the server skips the rest) and is
+ * returned as db_check() maps it; nothing is returned in out then. */
+static enum err_code
+exec_script(struct db_conn *db, const struct script *q, PGresult **out, int max, int *ret_n,
+	    struct err *e)
+{
+	PGresult *r, *fail = NULL;
+	int n = 0;
+	enum err_code rc = ERR_OK;
+
+	if (q->failed)
+		return err_set(e, ERR_NOMEM, "cannot build the admission's statement");
+	if (db->pg == NULL)
+		return err_set(e, ERR_DB, "the database connection is closed");
+	if (!PQsendQuery(db->pg, q->s)) {
+		err_set(e, ERR_DB, "database request failed");
+		err_detail(e, "%s", PQerrorMessage(db->pg));
+		return ERR_DB;
+	}
+	for (;;) {
+		rc = db_wait_readable(db, e);
+		if (rc != ERR_OK || (r = PQgetResult(db->pg)) == NULL)
+			break;
+		if (PQresultStatus(r) == PGRES_FATAL_ERROR && fail == NULL)
+			fail = r;
+		else if (PQresultStatus(r) == PGRES_TUPLES_OK && n < max)
+			out[n++] = r;
+		else
+			PQclear(r);
+	}
+	if (rc == ERR_OK && fail != NULL)
+		rc = db_check(db, fail, PGRES_TUPLES_OK, e);
+	PQclear(fail);
+	if (rc != ERR_OK) {
+		while (n > 0)
+			PQclear(out[--n]);
+		return rc;
+	}
+	*ret_n = n;
+	return ERR_OK;
+}
+
+/* What an admission writes, as text. */
+struct admission {
+	char id[37];
+	char eps[32], delta[32], steps[24], work[32], timeout[16], detail[AUDIT_DETAIL_LEN];
+	char *request, *plan, *event; /* owned */
+	/* renyi: the run's curve on the filter's orders (rounded up), the spent
+	 * vector read under the lock, the one after the charge, and the
+	 * indicative spent epsilon after it */
+	char rdp[LEDGER_ARRAY_TEXT], spent_old[LEDGER_ARRAY_TEXT], spent_new[LEDGER_ARRAY_TEXT];
+	char spent_eps[32];
+};
+
+/* 'renyi', round trip 1 of 2: BEGIN, then dpopt_admit_lock() takes the
+ * ledger's lock (steps 1 and 2 of ledger.h) and reads the filter; the run's
+ * curve and the fit are computed here with the filter's own arithmetic
+ * (ledger_renyi_fit()), as before.  *ret_found for a replay of the key
+ * (ret_id: its run).  The transaction stays open on ERR_OK without a
+ * replay; the caller rolls back otherwise. */
+static enum err_code
+renyi_lock_fit(struct db_conn *db, const char *tenant, const struct dataset_meta *meta,
+	       const struct run_plan *plan, const char *idem_key, const char *hash,
+	       struct admission *a, char ret_id[37], bool *ret_found, struct err *e)
+{
+	struct script q = { 0 };
+	PGresult *res = NULL;
+	struct filter f;
+	double rdp[FILTER_MAX_ORDERS];
+	int n = 0;
 	enum err_code rc;
 
-	rc = ledger_charge_text(plan->charge_epsilon, plan->charge_delta, eps, delta, e);
+	script_add(&q, "BEGIN; SELECT * FROM dpopt_admit_lock(");
+	script_lit(&q, db, meta->id, ", ");
+	script_lit(&q, db, tenant, ", ");
+	script_lit(&q, db, idem_key, ")");
+	rc = exec_script(db, &q, &res, 1, &n, e);
+	free(q.s);
 	if (rc != ERR_OK)
-		goto out;
-	request_text = json_dumps(req->normalised, JSON_COMPACT);
-	plan_text = plan_json != NULL ? json_dumps(plan_json, JSON_COMPACT) : NULL;
-	event_text = plan_json != NULL
-			     ? json_dumps(json_object_get(plan_json, "event"), JSON_COMPACT)
-			     : NULL;
-	if (request_text == NULL || plan_text == NULL || event_text == NULL) {
-		rc = err_set(e, ERR_NOMEM, "cannot serialise the run");
-		goto out;
-	}
-	/* basic: the run's (epsilon, delta) is added to the sums; renyi: its
-	 * RDP curve on the dataset's filter orders is admitted by the filter. */
-	if (strcmp(meta->mode, "renyi") == 0) {
-		struct filter f;
-		double rdp[FILTER_MAX_ORDERS];
+		return rc;
+	if (n != 1 || PQntuples(res) != 1 || PQnfields(res) != 10) {
+		rc = err_set(e, ERR_INTERNAL, "dpopt_admit_lock() answered no row");
+	} else if (strcmp(PQgetvalue(res, 0, 0), "not_found") == 0) {
+		rc = err_set(e, ERR_NOT_FOUND, "no dataset '%s'", meta->id);
+	} else if (strcmp(PQgetvalue(res, 0, 0), "exists") == 0) {
+		rc = replay(PQgetvalue(res, 0, 8), PQgetvalue(res, 0, 9), hash, ret_id, ret_found,
+			    e);
+	} else if (strcmp(PQgetvalue(res, 0, 0), "locked") != 0 ||
+		   strcmp(PQgetvalue(res, 0, 2), "renyi") != 0 ||
+		   strcmp(PQgetvalue(res, 0, 3), "sealed") != 0) {
+		/* planned on a sealed 'renyi' dataset, which stays one */
+		rc = err_set(e, ERR_INTERNAL, "dataset '%s' changed since the run was planned",
+			     meta->id);
+	} else {
+		double budget_delta = strtod(PQgetvalue(res, 0, 4), NULL);
 
-		rc = ledger_load_filter(db, meta->ledger_id, &f, e);
+		rc = ledger_filter_from_text(PQgetvalue(res, 0, 5), PQgetvalue(res, 0, 6),
+					     PQgetvalue(res, 0, 7), PQgetvalue(res, 0, 1), &f, e);
 		if (rc == ERR_OK)
 			rc = ledger_rdp_on_filter(&f, &plan->event, rdp, e);
 		if (rc == ERR_OK)
-			rc = ledger_charge_renyi_loaded(db, meta->ledger_id, meta->budget_delta, &f,
-							rdp, e);
+			rc = ledger_renyi_fit(&f, budget_delta, rdp, a->spent_new, a->spent_eps, e);
 		if (rc == ERR_OK) {
-			ledger_array_text(rdp, f.m, rdp_text);
-			rdp_value = rdp_text;
+			ledger_array_text(rdp, f.m, a->rdp);
+			ledger_array_text(f.spent, f.m, a->spent_old);
 		}
-	} else {
-		rc = ledger_charge(db, meta->ledger_id, eps, delta, e);
+	}
+	PQclear(res);
+	return rc;
+}
+
+/*
+ * Admit the planned run: charge the ledger, insert the run, its ledger
+ * entry and its audit row and announce it to the workers, then read its
+ * view.  'basic': one statement in its own transaction, dpopt_admit()
+ * (migration 0012), so the ledger's row lock is held for one round trip;
+ * 'renyi': two (renyi_lock_fit(), then "SELECT dpopt_admit(...); COMMIT").
+ * The view is read after the COMMIT.  *ret_found for a replay of the key
+ * found under the lock (ret_id: its run; no view).  A refused charge gets
+ * the same ERR_BUDGET as ever; any failure rolls back.
+ */
+static enum err_code
+admit_run(struct db_conn *db, const char *tenant, const struct dataset_meta *meta,
+	  const struct planned_run *run, const char *idem_key, const char *hash,
+	  const struct audit_actor *who, char ret_id[37], bool *ret_found, char **ret_view,
+	  struct err *e)
+{
+	const struct run_request *req = &run->req;
+	const struct run_plan *plan = &run->plan;
+	bool renyi = strcmp(meta->mode, "renyi") == 0;
+	struct admission a;
+	const char *actor[AUDIT_ACTOR_COLUMNS];
+	json_t *plan_json = run_plan_json(plan, req->spec.mode);
+	struct script q = { 0 };
+	PGresult *res[1] = { NULL };
+	int n = 0;
+	bool in_tx = false;
+	enum err_code rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = ledger_charge_text(plan->charge_epsilon, plan->charge_delta, a.eps, a.delta, e);
+	if (rc == ERR_OK)
+		rc = new_run_id(a.id, e);
+	if (rc != ERR_OK)
+		goto out;
+	a.request = json_dumps(req->normalised, JSON_COMPACT);
+	a.plan = plan_json != NULL ? json_dumps(plan_json, JSON_COMPACT) : NULL;
+	a.event = plan_json != NULL ? json_dumps(json_object_get(plan_json, "event"), JSON_COMPACT)
+				    : NULL;
+	if (a.request == NULL || a.plan == NULL || a.event == NULL) {
+		rc = err_set(e, ERR_NOMEM, "cannot serialise the run");
+		goto out;
+	}
+	snprintf(a.steps, sizeof(a.steps), "%lu", plan->steps);
+	snprintf(a.work, sizeof(a.work), "%.17g", run->work);
+	snprintf(a.timeout, sizeof(a.timeout), "%u", run->timeout);
+	audit_algorithm_detail(a.detail, req->alg->name);
+	audit_actor_columns(who, actor);
+	/* basic: the run's (epsilon, delta) is added to the sums; renyi: its
+	 * RDP curve on the dataset's filter orders is admitted by the filter. */
+	if (renyi) {
+		in_tx = true;
+		rc = renyi_lock_fit(db, tenant, meta, plan, idem_key, hash, &a, ret_id, ret_found,
+				    e);
+		if (rc != ERR_OK || *ret_found)
+			goto out;
+	}
+	{
+		const char *args[] = { a.id,
+				       meta->id,
+				       tenant,
+				       meta->mode,
+				       idem_key,
+				       hash,
+				       req->alg->name,
+				       a.request,
+				       a.plan,
+				       a.event,
+				       a.eps,
+				       a.delta,
+				       a.steps,
+				       a.work,
+				       a.timeout,
+				       renyi ? a.rdp : NULL,
+				       renyi ? a.spent_old : NULL,
+				       renyi ? a.spent_new : NULL,
+				       renyi ? a.spent_eps : NULL,
+				       RUNS_CHANNEL,
+				       actor[0],
+				       actor[1],
+				       actor[2],
+				       actor[3],
+				       actor[4],
+				       actor[5],
+				       a.detail };
+		int nargs = (int)(sizeof(args) / sizeof(args[0]));
+
+		if (renyi) {
+			/* The write and the COMMIT in one round trip (the simple
+			 * protocol takes both); the transaction holds the lock
+			 * since renyi_lock_fit(). */
+			script_add(&q, "SELECT * FROM dpopt_admit(");
+			for (int i = 0; i < nargs; i++)
+				script_lit(&q, db, args[i], i + 1 < nargs ? ", " : "); COMMIT");
+			rc = exec_script(db, &q, res, 1, &n, e);
+		} else {
+			/* One statement, its own transaction (locks, charge,
+			 * rows, NOTIFY, commit): one round trip, prepared. */
+			res[0] = db_exec(
+				db,
+				"SELECT * FROM dpopt_admit($1, $2, $3, $4, $5, $6, $7,"
+				" $8::jsonb, $9::jsonb, $10::jsonb, $11, $12, $13, $14, $15,"
+				" $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,"
+				" $27::jsonb)",
+				nargs, args, PGRES_TUPLES_OK, e);
+			rc = res[0] != NULL ? ERR_OK : err_failed(e);
+			n = res[0] != NULL ? 1 : 0;
+		}
 	}
 	if (rc != ERR_OK)
 		goto out;
-	snprintf(steps, sizeof(steps), "%lu", plan->steps);
-	snprintf(work_text, sizeof(work_text), "%.17g", run->work);
-	snprintf(timeout_text, sizeof(timeout_text), "%u", run->timeout);
-	{
-		const char *values[13] = { meta->id,  tenant, req->alg->name, request_text,
-					   plan_text, eps,    delta,          steps,
-					   idem_key,  hash,   work_text,      timeout_text,
-					   rdp_value };
-
-		res = db_exec(
-			db,
-			"INSERT INTO runs (dataset_id, tenant_id, algorithm, request, plan,"
-			" charge_epsilon, charge_delta, steps_total, idempotency_key,"
-			" request_hash, work, timeout_seconds, charge_rdp) VALUES ($1, $2, $3,"
-			" $4::jsonb, $5::jsonb, $6::numeric, $7::numeric, $8, $9,"
-			" decode($10, 'hex'), $11, $12, $13::float8[]) RETURNING id",
-			13, values, PGRES_TUPLES_OK, e);
+	in_tx = false; /* committed (or rolled back by the error) */
+	if (n < 1 || PQntuples(res[0]) != 1 || PQnfields(res[0]) != 4) {
+		rc = err_set(e, ERR_INTERNAL, "dpopt_admit() answered no row");
+	} else if (strcmp(PQgetvalue(res[0], 0, 0), "admitted") == 0) {
+		/* The view, read after the COMMIT, without the lock. */
+		rc = runs_view(db, tenant, a.id, ret_view, e);
+		if (rc == ERR_OK)
+			memcpy(ret_id, a.id, 37);
+	} else if (strcmp(PQgetvalue(res[0], 0, 0), "budget") == 0) {
+		rc = ledger_budget_refusal(a.eps, a.delta, PQgetvalue(res[0], 0, 2),
+					   PQgetvalue(res[0], 0, 3), e);
+	} else if (strcmp(PQgetvalue(res[0], 0, 0), "exists") == 0) {
+		rc = replay(PQgetvalue(res[0], 0, 1), PQgetvalue(res[0], 0, 2), hash, ret_id,
+			    ret_found, e);
+	} else if (strcmp(PQgetvalue(res[0], 0, 0), "not_found") == 0) {
+		rc = err_set(e, ERR_NOT_FOUND, "no dataset '%s'", meta->id);
+	} else {
+		rc = err_set(e, ERR_INTERNAL, "dpopt_admit() answered '%s'",
+			     PQgetvalue(res[0], 0, 0));
 	}
-	if (res == NULL) {
-		rc = err_failed(e);
-		goto out;
-	}
-	snprintf(ret_id, 37, "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	rc = ledger_append(db, meta->ledger_id, ret_id, "charge", eps, delta, event_text, rdp_value,
-			   e);
 out:
-	free(request_text);
-	free(plan_text);
-	free(event_text);
+	/* After an error inside the string the transaction is aborted; a
+	 * refusal or replay found under the lock leaves it open: either way
+	 * nothing of this admission was written. */
+	if (in_tx)
+		(void)db_command(db, "ROLLBACK", NULL);
+	PQclear(res[0]);
+	free(q.s);
+	free(a.request);
+	free(a.plan);
+	free(a.event);
 	json_decref(plan_json);
 	return rc;
 }
@@ -262,7 +518,7 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 	struct planned_run run = { 0 };
 	struct eval_ctx ec = { .db = db, .tenant = tenant };
 	json_t *doc = NULL;
-	char hash[65] = "", run_id[37], detail[AUDIT_DETAIL_LEN];
+	char hash[65] = "", run_id[37], *view = NULL;
 	bool found = false;
 	enum err_code rc;
 
@@ -272,42 +528,29 @@ runs_create(struct db_conn *db, const char *tenant, const char *dataset_id, cons
 	rc = jv_parse_object(body, len, &doc, e);
 	if (rc == ERR_OK)
 		rc = request_hash(dataset_id, doc, hash, e);
-	if (rc != ERR_OK)
-		goto out;
-	rc = db_command(db, "BEGIN", e);
-	if (rc != ERR_OK)
-		goto out;
-	/* The dataset's row lock serialises admissions (and retries with one
-	 * key) on this dataset until COMMIT. */
-	rc = datasets_meta(db, tenant, dataset_id, true, &meta, e);
+	/* Planning reads the dataset without a lock: what it uses (schema,
+	 * bounds, rows, mode, public) never changes once the dataset is
+	 * sealed.  What can change (deletion, the spent totals, the filter, the
+	 * budget) the admission reads again under the ledger's lock, and a key
+	 * used concurrently is looked up again there. */
+	if (rc == ERR_OK)
+		rc = datasets_meta(db, tenant, dataset_id, false, &meta, e);
 	if (rc == ERR_OK && idem_key != NULL)
 		rc = find_idempotent(db, tenant, idem_key, hash, run_id, &found, e);
-	if (rc == ERR_OK && !found) {
+	if (rc == ERR_OK && !found)
 		rc = run_pipeline_plan(doc, &meta, check_eval, &ec, lim, &run, e);
-		if (rc == ERR_OK)
-			rc = insert_run(db, tenant, &meta, &run, idem_key, hash, run_id, e);
-		if (rc == ERR_OK)
-			rc = audit_record(
-				db, who, "run.submit",
-				&(struct audit_target){ .dataset_id = meta.id, .run_id = run_id },
-				audit_algorithm_detail(detail, run.req.alg->name), e);
-	}
-	/* The NOTIFY (delivered at COMMIT) travels with the COMMIT: one round
-	 * trip.  An idempotent replay (found) inserted nothing to announce. */
+	if (rc == ERR_OK && !found)
+		rc = admit_run(db, tenant, &meta, &run, idem_key, hash, who, run_id, &found, &view,
+			       e);
+	if (rc == ERR_OK && view == NULL) /* a replay */
+		rc = runs_view(db, tenant, run_id, &view, e);
 	if (rc == ERR_OK) {
-		rc = db_command(db, found ? "COMMIT" : "NOTIFY " RUNS_CHANNEL "; COMMIT", e);
-		if (rc != ERR_OK) /* a failed NOTIFY skipped the COMMIT */
-			(void)db_command(db, "ROLLBACK", NULL);
-	} else {
-		(void)db_command(db, "ROLLBACK", NULL); /* the first error wins */
-	}
-	if (rc == ERR_OK)
-		rc = runs_view(db, tenant, run_id, ret_view, e);
-	if (rc == ERR_OK) {
+		*ret_view = view;
+		view = NULL;
 		*ret_existing = found;
 		memcpy(ret_id, run_id, 37);
 	}
-out:
+	free(view);
 	planned_run_clear(&run);
 	json_decref(doc);
 	return rc;
