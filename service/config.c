@@ -274,11 +274,17 @@ config_from_env(struct config *ret, struct err *e)
 	/* Every HTTP thread blocks on the database for the span of a keyed
 	 * request: with one pooled connection per thread none waits for a
 	 * connection while another sits idle (bench/read_path.sh measured 8/8
-	 * above 4/8 on both reads, README "Configuration"). */
+	 * above 4/8 on both reads, README "Configuration").  Uploads hold a
+	 * connection each for their whole body, at most DPOPT_MAX_UPLOADS =
+	 * half the pool: the default pool is twice the threads, so uploads at
+	 * their limit still leave every thread its connection (with one
+	 * thread and a pool of one, an upload took the only connection and
+	 * every other request got 503: tests/integration/test_race.c,
+	 * test_upload_in_progress). */
 	if ((rc = env_uint("DPOPT_HTTP_THREADS", 8, 1, 256, &v, e)) != ERR_OK)
 		return rc;
 	c.http_threads = (unsigned)v;
-	if ((rc = env_uint("DPOPT_DB_POOL", c.http_threads, 1, 1024, &v, e)) != ERR_OK)
+	if ((rc = env_uint("DPOPT_DB_POOL", 2 * c.http_threads, 1, 1024, &v, e)) != ERR_OK)
 		return rc;
 	c.db_pool = (unsigned)v;
 	if ((rc = env_uint("DPOPT_DB_PREPARE", 1, 0, 1, &v, e)) != ERR_OK)

@@ -378,7 +378,11 @@ END_TEST
 static void
 setup_one_thread(void)
 {
-	struct h_opts o = { .http_threads = 1 };
+	/* A pool of 8 as before the pool followed the thread count: room for
+	 * a second upload, so the one to the same dataset meets its 409, not
+	 * the global upload limit's 429. */
+	static const char *const env[] = { "DPOPT_DB_POOL=8", NULL };
+	struct h_opts o = { .http_threads = 1, .env = env };
 
 	h_db_create(db, sizeof(db));
 	h_key_create(db, "acme", "owner", owner, sizeof(owner));
