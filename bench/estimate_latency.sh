@@ -24,6 +24,7 @@ set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 . scripts/lib/pg.sh
+. bench/lib.sh
 
 SECONDS_=5 REPS=3 CONNS=1 STEPS=10000 BUILD="" BIN="" LOAD=""
 while [ $# -gt 0 ]; do
@@ -40,51 +41,12 @@ while [ $# -gt 0 ]; do
 		"[--build DIR | --dpoptd PATH --http-load PATH]" >&2; exit 2 ;;
 	esac
 done
-if [ -z "$BIN" ] || [ -z "$LOAD" ]; then
-	if [ -z "$BUILD" ]; then
-		BUILD=build/release
-		[ -d $BUILD ] || meson setup $BUILD -Dbuildtype=release -Dtests=disabled >/dev/null
-		ninja -C $BUILD service/dpoptd bench/http_load >/dev/null
-	fi
-	BIN=$ROOT/$BUILD/service/dpoptd
-	LOAD=$ROOT/$BUILD/bench/http_load
-fi
+bench_programs service/dpoptd bench/http_load
 
-WORK=$(mktemp -d /tmp/dpopt-estimate.XXXXXX)
-[ "$(id -u)" = 0 ] && chmod 755 "$WORK"
-PID=""
-cleanup() {
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-	pg_cluster_stop "$WORK/pg" >/dev/null 2>&1 || true
-	rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
-pg_cluster_start "$WORK/pg" >/dev/null
-psql "$PG_URL" -qc "CREATE DATABASE estimate" >/dev/null
-export DPOPT_DATABASE_URL="host=$WORK/pg user=dpopt dbname=estimate"
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-export DPOPT_LISTEN="127.0.0.1:$PORT" DPOPT_LOG_LEVEL=warn DPOPT_RATE_LIMIT_PER_SECOND=0
-"$BIN" >"$WORK/dpoptd.log" 2>&1 &
-PID=$!
-i=0
-until curl -sf "http://$DPOPT_LISTEN/readyz" >/dev/null; do
-	i=$((i + 1)); [ $i -lt 200 ] || { cat "$WORK/dpoptd.log" >&2; exit 1; }; sleep 0.05
-done
-KEY=$("$BIN" keys create --tenant bench --role owner 2>/dev/null)
-H="Authorization: Bearer $KEY"
-U="http://$DPOPT_LISTEN"
-
-python3 - 10000 5 2 "$WORK" <<'PY'
-import random, sys
-n, d, k, work = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-for j in range(k):
-    rng = random.Random(j)
-    with open("%s/rows%d.csv" % (work, j), "w") as f:
-        for _ in range(n):
-            f.write(",".join("%.4f" % (0.4 * (2 * rng.random() - 1)) for _ in range(d))
-                    + ",%d\n" % rng.choice((-1, 1)))
-PY
+bench_workdir estimate
+export DPOPT_RATE_LIMIT_PER_SECOND=0
+bench_start estimate
+bench_rows_csv 10000 5 2
 cat >"$WORK/run.json" <<JSON
 {"algorithm": "dp_sgd.subsampled", "objective": {"name": "logistic"},
  "constraints": {"x": {"kind": "l2_ball", "radius": 1}},

@@ -28,6 +28,7 @@ set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 . scripts/lib/pg.sh
+. bench/lib.sh
 
 ROWS=200000 COLS=100 FORMAT=csv NNZ=50 REPS=3 BIN="" DATA="" PERF=""
 while [ $# -gt 0 ]; do
@@ -43,21 +44,9 @@ while [ $# -gt 0 ]; do
 	*) echo "usage: $0 [--rows N] [--cols D] [--format csv|libsvm] [--nnz K] [--reps R] [--dpoptd PATH] [--data FILE] [--perf FILE]" >&2; exit 2 ;;
 	esac
 done
-if [ -z "$BIN" ]; then
-	[ -d build/release ] || meson setup build/release -Dbuildtype=release -Dtests=disabled >/dev/null
-	ninja -C build/release >/dev/null
-	BIN=$ROOT/build/release/service/dpoptd
-fi
-
-WORK=$(mktemp -d /tmp/dpopt-ingest.XXXXXX)
-[ "$(id -u)" = 0 ] && chmod 755 "$WORK"
-PID=""
-cleanup() {
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-	pg_cluster_stop "$WORK/pg" >/dev/null 2>&1 || true
-	rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
+LOAD=none # no HTTP load generator here
+bench_programs
+bench_workdir ingest
 
 [ -n "$DATA" ] || DATA=$WORK/data
 [ -s "$DATA" ] || echo "generating $ROWS x $COLS ($FORMAT)..." >&2
@@ -82,19 +71,8 @@ if buf:
 PY
 BYTES=$(stat -c %s "$DATA")
 
-pg_cluster_start "$WORK/pg" >/dev/null
-psql "$PG_URL" -qc "CREATE DATABASE ingest" >/dev/null
-export DPOPT_DATABASE_URL="host=$WORK/pg user=dpopt dbname=ingest"
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-export DPOPT_LISTEN="127.0.0.1:$PORT" DPOPT_MAX_UPLOAD_BYTES=$((BYTES + 1024)) DPOPT_LOG_LEVEL=warn
-"$BIN" >"$WORK/dpoptd.log" 2>&1 &
-PID=$!
-i=0
-until curl -sf "http://$DPOPT_LISTEN/readyz" >/dev/null; do
-	i=$((i + 1)); [ $i -lt 200 ] || { cat "$WORK/dpoptd.log" >&2; exit 1; }; sleep 0.05
-done
-KEY=$("$BIN" keys create --tenant bench --role owner 2>/dev/null)
-H="Authorization: Bearer $KEY"
+export DPOPT_MAX_UPLOAD_BYTES=$((BYTES + 1024))
+bench_start ingest
 if [ "$FORMAT" = csv ]; then
 	CT=text/csv
 	COLDEFS=$(python3 -c "import sys; print(', '.join('c%d float8' % j for j in range(int(sys.argv[1]) + 1)))" "$COLS")

@@ -596,6 +596,19 @@ upload_slot_release(struct http_ctx *ctx, const char *tenant)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+/* The client's address into addr; ERR_RATE_LIMITED when it has had too
+ * many failed authentications (refused before any lookup of its key). */
+static enum err_code
+auth_address(struct http_ctx *ctx, struct request *rq, char addr[INET6_ADDRSTRLEN], struct err *e)
+{
+	client_address(rq->conn, addr);
+	if (!ratelimit_peek(ctx->auth_fail, addr, now_seconds(), &rq->retry_after))
+		return err_set(e, ERR_RATE_LIMITED,
+			       "too many failed authentications from this address; retry in %u s",
+			       rq->retry_after);
+	return ERR_OK;
+}
+
 /* The key check: a pooled connection for the lookup only.  A client
  * address with too many failed checks is refused before any lookup. */
 static enum err_code
@@ -606,11 +619,8 @@ authenticate(struct http_ctx *ctx, struct request *rq, struct err *e)
 	struct db_conn *db;
 	enum err_code rc;
 
-	client_address(rq->conn, addr);
-	if (!ratelimit_peek(ctx->auth_fail, addr, now_seconds(), &rq->retry_after))
-		return err_set(e, ERR_RATE_LIMITED,
-			       "too many failed authentications from this address; retry in %u s",
-			       rq->retry_after);
+	if ((rc = auth_address(ctx, rq, addr, e)) != ERR_OK)
+		return rc;
 	db = db_pool_acquire(srv->pool, e);
 	if (db == NULL)
 		return err_failed(e);
@@ -628,8 +638,6 @@ authenticate(struct http_ctx *ctx, struct request *rq, struct err *e)
 	return ERR_OK;
 }
 
-/* ROUTE_KEY_IN_READ, before the handler: the address's failure limit and
- * the header's form; the key itself is checked in the handler's read. */
 /* Each connection's libmicrohttpd memory pool: headers, the read buffer
  * (a streamed upload's pieces come from it) and the reply's headers; JSON
  * bodies and replies live outside it.  libmicrohttpd 0.9.75 zeroes the
@@ -640,17 +648,16 @@ authenticate(struct http_ctx *ctx, struct request *rq, struct err *e)
 #define HTTP_CONNECTION_MEMORY (64 * 1024)
 #endif
 
+/* ROUTE_KEY_IN_READ, before the handler: the address's failure limit and
+ * the header's form; the key itself is checked in the handler's read. */
 static enum err_code
 key_parse(struct http_ctx *ctx, struct request *rq, struct err *e)
 {
 	char addr[INET6_ADDRSTRLEN];
 	enum err_code rc;
 
-	client_address(rq->conn, addr);
-	if (!ratelimit_peek(ctx->auth_fail, addr, now_seconds(), &rq->retry_after))
-		return err_set(e, ERR_RATE_LIMITED,
-			       "too many failed authentications from this address; retry in %u s",
-			       rq->retry_after);
+	if ((rc = auth_address(ctx, rq, addr, e)) != ERR_OK)
+		return rc;
 	rc = auth_parse(http_header(rq, MHD_HTTP_HEADER_AUTHORIZATION), &rq->key, e);
 	if (rc == ERR_UNAUTHENTICATED)
 		(void)ratelimit_take(ctx->auth_fail, addr, now_seconds(), NULL);

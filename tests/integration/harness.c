@@ -277,6 +277,27 @@ print_log(const char *path)
 }
 
 int
+h_run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_VERBOSE);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return h_finish(failed);
+}
+
+void
+h_owner_setup(struct h_server *s, char *db, size_t db_cap, char *owner, size_t owner_cap,
+	      const struct h_opts *opts)
+{
+	h_db_create(db, db_cap);
+	h_key_create(db, "acme", "owner", owner, owner_cap);
+	h_server_start(s, db, opts);
+}
+
+int
 h_finish(int nfailed)
 {
 	DIR *dir = opendir(log_dir);

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <check.h>
 #include <jansson.h>
 
 #define H_UUID_LEN 36
@@ -95,6 +96,14 @@ void h_init(void);
 /* Last thing in main(): print the logs if nfailed > 0, scan them for
  * sanitizer reports; returns the exit status for main(). */
 int h_finish(int nfailed);
+
+/* Run s verbosely, free it and return h_finish() of its failures. */
+int h_run_suite(Suite *s);
+
+/* The common fixture: a fresh database (db), an owner key of tenant
+ * "acme" (owner) and dpoptd on it with opts (NULL: defaults). */
+void h_owner_setup(struct h_server *s, char *db, size_t db_cap, char *owner, size_t owner_cap,
+		   const struct h_opts *opts);
 
 /* CREATE DATABASE t_<pid>_<n>; out gets its conninfo. */
 void h_db_create(char *out, size_t cap);

@@ -25,9 +25,7 @@ static char owner[128]; /* tenant acme, owner */
 static void
 setup(void)
 {
-	h_db_create(db, sizeof(db));
-	h_key_create(db, "acme", "owner", owner, sizeof(owner));
-	h_server_start(&srv, db, NULL);
+	h_owner_setup(&srv, db, sizeof(db), owner, sizeof(owner), NULL);
 }
 
 static void
@@ -299,8 +297,6 @@ main(void)
 {
 	Suite *s = suite_create("admit");
 	TCase *tc = tcase_create("admit");
-	SRunner *sr;
-	int failed;
 
 	h_init();
 	tcase_add_unchecked_fixture(tc, setup, teardown);
@@ -310,9 +306,5 @@ main(void)
 	tcase_add_test(tc, test_renyi_filter_edge);
 	tcase_add_test(tc, test_admit_fails_closed);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_VERBOSE);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return h_finish(failed);
+	return h_run_suite(s);
 }
