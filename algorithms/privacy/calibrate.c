@@ -46,8 +46,9 @@ cost(struct cal *c, double noise, const struct accountant_options *o, struct acc
  * ends; eps_lo, eps_hi are their figures if known, else NAN: they only
  * place probes), kept a quarter of the tolerance inside the bracket so
  * that a probe next to the root closes it from that side.  A secant
- * point outside the bracket, or two probes that did not halve it, give
- * a plain bisection: at most twice bisection's count, and far fewer on
+ * point outside the bracket, or a probe (from the third on) that did not
+ * halve it, gives a plain bisection next: at most about twice
+ * bisection's count, and far fewer on
  * smooth stretches (bench/bench_pld prints the accountant calls;
  * tests/unit/test_accountant.c, test_calibrate_calls, bounds them).
  */
@@ -59,7 +60,7 @@ bisect(struct cal *c, const struct accountant_options *o, double target, double 
 	double xl = log(*lo), xh = log(*hi);
 	/* the two latest probes: (x1, f1) older, (x2, f2) newer */
 	double x1 = xl, f1 = log(eps_lo / target), x2 = xh, f2 = log(eps_hi / target);
-	double w_before = INFINITY; /* the bracket's width two probes ago */
+	double w_before = INFINITY; /* the width before the last probe (from the third on) */
 	int n = 0;
 
 	while (*hi > *lo * (1.0 + CALIBRATE_REL_TOL)) {
