@@ -1,6 +1,7 @@
 # bench/lib.sh - what the service benchmarks share (read_path.sh, ingest.sh,
 # estimate_latency.sh).  Source it from the repository root after
-# scripts/lib/pg.sh.
+# scripts/lib/pg.sh (it sources scripts/lib/service.sh for the readiness
+# wait).
 #
 #   bench_programs PROGRAMS...   build/release (set up once) when BIN is
 #                                unset, its PROGRAMS built; sets BIN to its
@@ -17,6 +18,8 @@
 #   bench_rows_csv N D K         K files $WORK/rows0.csv ... of N random
 #                                rows of D features in [-0.4, 0.4] and a
 #                                label +-1 (file j seeded with j)
+
+. scripts/lib/service.sh
 
 bench_programs() {
 	if [ -z "${BIN:-}" ] || [ -z "${LOAD:-}" ]; then
@@ -51,12 +54,7 @@ bench_start() {
 	export DPOPT_LISTEN="127.0.0.1:$PORT" DPOPT_LOG_LEVEL=warn
 	"$BIN" >"$WORK/dpoptd.log" 2>&1 &
 	PID=$!
-	_i=0
-	until curl -sf "http://$DPOPT_LISTEN/readyz" >/dev/null; do
-		_i=$((_i + 1))
-		[ $_i -lt 200 ] || { cat "$WORK/dpoptd.log" >&2; exit 1; }
-		sleep 0.05
-	done
+	dpopt_service_wait "http://$DPOPT_LISTEN" 2>/dev/null || { cat "$WORK/dpoptd.log" >&2; exit 1; }
 	U="http://$DPOPT_LISTEN"
 	KEY=$("$BIN" keys create --tenant bench --role owner 2>/dev/null)
 	H="Authorization: Bearer $KEY"
