@@ -362,7 +362,10 @@ START_TEST(test_threads_bit_identical)
 	const struct alg_ops *a = alg_find("dp_sgd.one_pass");
 	struct data_schema sc = { .d = P_D, .task = TASK_BINARY };
 	double *x = malloc((size_t)P_N * P_D * sizeof(double)), *y = malloc(P_N * sizeof(double));
-	double w0[P_D + 1], w1[P_D + 1], w2[P_D + 1];
+	/* Zeroed: without an intercept the run writes only P_D entries, and
+	 * the memcmp below reads all P_D + 1 (a stale last entry failed it
+	 * when CK_FORK=no reused the stack of an earlier test). */
+	double w0[P_D + 1] = { 0 }, w1[P_D + 1] = { 0 }, w2[P_D + 1] = { 0 };
 	double *out[3] = { w0, w1, w2 };
 	struct dataset ds;
 	struct run_spec s;
