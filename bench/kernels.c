@@ -6,7 +6,10 @@
  *	bench_kernels [scale [reps]]     (defaults: scale = 1, reps = 5; reps >= 3)
  *
  * Dense: n = 10^6 / scale rows, d = 100.  CSR: n = 10^6 / scale rows,
- * d = 10^5, 50 non-zeros per row (distinct random columns, sorted).  Data
+ * d = 10^5 / scale but at least 2000, 50 non-zeros per row (distinct
+ * random columns, sorted).  Shrinking d with n keeps the smoke run's CSR
+ * passes (50 n entries, 25 n per half) on the interleaved-scratch path
+ * that full-size passes take (kern_wg_worth(): entries >= 4 d).  Data
  * are random (rows with ||x||_2 <= 1, labels +-1), generated here.  A
  * repetition times, one after the other:
  *
@@ -252,33 +255,49 @@ floor_rate(const struct objective *o, const struct dataset *ds, const double *w,
 
 /*
  * The two-thread pass (row halves, each into its own gradient, added) is
- * the one-thread pass up to the order of the additions: 0 on success,
- * else -1 after a message.  So the smoke run in CI checks the row-range
- * use of the kernels, not only that the program runs.
+ * the one-thread pass up to the order of the additions, and so is the
+ * sum of one-row batches: 0 on success, else -1 after a message.  So the
+ * smoke run in CI checks the row-range use of the kernels and the CSR
+ * scratch path against the plain loops, not only that the program runs.
  */
 static int
 check_halves(const char *what, const struct objective *o, const struct dataset *ds, const double *w,
 	     double *g0, double *g1)
 {
-	double *ref = malloc(o->dim * sizeof(*ref)), scale = 0.0, diff = 0.0, dummy;
+	double *ref = malloc(o->dim * sizeof(*ref)), *rows = calloc(o->dim, sizeof(*rows));
+	double scale = 0.0, diff = 0.0, diff_rows = 0.0, dummy;
+	int rc = -1;
 
-	if (ref == NULL)
-		return -1;
+	if (ref == NULL || rows == NULL)
+		goto out;
 	(void)pass_rate(o, ds, w, 1.0, g0, g1, 1.0, 1, &dummy);
 	memcpy(ref, g0, o->dim * sizeof(*ref));
 	(void)pass_rate(o, ds, w, 1.0, g0, g1, 1.0, 2, &dummy);
+	/* The same sum one row at a time: batches that small take the plain
+	 * loops, never the CSR pass's interleaved scratch (kern_wg_worth()),
+	 * so a fault in either path shows here. */
+	for (size_t i = 0; i < ds->n; i++)
+		objective_batch_grad(o, ds, &i, 1, w, 1.0, rows);
 	for (size_t j = 0; j < o->dim; j++) {
 		scale = fmax(scale, fabs(ref[j]));
 		diff = fmax(diff, fabs(ref[j] - g0[j]));
+		diff_rows = fmax(diff_rows, fabs(ref[j] - rows[j]));
 	}
+	printf("check %s: 1 and 2 threads agree to %.1e, whole pass and row by row to %.1e "
+	       "(max |g_j| %.3g)\n",
+	       what, diff, diff_rows, scale);
+	if (!(diff <= 1e-12 * (double)ds->n * fmax(scale, 1.0)) ||
+	    !(diff_rows <= 1e-12 * (double)ds->n * fmax(scale, 1.0))) {
+		fprintf(stderr,
+			"bench_kernels: %s: the gradients differ by %g (2 threads), %g (rows)\n",
+			what, diff, diff_rows);
+		goto out;
+	}
+	rc = 0;
+out:
 	free(ref);
-	printf("check %s: 1 and 2 threads agree to %.1e (max |g_j| %.3g)\n", what, diff, scale);
-	if (!(diff <= 1e-12 * (double)ds->n * fmax(scale, 1.0))) {
-		fprintf(stderr, "bench_kernels: %s: the 2-thread gradient differs by %g\n", what,
-			diff);
-		return -1;
-	}
-	return 0;
+	free(rows);
+	return rc;
 }
 
 static int
@@ -349,8 +368,8 @@ main(int argc, char **argv)
 {
 	size_t scale = argc > 1 ? strtoul(argv[1], NULL, 10) : 1;
 	int reps = argc > 2 ? atoi(argv[2]) : 5;
-	const size_t dd = 100, ds_d = 100000, nnz_row = 50;
-	size_t n;
+	const size_t dd = 100, nnz_row = 50;
+	size_t n, ds_d;
 	struct objective od, os;
 	struct dataset dense = { 0 }, csr = { 0 };
 	struct rng r;
@@ -370,6 +389,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	n = 1000000 / scale;
+	ds_d = 100000 / scale > 2000 ? 100000 / scale : 2000;
 	if (build(&od, dd, &e) != 0 || build(&os, ds_d, &e) != 0) {
 		fprintf(stderr, "bench_kernels: %s\n", e.msg);
 		return 1;
