@@ -39,6 +39,13 @@ enum decimal_status decimal_parse(char *s, char *end, double *ret);
  * past end. */
 bool decimal_parse_fast(const char *s, const char *end, double *ret);
 
+/* The same number rule on the longest prefix of s[0..end) that has its
+ * form: the end of that prefix, with *ret set, or NULL ("ask strtod",
+ * *ret unspecified).  The caller checks that the prefix is the whole
+ * token (what follows is a separator).  Eight digits at a time where
+ * eight bytes remain before end; reads no byte at or past end. */
+const char *decimal_scan_fast(const char *s, const char *end, double *ret);
+
 /* A short, printable form of s[0..n) for an error message, into out
  * (DECIMAL_QUOTE_SIZE bytes): at most 32 input bytes, quotes and
  * backslashes escaped, other non-printable bytes as \xNN, "..." if cut. */

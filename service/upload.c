@@ -374,6 +374,7 @@ upload_free(struct upload *u)
 	libsvm_parser_clear(&u->svm);
 	feature_names_clear(&u->names);
 	schema_extra_clear(&u->extra);
+	content_hash_clear(&u->hash);
 	chunk_unmap(u->chunk, u->chunk_cap);
 	chunk_unmap(u->w.data, u->chunk_cap);
 	pthread_mutex_destroy(&u->w.lock);
