@@ -243,8 +243,10 @@ print("  COPY's floor on 2 idle cores: max(PostgreSQL %.2f, psql %.2f, all / 2 %
       % (c, q, (c + q) / 2, cfloor, cfloor / floor))
 print("  balance: max(HTTP, writer + hasher, PostgreSQL) / (all / 2) = %.2f (<= 1.00: the two cores, not one thread, set the pace)"
       % (max(p, w, g) / max((p + w + g) / 2, 1 / hz)))
-print("  PostgreSQL CPU per byte stored: INSERT (upload) / binary COPY (store alone) = %.2f; upload / COPY = %.2f"
-      % (g / s_ if s_ > 0 else float("nan"), g / c if c > 0 else float("nan")))
+print("  PostgreSQL CPU, INSERT of the chunks (upload) / binary COPY of them (store alone) = %.2f"
+      " (below 1: INSERT is the cheaper store)" % (g / s_ if s_ > 0 else float("nan")))
+print("  PostgreSQL alone: upload's PostgreSQL CPU / COPY's floor = %.2f (above 0.50: 2x COPY is out of"
+      " reach with these stored bytes, whatever dpoptd's own CPU)" % (g / cfloor))
 PY
 if [ -n "$PERF" ]; then
 	echo "  profile of the last upload (dpoptd and its backends; by thread, then symbol):"
