@@ -261,8 +261,10 @@ decimal_scan_fast(const char *s, const char *end, double *ret)
 	int nd = 0; /* significant digits in man */
 	bool neg = false, any = false;
 
-	if (p < end && (*p == '+' || *p == '-'))
-		neg = *p++ == '-';
+	if (p < end) { /* no branch on the sign: random signs would mispredict */
+		neg = *p == '-';
+		p += neg | (*p == '+');
+	}
 	while (p < end && *p == '0') {
 		p++;
 		any = true;
@@ -270,11 +272,34 @@ decimal_scan_fast(const char *s, const char *end, double *ret)
 	DIGIT_RUN(p, end, man, nd, exp10, false, any);
 	if (p < end && *p == '.') {
 		p++;
+#ifdef DECIMAL_SWAR
+		/* The common cell, "0.0123456": a fraction of 1 to 7 digits in
+		 * one word, its leading zeros read as digits (they add nothing to
+		 * man; nd then overstates the significant digits, harmlessly
+		 * below 19).  No loop over the zeros, whose count varies from
+		 * cell to cell and would mispredict. */
+		if (nd == 0 && end - p >= 8) {
+			uint64_t w = load8(p);
+			int n = digit_run(w);
+
+			if (n > 0 && n < 8) {
+				man = digits_value(w, n);
+				nd = n;
+				exp10 -= n;
+				p += n;
+				any = true;
+				goto exponent;
+			}
+		}
+#endif
 		if (nd == 0)
 			for (; p < end && *p == '0'; p++, exp10--)
 				any = true;
 		DIGIT_RUN(p, end, man, nd, exp10, true, any);
 	}
+#ifdef DECIMAL_SWAR
+exponent:
+#endif
 	if (!any)
 		return NULL;
 	if (p < end && (*p == 'e' || *p == 'E')) {
@@ -298,6 +323,25 @@ decimal_scan_fast(const char *s, const char *end, double *ret)
 	if (clinger(man, exp10, neg, ret) || eisel_lemire(man, exp10, neg, ret))
 		return p;
 	return NULL;
+}
+
+int
+decimal_uint8(const char *s, const char *end, char stop, uint64_t *ret)
+{
+#ifdef DECIMAL_SWAR
+	if (end - s >= 8) {
+		uint64_t w = load8(s);
+		int n = digit_run(w);
+
+		if (n > 0 && n < 8 && s[n] == stop) {
+			*ret = digits_value(w, n);
+			return n;
+		}
+	}
+#else
+	(void)s, (void)end, (void)stop, (void)ret;
+#endif
+	return 0;
 }
 
 bool

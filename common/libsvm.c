@@ -119,8 +119,11 @@ parse_line(struct libsvm_parser *p, char *s, size_t len, unsigned long line, str
 			uint64_t fi = 0;
 			int nd = 0;
 
-			for (; q < lend && is_digit(*q) && nd < 19; q++, nd++)
-				fi = fi * 10 + (uint64_t)(*q - '0');
+			nd = decimal_uint8(q, lend, ':', &fi);
+			q += nd;
+			if (nd == 0)
+				for (; q < lend && is_digit(*q) && nd < 19; q++, nd++)
+					fi = fi * 10 + (uint64_t)(*q - '0');
 			if (nd > 0 && q < lend && *q == ':' && fi > prev && fi <= p->d &&
 			    nnz < p->cap && (vend = decimal_scan_fast(q + 1, lend, &v)) != NULL &&
 			    (vend == lend || is_blank(*vend))) {

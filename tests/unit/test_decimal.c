@@ -490,6 +490,40 @@ START_TEST(test_digit_runs)
 }
 END_TEST
 
+/* decimal_uint8: 1 to 7 digits before the stop byte in one step, with
+ * eight bytes before the end; every other shape answers 0. */
+START_TEST(test_uint8)
+{
+	char buf[32];
+	uint64_t v;
+
+	for (int n = 0; n <= 9; n++) {
+		uint64_t want = 0;
+
+		for (int j = 0; j < n; j++) {
+			buf[j] = (char)('0' + (j * 3 + n) % 10);
+			want = want * 10 + (uint64_t)((j * 3 + n) % 10);
+		}
+		memcpy(buf + n, ":0.5 7:1 9:2 ", 13);
+		v = 12345;
+		if (n >= 1 && n <= 7) {
+			ck_assert_int_eq(decimal_uint8(buf, buf + n + 13, ':', &v), n);
+			ck_assert_uint_eq(v, want);
+			/* another stop byte, or fewer than eight bytes left */
+			ck_assert_int_eq(decimal_uint8(buf, buf + n + 13, ' ', &v), 0);
+			ck_assert_int_eq(decimal_uint8(buf, buf + 7, ':', &v), 0);
+		} else {
+			ck_assert_int_eq(decimal_uint8(buf, buf + n + 13, ':', &v), 0);
+			ck_assert_uint_eq(v, 12345);
+		}
+	}
+	ck_assert_int_eq(decimal_uint8("0000000:12345678", "0000000:12345678" + 16, ':', &v), 7);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(decimal_uint8("12a4:5678", "12a4:5678" + 9, ':', &v), 0);
+	ck_assert_int_eq(decimal_uint8("-1234:5678", "-1234:5678" + 10, ':', &v), 0);
+}
+END_TEST
+
 static Suite *
 decimal_suite(void)
 {
@@ -503,6 +537,7 @@ decimal_suite(void)
 	tcase_add_test(tc, test_random_spellings);
 	tcase_add_test(tc, test_halfway);
 	tcase_add_test(tc, test_digit_runs);
+	tcase_add_test(tc, test_uint8);
 	suite_add_tcase(s, tc);
 	return s;
 }
