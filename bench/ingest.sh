@@ -18,7 +18,16 @@
 # Prints each rep, then the ratio upload MB/s / COPY MB/s as median and
 # range, dpoptd's peak resident memory (VmHWM, reset before each upload
 # through /proc/PID/clear_refs), the stored size and the load average
-# before and after.  Defaults: 200000 rows, 100 features, csv, 3 reps.
+# before and after.  Then the CPU seconds (from /proc, so that a busy
+# machine skews them less than the walls) of the upload's HTTP thread
+# (parse, clip, pack), of its writer (hash, send) and of PostgreSQL, and
+# of PostgreSQL and psql during the COPY; the store alone (a binary COPY of the
+# first upload's packed chunks into a table like dataset_chunks, R times);
+# and from these the floor on two idle cores, max(HTTP thread, writer and
+# hasher, PostgreSQL, all / 2), as the best upload / COPY ratio this much
+# work can reach, and COPY's own, max(PostgreSQL, psql, all / 2): their
+# quotient is the ratio an idle machine would show.  The writer and hasher threads end with the upload, so
+# their CPU is dpoptd's minus that of its lasting threads.  Defaults: 200000 rows, 100 features, csv, 3 reps.
 # --dpoptd runs another build (e.g. a baseline) against the same setup;
 # --data keeps the generated body in FILE and reuses it when it exists
 # (the generator is seeded: the same options give the same bytes); --perf
@@ -81,6 +90,35 @@ else
 	CT=text/x-libsvm COLDEFS="line text" COPYOPT="(FORMAT text)"
 fi
 now() { date +%s.%N; }
+# cpusnap: "dpoptd_ticks busiest_persistent_tid_ticks... pg_ticks" as JSON:
+# dpoptd's CPU per thread (utime + stime) and the whole cluster's (the
+# postmaster with its reaped children, and its live children), in ticks.
+cpusnap() {
+	python3 - "$PID" "$(head -1 "$WORK/pg/data/postmaster.pid")" <<'PY'
+import json, os, sys
+def st(path):
+    f = open(path).read().rsplit(")", 1)[1].split()
+    return int(f[1]), [int(x) for x in f[11:15]]  # ppid, utime stime cutime cstime
+pid, pm = sys.argv[1], int(sys.argv[2])
+tasks = {}
+for t in os.listdir("/proc/%s/task" % pid):
+    try:
+        tasks[t] = sum(st("/proc/%s/task/%s/stat" % (pid, t))[1][:2])
+    except OSError:
+        pass
+proc = sum(st("/proc/%s/stat" % pid)[1][:2])
+pg = sum(st("/proc/%d/stat" % pm)[1])
+for p in os.listdir("/proc"):
+    if p.isdigit():
+        try:
+            pp, c = st("/proc/%s/stat" % p)
+        except (OSError, IndexError):
+            continue
+        if pp == pm:
+            pg += c[0] + c[1]
+print(json.dumps({"proc": proc, "tasks": tasks, "pg": pg}))
+PY
+}
 FIRST=""
 upload() { # upload REP: prints seconds and peak RSS (kB); sets DS
 	if [ -z "$FIRST" ]; then LEDGER="\"budget\": {\"epsilon\": 1, \"delta\": 1e-9}"
@@ -97,17 +135,28 @@ upload() { # upload REP: prints seconds and peak RSS (kB); sets DS
 		PP=$!
 		sleep 1
 	fi
+	cpusnap >"$WORK/cpu_u0_$1"
 	T=$(curl -s -o "$WORK/reply" -w '%{time_total}' -X PUT "http://$DPOPT_LISTEN/v1/datasets/$DS/data" \
 		-H "$H" -H "Content-Type: $CT" --data-binary @"$DATA")
+	cpusnap >"$WORK/cpu_u1_$1"
 	[ -z "$PP" ] || { kill -INT "$PP"; wait "$PP" || true; }
 	jq -e '.state == "sealed"' "$WORK/reply" >/dev/null || { cat "$WORK/reply" >&2; exit 1; }
 	echo "$T $(awk '/VmHWM/ {print $2}' "/proc/$PID/status")"
 }
 copy() { # copy REP: prints seconds
 	psql "$DPOPT_DATABASE_URL" -qc "CREATE TABLE copy$1 ($COLDEFS)" >/dev/null
+	cpusnap >"$WORK/cpu_c0_$1"
 	t0=$(now)
-	psql "$DPOPT_DATABASE_URL" -qc "\\copy copy$1 FROM '$DATA' WITH $COPYOPT" >/dev/null
+	echo "0 0" >"$WORK/psql_cpu_$1" # without /usr/bin/time: psql's CPU unknown, 0
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f "%U %S" -o "$WORK/psql_cpu_$1" \
+			psql "$DPOPT_DATABASE_URL" -qc "\\copy copy$1 FROM '$DATA' WITH $COPYOPT" >/dev/null
+	else
+		psql "$DPOPT_DATABASE_URL" -qc "\\copy copy$1 FROM '$DATA' WITH $COPYOPT" >/dev/null
+	fi
 	t1=$(now)
+	sleep 0.3 # the backend's exit reaped: its CPU is the postmaster's
+	cpusnap >"$WORK/cpu_c1_$1"
 	psql "$DPOPT_DATABASE_URL" -qc "DROP TABLE copy$1" >/dev/null
 	python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1"
 }
@@ -122,11 +171,40 @@ while [ "$r" -le "$REPS" ]; do
 	echo "$r $U $C" >>"$WORK/reps"
 	r=$((r + 1))
 done
+# The store alone: PostgreSQL writing the first upload's packed chunks
+# (the same bytes, no parse, no hash) by binary COPY into a table shaped
+# like dataset_chunks (its key, STORAGE EXTERNAL), R times.
+psql "$DPOPT_DATABASE_URL" -qc "\\copy (SELECT * FROM dataset_chunks WHERE dataset_id = '$FIRST' ORDER BY chunk_no) TO '$WORK/chunks.bin' WITH (FORMAT binary)" >/dev/null
+: >"$WORK/store"
+r=1
+while [ "$r" -le "$REPS" ]; do
+	psql "$DPOPT_DATABASE_URL" -qc "CREATE TABLE store$r (LIKE dataset_chunks INCLUDING ALL)" >/dev/null
+	cpusnap >"$WORK/cpu_s0_$r"
+	t0=$(now)
+	psql "$DPOPT_DATABASE_URL" -qc "\\copy store$r FROM '$WORK/chunks.bin' WITH (FORMAT binary)" >/dev/null
+	t1=$(now)
+	sleep 0.3
+	cpusnap >"$WORK/cpu_s1_$r"
+	psql "$DPOPT_DATABASE_URL" -qc "DROP TABLE store$r" >/dev/null
+	echo "$r $t0 $t1" >>"$WORK/store"
+	r=$((r + 1))
+done
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 STORED=$(psql "$DPOPT_DATABASE_URL" -qAtc "SELECT pg_total_relation_size('dataset_chunks')")
-python3 - "$ROWS" "$COLS" "$FORMAT" "$BYTES" "$STORED" "$REPS" "$LOAD0" "$LOAD1" "$WORK/reps" <<'PY'
-import statistics, sys
-n, d, fmt, b, st, reps, l0, l1, path = sys.argv[1:]
+python3 - "$ROWS" "$COLS" "$FORMAT" "$BYTES" "$STORED" "$REPS" "$LOAD0" "$LOAD1" "$WORK/reps" "$WORK" "$(getconf CLK_TCK)" <<'PY'
+import json, statistics, sys
+n, d, fmt, b, st, reps, l0, l1, path, work, hz = sys.argv[1:]
+hz = float(hz)
+def snap(name):
+    return json.load(open("%s/cpu_%s" % (work, name)))
+def cpu(kind, r):
+    # (dpoptd's busiest lasting thread, the rest of dpoptd, PostgreSQL) in s
+    a, z = snap("%s0_%s" % (kind, r)), snap("%s1_%s" % (kind, r))
+    lasting = [z["tasks"][t] - a["tasks"][t] for t in a["tasks"] if t in z["tasks"]]
+    http = max(lasting) if lasting else 0
+    return http / hz, (z["proc"] - a["proc"] - http) / hz, (z["pg"] - a["pg"]) / hz
+def med(xs):
+    return "%.2f (%.2f-%.2f)" % (statistics.median(xs), min(xs), max(xs))
 n, b, st, reps = int(n), int(b), int(st), int(reps)
 rows = [l.split() for l in open(path)]
 print("ingest %s: %d rows x %s features, body %.1f MB, %d reps (alternating order)" % (fmt, n, d, b / 1e6, reps))
@@ -139,6 +217,36 @@ for r, tu, hwm, tc in rows:
           % (r, tu, b / 1e6 / tu, n / tu, int(hwm) / 1e3, tc, b / 1e6 / tc, tc / tu))
 print("  upload / COPY of the same bytes: median %.2f (range %.2f-%.2f)" % (statistics.median(ratios), min(ratios), max(ratios)))
 print("  stored rows (dataset_chunks with TOAST, all reps): %.1f MB" % (st / 1e6))
+# CPU seconds: load-independent where the walls are not.
+P, W, G, C, Q, S, SW = [], [], [], [], [], [], []
+for r, tu, hwm, tc in rows:
+    p, w, g = cpu("u", r)
+    P.append(p); W.append(w); G.append(g)
+    C.append(cpu("c", r)[2])
+    Q.append(sum(float(x) for x in open("%s/psql_cpu_%s" % (work, r)).read().split()[-2:]))
+for l in open(work + "/store"):
+    r, t0, t1 = l.split()
+    S.append(cpu("s", r)[2]); SW.append(float(t1) - float(t0))
+print("  CPU s, upload: HTTP thread (parse, clip, pack) %s | writer and hasher (send, hash) %s | PostgreSQL %s"
+      % (med(P), med(W), med(G)))
+print("  CPU s, COPY: PostgreSQL %s | psql (reads and sends the file) %s" % (med(C), med(Q)))
+print("  store alone (binary COPY of the same packed chunks, no parse): %s s wall, PostgreSQL %s CPU s"
+      % (med(SW), med(S)))
+p, w, g, c, s_ = (statistics.median(x) for x in (P, W, G, C, S))
+floor = max(p, w, g, (p + w + g) / 2, 1 / hz)  # at least a tick: small runs
+print("  upload's floor on 2 idle cores: max(HTTP %.2f, writer + hasher %.2f, PostgreSQL %.2f, all / 2 %.2f) = %.2f s"
+      % (p, w, g, (p + w + g) / 2, floor))
+q = statistics.median(Q)
+cfloor = max(c, q, (c + q) / 2, 1 / hz)
+print("  COPY's floor on 2 idle cores: max(PostgreSQL %.2f, psql %.2f, all / 2 %.2f) = %.2f s;"
+      " COPY floor / upload floor = %.2f (the ratio on an idle machine; goal 2)"
+      % (c, q, (c + q) / 2, cfloor, cfloor / floor))
+print("  balance: max(HTTP, writer + hasher, PostgreSQL) / (all / 2) = %.2f (<= 1.00: the two cores, not one thread, set the pace)"
+      % (max(p, w, g) / max((p + w + g) / 2, 1 / hz)))
+print("  PostgreSQL CPU, INSERT of the chunks (upload) / binary COPY of them (store alone) = %.2f"
+      " (below 1: INSERT is the cheaper store)" % (g / s_ if s_ > 0 else float("nan")))
+print("  PostgreSQL alone: upload's PostgreSQL CPU / COPY's floor = %.2f (above 0.50: 2x COPY is out of"
+      " reach with these stored bytes, whatever dpoptd's own CPU)" % (g / cfloor))
 PY
 if [ -n "$PERF" ]; then
 	echo "  profile of the last upload (dpoptd and its backends; by thread, then symbol):"

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum decimal_status {
 	DECIMAL_OK,
@@ -38,6 +39,19 @@ enum decimal_status decimal_parse(char *s, char *end, double *ret);
  * False means "ask strtod", not "not a number".  Reads no byte at or
  * past end. */
 bool decimal_parse_fast(const char *s, const char *end, double *ret);
+
+/* The same number rule on the longest prefix of s[0..end) that has its
+ * form: the end of that prefix, with *ret set, or NULL ("ask strtod",
+ * *ret unspecified).  The caller checks that the prefix is the whole
+ * token (what follows is a separator).  Eight digits at a time where
+ * eight bytes remain before end; reads no byte at or past end. */
+const char *decimal_scan_fast(const char *s, const char *end, double *ret);
+
+/* The 1 to 7 digits at s read as an unsigned integer in one step, when
+ * the byte after them is stop and eight bytes remain before end: their
+ * count, with *ret set.  0 otherwise (the caller reads byte by byte).
+ * Reads no byte at or past end. */
+int decimal_uint8(const char *s, const char *end, char stop, uint64_t *ret);
 
 /* A short, printable form of s[0..n) for an error message, into out
  * (DECIMAL_QUOTE_SIZE bytes): at most 32 input bytes, quotes and

@@ -20,6 +20,12 @@ is_blank(char c)
 	return c == ' ' || c == '\t';
 }
 
+static bool
+is_digit(char c)
+{
+	return (unsigned char)(c - '0') < 10;
+}
+
 /* Refuse the token s[0..n), entry `entry` of line `line`: "line L, entry
  * K: WHAT: "token"". */
 static enum err_code
@@ -104,6 +110,35 @@ parse_line(struct libsvm_parser *p, char *s, size_t len, unsigned long line, str
 			pos++;
 		if (pos == lend)
 			break;
+		if (entry > 0 || !p->labeled) {
+			/* The fast path: a valid "index:value" in one pass, no copy,
+			 * no NUL written.  Anything else, every error included, takes
+			 * the general path below, which gives the same result and
+			 * names the fault. */
+			const char *q = pos, *vend;
+			uint64_t fi = 0;
+			int nd = 0;
+
+			nd = decimal_uint8(q, lend, ':', &fi);
+			q += nd;
+			if (nd == 0)
+				for (; q < lend && is_digit(*q) && nd < 19; q++, nd++)
+					fi = fi * 10 + (uint64_t)(*q - '0');
+			if (nd > 0 && q < lend && *q == ':' && fi > prev && fi <= p->d &&
+			    nnz < p->cap && (vend = decimal_scan_fast(q + 1, lend, &v)) != NULL &&
+			    (vend == lend || is_blank(*vend))) {
+				entry++;
+				pairs = true;
+				prev = fi;
+				pos = s + (vend - s);
+				if (v == 0.0)
+					continue; /* dropped, as below */
+				p->col[nnz] = (uint32_t)(fi - 1);
+				p->val[nnz] = v;
+				nnz++;
+				continue;
+			}
+		}
 		tok = pos;
 		while (pos < lend && !is_blank(*pos))
 			pos++;

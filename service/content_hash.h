@@ -19,9 +19,13 @@
 
 struct content_hash {
 	uint64_t sum[4]; /* little-endian limbs of the running sum mod 2^256 */
+	void *ctx;       /* owned: the digest context, reused row after row */
 };
 
 void content_hash_init(struct content_hash *h);
+
+/* Free what the hash holds (the sum stays readable). */
+void content_hash_clear(struct content_hash *h);
 
 /* Add one row of n values (features then label, already clipped). */
 enum err_code content_hash_add(struct content_hash *h, const double *row, size_t n, struct err *e);

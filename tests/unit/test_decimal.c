@@ -6,6 +6,9 @@
  * extremes, exact halfway cases and their neighbours, 19 and 20 digit
  * mantissas, malformed spellings, nan/inf) and a few million random
  * spellings; and the fast path must actually take the common shapes.
+ * decimal_scan_fast (the parsers' in-place reader, eight digits at a
+ * time) on every one of those inputs followed by a separator and more
+ * digits, and on digit runs of every length across its word boundaries.
  */
 #include <check.h>
 #include <errno.h>
@@ -75,6 +78,42 @@ of_bits(uint64_t u)
 
 static unsigned long fast_taken; /* inputs decimal_parse_fast answered */
 
+/* decimal_scan_fast on text followed by a separator and more digits (so
+ * that eight-byte words straddle the token's end): it must stop exactly
+ * at the separator with the bits decimal_parse_fast gives the token
+ * (accepted: fast_ok, fast) or give up; on a prefix it stops short of, the
+ * prefix is a number of its own and the value is that prefix's. */
+static void
+check_scan(const char *text, bool fast_ok, double fast)
+{
+	static const char seps[] = { ' ', '\t', ':', '#', '\r', ',' };
+	char buf[600];
+	size_t n = strlen(text);
+
+	ck_assert_uint_lt(n + 20, sizeof(buf));
+	for (size_t k = 0; k < sizeof(seps); k++) {
+		double v = 0.0, pv = 0.0;
+		const char *q;
+
+		memcpy(buf, text, n);
+		buf[n] = seps[k];
+		memcpy(buf + n + 1, "1234567890123456", 16);
+		/* the end anywhere from the token's own end to well past it */
+		q = decimal_scan_fast(buf, buf + n + 1 + (k * 3) % 17, &v);
+		if (fast_ok) {
+			ck_assert_msg(q == buf + n, "'%s' + '%c': scan stops at %td", text, seps[k],
+				      q != NULL ? q - buf : (ptrdiff_t)-1);
+			ck_assert_msg(bits_of(v) == bits_of(fast), "'%s': scan %a, fast %a", text,
+				      v, fast);
+		} else if (q != NULL) {
+			ck_assert_msg(q < buf + n, "'%s': scan accepts what the fast path refuses",
+				      text);
+			ck_assert_msg(decimal_parse_fast(buf, q, &pv) && bits_of(pv) == bits_of(v),
+				      "'%s': scan's prefix of %td bytes disagrees", text, q - buf);
+		}
+	}
+}
+
 /* decimal_parse and decimal_parse_fast agree with the oracle on text. */
 static void
 check_one(const char *text)
@@ -101,6 +140,7 @@ check_one(const char *text)
 		ck_assert_msg(bits_of(fast) == bits_of(want), "'%s': fast %a, strtod says %a", text,
 			      fast, want);
 	}
+	check_scan(text, decimal_parse_fast(buf, buf + n, &fast), fast);
 }
 
 static uint64_t rng_state = 0x5eed17;
@@ -420,6 +460,70 @@ START_TEST(test_halfway)
 }
 END_TEST
 
+/* Digit runs of every length from 1 to 24 (over the 19 a mantissa
+ * holds), after 0 to 3 leading zeros and a point at every place, with the
+ * end bound at every distance 0..9 past the run: the eight-at-a-time
+ * reader against strtod at each word boundary. */
+START_TEST(test_digit_runs)
+{
+	char text[64];
+
+	for (int nd = 1; nd <= 24; nd++)
+		for (int lead = 0; lead < 4; lead++)
+			for (int point = -1; point <= nd; point++) {
+				size_t k = 0;
+
+				for (int z = 0; z < lead; z++)
+					text[k++] = '0';
+				for (int j = 0; j < nd; j++) {
+					if (j == point)
+						text[k++] = '.';
+					text[k++] = (char)('1' + (j * 7 + nd) % 9);
+				}
+				if (point == nd)
+					text[k++] = '.';
+				text[k] = '\0';
+				check_one(text);
+				snprintf(text + k, sizeof(text) - k, "e-7");
+				check_one(text);
+			}
+}
+END_TEST
+
+/* decimal_uint8: 1 to 7 digits before the stop byte in one step, with
+ * eight bytes before the end; every other shape answers 0. */
+START_TEST(test_uint8)
+{
+	char buf[32];
+	uint64_t v;
+
+	for (int n = 0; n <= 9; n++) {
+		uint64_t want = 0;
+
+		for (int j = 0; j < n; j++) {
+			buf[j] = (char)('0' + (j * 3 + n) % 10);
+			want = want * 10 + (uint64_t)((j * 3 + n) % 10);
+		}
+		memcpy(buf + n, ":0.5 7:1 9:2 ", 13);
+		v = 12345;
+		if (n >= 1 && n <= 7) {
+			ck_assert_int_eq(decimal_uint8(buf, buf + n + 13, ':', &v), n);
+			ck_assert_uint_eq(v, want);
+			/* another stop byte, or fewer than eight bytes left */
+			ck_assert_int_eq(decimal_uint8(buf, buf + n + 13, ' ', &v), 0);
+			ck_assert_int_eq(decimal_uint8(buf, buf + 7, ':', &v), 0);
+		} else {
+			ck_assert_int_eq(decimal_uint8(buf, buf + n + 13, ':', &v), 0);
+			ck_assert_uint_eq(v, 12345);
+		}
+	}
+	ck_assert_int_eq(decimal_uint8("0000000:12345678", "0000000:12345678" + 16, ':', &v), 7);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(decimal_uint8("12a4:5678", "12a4:5678" + 9, ':', &v), 0);
+	ck_assert_int_eq(decimal_uint8("-1234:5678", "-1234:5678" + 10, ':', &v), 0);
+}
+END_TEST
+
 static Suite *
 decimal_suite(void)
 {
@@ -432,6 +536,8 @@ decimal_suite(void)
 	tcase_add_test(tc, test_random_doubles);
 	tcase_add_test(tc, test_random_spellings);
 	tcase_add_test(tc, test_halfway);
+	tcase_add_test(tc, test_digit_runs);
+	tcase_add_test(tc, test_uint8);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -422,6 +422,96 @@ START_TEST(test_bad_numbers)
 }
 END_TEST
 
+/* The one-pass reader of "index:value" pairs against strtod, bit for bit:
+ * short and long values (up to 19 significant digits it reads itself,
+ * more go to strtod), exponents, signs, leading zeros of index and
+ * value, each pair followed by every separator a line may have (blank,
+ * tab, several blanks, CRLF, LF, a comment, the body's end without a
+ * newline); and the refusals near it keep their line, entry and words. */
+START_TEST(test_pairs_one_pass)
+{
+	static const char *const values[] = {
+		"0.5",
+		"-0.012345",
+		"+7",
+		"12345678",
+		"123456789",
+		".25",
+		"5.",
+		"0.000000000000000000001234",
+		"1234567890123456789",
+		"12345678901234567890123",
+		"0.1234567890123456789",
+		"0.12345678901234567890",
+		"-1.5e-3",
+		"2E+2",
+		"9.999999999999999e22",
+		"4.9e-324",
+		"00000000000000000000000000001",
+		"1e-400",
+	};
+	static const char *const after[] = { " 9:1\n", "\t9:1\n", "   9:1 \n", "\r\n",
+					     "\n",     "",        " # c 1:x\n" };
+	struct result r;
+	char body[128];
+
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		for (size_t a = 0; a < sizeof(after) / sizeof(after[0]); a++) {
+			double want = strtod(values[i], NULL);
+
+			snprintf(body, sizeof(body), "-1 0003:%s%s", values[i], after[a]);
+			parse_str(&r, body, 9);
+			ck_assert_msg(r.rc == ERR_OK, "'%s': %s", body, r.e.msg);
+			ck_assert_uint_eq(r.nrows, 1);
+			if (want == 0.0) {
+				ck_assert_uint_eq(r.nnz[0], a < 3 ? 1 : 0);
+				continue;
+			}
+			ck_assert_uint_eq(r.cols[0][0], 2);
+			ck_assert_msg(memcmp(&r.vals[0][0], &want, sizeof(want)) == 0,
+				      "'%s': %a, strtod says %a", body, r.vals[0][0], want);
+			ck_assert_uint_eq(r.nnz[0], a < 3 ? 2 : 1);
+		}
+	/* a value that runs into a non-blank is one bad token */
+	parse_str(&r, "1 1:0.5 2:0.25x 3:1\n", 4);
+	assert_refused(&r, 1, 3);
+	ck_assert_msg_has(&r, "value is not a number: \"0.25x\"");
+	parse_str(&r, "1 1:0.5 2:0.123456789:3\n", 4);
+	assert_refused(&r, 1, 3);
+	ck_assert_msg_has(&r, "value is not a number");
+	parse_str(&r, "1 1:0.5 2:1e\n", 4);
+	assert_refused(&r, 1, 3);
+	parse_str(&r, "1 1:0.5 2:\n", 4);
+	assert_refused(&r, 1, 3);
+	ck_assert_msg_has(&r, "value is empty");
+	parse_str(&r, "1 1:0.5 2:0x10\n", 4);
+	assert_refused(&r, 1, 3);
+	ck_assert_msg_has(&r, "value is not a decimal number");
+	parse_str(&r, "1 1:0.5 2:-inf\n", 4);
+	assert_refused(&r, 1, 3);
+	ck_assert_msg_has(&r, "value is not a finite number");
+	parse_str(&r, "1 1:0.5 2:1e999\n", 4);
+	assert_refused(&r, 1, 3);
+	ck_assert_msg_has(&r, "value is out of range");
+	/* index faults after pairs the one-pass reader took */
+	parse_str(&r, "1 1:0.5 2:0.25 2:0.5\n", 4);
+	assert_refused(&r, 1, 4);
+	ck_assert_msg_has(&r, "duplicate index: \"2:0.5\"");
+	parse_str(&r, "1 1:0.5 3:0.25 2:0.5\n", 4);
+	assert_refused(&r, 1, 4);
+	ck_assert_msg_has(&r, "strictly increasing");
+	parse_str(&r, "1 1:0.5 5:0.25\n", 4);
+	assert_refused(&r, 1, 3);
+	ck_assert_msg_has(&r, "index exceeds the dimension 4");
+	parse_str(&r, "1 1:0.5 0000000000000000000002:0.25\n", 4);
+	ck_assert_int_eq(r.rc, ERR_OK);
+	ck_assert_uint_eq(r.cols[0][1], 1);
+	parse_str(&r, "1 1:0.5 00:0.25\n", 4);
+	assert_refused(&r, 1, 3);
+	ck_assert_msg_has(&r, "index is not a positive integer");
+}
+END_TEST
+
 START_TEST(test_nul_byte)
 {
 	static const char body[] = "1 1:2\n1 1:2\0003\n";
@@ -609,6 +699,7 @@ libsvm_suite(void)
 	tcase_add_test(tc, test_bom_crlf_final);
 	tcase_add_test(tc, test_bad_indices);
 	tcase_add_test(tc, test_bad_numbers);
+	tcase_add_test(tc, test_pairs_one_pass);
 	tcase_add_test(tc, test_nul_byte);
 	tcase_add_test(tc, test_blank_in_middle);
 	tcase_add_test(tc, test_empty_body);
