@@ -10,6 +10,9 @@
 -- while pgbench -S ran at 24.0 k/s.  A run is written a few times in its
 -- life (admission, claim, lease renewals with progress, finish, refund,
 -- cancel) and read by every poll, so the text is made at write time.
+-- Each write pays it: 2,000 UPDATEs of one run in one session took
+-- 0.15-0.4 ms more each with the trigger than without (load 10-16 on
+-- the 2 shared cores), about what five reads save.
 --
 -- A BEFORE trigger fills it on every INSERT and UPDATE, so every write
 -- path (the admission function of 0012, the worker, cancel, refund,
@@ -60,5 +63,6 @@ CREATE TRIGGER datasets_run_view AFTER UPDATE OF feature_names ON datasets
     FOR EACH ROW WHEN (OLD.feature_names IS DISTINCT FROM NEW.feature_names)
     EXECUTE FUNCTION run_view_feature_names();
 
--- The runs written before this migration (the trigger computes each).
+-- The runs written before this migration (the trigger computes each):
+-- one UPDATE of every run, as long as rewriting the table once.
 UPDATE runs SET view = NULL;
