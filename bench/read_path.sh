@@ -15,6 +15,18 @@
 #
 #   runs_get       GET /v1/runs/{id}                  vs pgbench -S
 #   budget_get     GET /v1/datasets/{id}/budget       vs pgbench -S
+#
+# and with each GET row two floors, against the same pgbench -S figure:
+#
+#   runs_get_sql, budget_get_sql   pgbench -M prepared, C clients, running
+#                  the exact statement the GET runs (captured from the
+#                  server log, parameters and all): the database's own
+#                  ceiling for that read, with no HTTP in between
+#   http_static    GET /healthz (no key, no database) through http_load:
+#                  the HTTP layer's and the load client's ceiling
+#
+# then
+#
 #   admit_one_*    POST .../runs, one dataset         vs one-row UPDATE
 #   admit_spread_* POST .../runs, K datasets          vs UPDATE of a random
 #                                                        row of 1000
@@ -29,7 +41,7 @@
 # of runs an earlier row admitted.  --smoke: S = 1, R = 1, C = 8 (CI: that
 # it runs and every figure is a number).  Defaults: S = 5, R = 3,
 # C = 64.  --only runs_get,budget_get: those rows alone (each still paired
-# with its limit, in the same order).
+# with its limit, in the same order; a GET row brings its floors).
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -115,6 +127,11 @@ printf '%s\n' '\set aid random(1, 1000)' \
 
 # wanted NAME: whether --only (when given) names the row
 wanted() { [ -z "$ONLY" ] || case $ONLY in *",$1,"*) true ;; *) false ;; esac; }
+# pgl_p99: the p99 latency (ms) of the transactions in pgbench's logs $WORK/pgl*
+pgl_p99() {
+	cat "$WORK"/pgl* | awk '{print $3 / 1000}' | sort -n |
+		awk '{v[NR] = $1} END {i = int((NR - 1) * 0.99) + 1; print v[i]}'
+}
 # limit NAME PGBENCH-ARGS...: one pgbench run; appends "NAME limit rate p99" to results
 limit() {
 	name=$1; shift
@@ -123,9 +140,7 @@ limit() {
 	$PGB -n -c "$CONNS" -j 2 -T "$SECONDS_" -l --log-prefix="$WORK/pgl" "$@" pgb >"$WORK/pgb.out" 2>&1 ||
 		{ cat "$WORK/pgb.out" >&2; exit 1; }
 	tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/pgb.out" | tail -n 1)
-	p99=$(cat "$WORK"/pgl* | awk '{print $3 / 1000}' | sort -n |
-		awk '{v[NR] = $1} END {i = int((NR - 1) * 0.99) + 1; print v[i]}')
-	echo "$name limit $tps $p99" >>"$WORK/results"
+	echo "$name limit $tps $(pgl_p99)" >>"$WORK/results"
 }
 # dpopt NAME HTTP_LOAD-ARGS...
 dpopt() {
@@ -145,14 +160,74 @@ drain() {
 	done
 }
 
+# capture NAME PATH: the statement GET PATH runs in PostgreSQL, from the
+# server log (log_min_duration_statement = 0 for the one request), as a
+# pgbench script $WORK/NAME.sql with its parameters as -D arguments in
+# $WORK/NAME.args: the floor rows run what dpoptd runs, whatever it is.
+capture() {
+	psql "$PG_URL" -qc "ALTER SYSTEM SET log_min_duration_statement = 0" \
+		-c "SELECT pg_reload_conf()" >/dev/null
+	sleep 0.5
+	off=$(wc -c <"$WORK/pg/pg.log")
+	curl -sf "$U$2" -H "$H" >/dev/null
+	sleep 0.2
+	psql "$PG_URL" -qc "ALTER SYSTEM RESET log_min_duration_statement" \
+		-c "SELECT pg_reload_conf()" >/dev/null
+	tail -c +$((off + 1)) "$WORK/pg/pg.log" | python3 -c '
+import re, sys
+name = sys.argv[1]
+lines = sys.stdin.read().splitlines()
+for i, line in enumerate(lines):
+    m = re.search(r"execute [^:]*: (SELECT k\.tenant_id.*)$", line)
+    if m and i + 1 < len(lines) and "parameters:" in lines[i + 1]:
+        sql = m.group(1)
+        params = dict(re.findall(r"\$(\d+) = \x27([^\x27]*)\x27", lines[i + 1]))
+        for k in sorted(params, key=int, reverse=True):
+            sql = sql.replace("$" + k, ":p" + k)
+        open(name + ".sql", "w").write(sql + "\n")
+        open(name + ".args", "w").write(" ".join("-D p%s=%s" % kv for kv in params.items()) + "\n")
+        sys.exit(0)
+sys.exit("no keyed read found in the server log for " + name)
+' "$WORK/$1"
+}
+# floor_sql NAME PARENT FILE: pgbench running $WORK/FILE.sql (capture) on
+# the service's own database; its rate and p99 in NAME's dpoptd columns,
+# PARENT's last limit (this repetition's pgbench -S) as its limit
+floor_sql() {
+	name=$1 parent=$2 file=$3
+	wanted "$parent" || return 0
+	rm -f "$WORK"/pgl*
+	# shellcheck disable=SC2046
+	$PGB -n -c "$CONNS" -j 2 -T "$SECONDS_" -l --log-prefix="$WORK/pgl" -M prepared \
+		-f "$WORK/$file.sql" $(cat "$WORK/$file.args") readpath >"$WORK/pgb.out" 2>&1 ||
+		{ cat "$WORK/pgb.out" >&2; exit 1; }
+	tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/pgb.out" | tail -n 1)
+	echo "$name dpopt $tps $(pgl_p99)" >>"$WORK/results"
+	grep "^$parent limit " "$WORK/results" | tail -n 1 | sed "s/^$parent /$name /" >>"$WORK/results"
+}
+# floor_http NAME PARENT: GET /healthz through http_load, PARENT's last limit as its limit
+floor_http() {
+	name=$1 parent=$2
+	wanted "$parent" || return 0
+	out=$("$LOAD" --port "$PORT" --conns "$CONNS" --seconds "$SECONDS_" --path /healthz) ||
+		{ echo "$name: $out" >&2; exit 1; }
+	echo "$name dpopt $(echo "$out" | sed 's/.*rate=\([0-9.]*\).*p99_ms=\([0-9.]*\).*/\1 \2/')" >>"$WORK/results"
+	grep "^$parent limit " "$WORK/results" | tail -n 1 | sed "s/^$parent /$name /" >>"$WORK/results"
+}
+if wanted runs_get; then capture runs_get "/v1/runs/$RUN"; fi
+if wanted budget_get; then capture budget_get "/v1/datasets/$B1/budget"; fi
+
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$WORK/results"
 for rep in $(seq "$REPS"); do
 	drain
 	limit runs_get -S
 	dpopt runs_get --path "/v1/runs/$RUN"
+	floor_sql runs_get_sql runs_get runs_get
+	floor_http http_static runs_get
 	limit budget_get -S
 	dpopt budget_get --path "/v1/datasets/$B1/budget"
+	floor_sql budget_get_sql budget_get budget_get
 	drain
 	limit admit_one_basic -f "$WORK/one.sql"
 	dpopt admit_one_basic --method POST --body "$WORK/run.json" --path "/v1/datasets/$B2/runs"
@@ -203,6 +278,9 @@ print("read path and admissions: %s connections, %s s per run, %s repetitions, i
 def mr(v):
     return "%.4g (%.4g-%.4g)" % (statistics.median(v), min(v), max(v))
 bad = False
+if "runs_get_sql" in rows or "budget_get_sql" in rows or "http_static" in rows:
+    print("floors (in the dpoptd columns): *_sql = pgbench -M prepared running that GET's own "
+          "statement; http_static = GET /healthz through http_load (no key, no database)")
 print("%-19s %-28s %-24s %-28s %-22s %s" % ("row", "dpoptd req/s", "dpoptd p99 ms",
       "limit per s", "limit p99 ms", "ratio (rate), p99 ratio"))
 for name in order:

@@ -181,8 +181,11 @@ request_new_id(char out[HTTP_REQUEST_ID_MAX + 1])
 	unsigned char b[8] = { 0 };
 
 	(void)RAND_bytes(b, sizeof(b)); /* an id, not a secret: zeros are survivable */
-	for (int i = 0; i < 8; i++)
-		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	for (int i = 0; i < 8; i++) {
+		out[2 * i] = "0123456789abcdef"[b[i] >> 4];
+		out[2 * i + 1] = "0123456789abcdef"[b[i] & 15];
+	}
+	out[16] = '\0';
 }
 
 static bool

@@ -22,29 +22,9 @@
 #include "runs.h"
 #include "synthetic_csv.h"
 
-/* The declared feature names of the run's dataset (datasets.feature_names,
- * from a CSV header), as a member to add to its result; {} when none. */
-#define RUN_FEATURE_NAMES                                                                          \
-	"coalesce((SELECT jsonb_build_object('feature_names', to_jsonb(fd.feature_names))"         \
-	" FROM datasets fd WHERE fd.id = r.dataset_id AND fd.feature_names IS NOT NULL),"          \
-	" '{}'::jsonb)"
-
-/* The JSON view of a row of runs r.  The result appears only once the run
- * succeeded; errors carry a code, never an algorithm's message. */
-#define RUN_JSON                                                                                   \
-	"json_build_object('id', r.id, 'dataset_id', r.dataset_id, 'algorithm', r.algorithm,"      \
-	" 'state', r.state, 'cancel_requested', r.cancel_requested,"                               \
-	" 'progress', json_build_object('steps_done', r.steps_done,"                               \
-	"                               'steps_total', r.steps_total),"                            \
-	" 'request', r.request, 'plan', r.plan,"                                                   \
-	" 'privacy', json_build_object('event', r.plan->'event',"                                  \
-	"   'charged', json_build_object('epsilon', r.charge_epsilon, 'delta', r.charge_delta),"   \
-	"   'refunded', r.refunded),"                                                              \
-	" 'result', CASE WHEN r.state = 'succeeded' THEN r.result || " RUN_FEATURE_NAMES " END,"   \
-	" 'error', CASE WHEN r.error_code IS NOT NULL"                                             \
-	"   THEN json_build_object('code', r.error_code) END,"                                     \
-	" 'created_at', r.created_at, 'started_at', r.started_at,"                                 \
-	" 'finished_at', r.finished_at)::text"
+/* A run's JSON view: the text 0015_run_view.sql's trigger stores in the
+ * row at every write (RUN_VIEW_JSON in runs.h, the expression it uses). */
+#define RUN_JSON "r.view"
 
 enum err_code
 runs_view(struct db_conn *db, const char *tenant, const char *id, char **ret, struct err *e)

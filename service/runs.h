@@ -13,6 +13,7 @@
 #include "db.h"
 #include "err.h"
 #include "run_pipeline.h"
+#include "run_view.h"
 #include "synthetic_csv.h"
 
 /* Channel that admission NOTIFYs and idle workers LISTEN on. */

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "harness.h"
+/* RUN_VIEW_JSON: the expression runs.view must equal (a macro only). */
+#include "../../service/run_view.h"
 
 static struct h_server srv;
 static char db[512];
@@ -998,6 +1000,91 @@ START_TEST(test_budget_entry_text)
 }
 END_TEST
 
+/* A run's JSON is stored in the row at every write (0015_run_view.sql's
+ * trigger) and GET /v1/runs/{id} returns the stored text.  It must be the
+ * text RUN_VIEW_JSON builds from the row now, byte for byte, in every
+ * state a run takes (queued, running, succeeded with the dataset's feature
+ * names, cancelled), after a progress-only write, and after the dataset's
+ * feature names change (the second trigger rewrites the texts). */
+static void
+run_view_agrees(const char *ds, long long want_runs)
+{
+	ck_assert_int_eq(h_sql_ll(db, "SELECT count(*) FROM runs r WHERE r.dataset_id = '%s'", ds),
+			 want_runs);
+	ck_assert_int_eq(h_sql_ll(db,
+				  "SELECT count(*) FROM runs r WHERE r.dataset_id = '%s'"
+				  " AND r.view IS DISTINCT FROM " RUN_VIEW_JSON,
+				  ds),
+			 0);
+}
+
+START_TEST(test_run_view_text)
+{
+	char key[128], ds[40], path[128], run1[40], run2[40], run3[40];
+	char *built = malloc(65536);
+	struct h_resp r;
+	json_t *j;
+
+	ck_assert(built != NULL);
+	h_key_create(db, "runview", "owner", key, sizeof(key));
+	h_dataset_sealed(&srv, key, "1000", ds);
+	json_decref(h_run_create(&srv, key, ds, H_RUN_BODY, run1));
+	run_view_agrees(ds, 1); /* queued, or already claimed */
+	json_decref(h_run_wait(&srv, key, run1, "succeeded", 60.0));
+	run_view_agrees(ds, 1);
+
+	/* A second run, cancelled at once (queued or running then; 409 when
+	 * it finished first, as a tiny run can under a fast worker). */
+	json_decref(h_run_create(&srv, key, ds, H_RUN_BODY, run2));
+	h_http(&srv, "DELETE", path_of(path, "/v1/runs/%s", run2), key, NULL, NULL, 0, NULL, &r);
+	ck_assert_msg(r.status == 200 || r.status == 202 || r.status == 409, "cancel: %ld",
+		      r.status);
+	h_resp_clear(&r);
+	json_decref(h_run_wait(&srv, key, run2, NULL, 60.0));
+	/* Whichever state it reached: cancelled and refunded, by hand. */
+	ck_assert_int_eq(h_sql_ll(db,
+				  "UPDATE runs SET state = 'cancelled', cancel_requested = true,"
+				  " refunded = true WHERE id = '%s'; SELECT 1",
+				  run2),
+			 1);
+	/* A third, written by hand as running with progress, then failed. */
+	json_decref(h_run_create(&srv, key, ds, H_RUN_BODY, run3));
+	json_decref(h_run_wait(&srv, key, run3, NULL, 60.0));
+	ck_assert_int_eq(h_sql_ll(db,
+				  "UPDATE runs SET state = 'running', steps_done = 3,"
+				  " finished_at = NULL WHERE id = '%s'; SELECT 1",
+				  run3),
+			 1);
+	run_view_agrees(ds, 3);
+	ck_assert_int_eq(h_sql_ll(db,
+				  "UPDATE runs SET state = 'failed', error_code = 'internal_error',"
+				  " finished_at = now() WHERE id = '%s'; SELECT 1",
+				  run3),
+			 1);
+	run_view_agrees(ds, 3);
+
+	/* The reply is the stored text itself. */
+	h_sql(db, built, 65536, "SELECT " RUN_VIEW_JSON " FROM runs r WHERE r.id = '%s'", run1);
+	h_http(&srv, "GET", path_of(path, "/v1/runs/%s", run1), key, NULL, NULL, 0, NULL, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, built);
+	h_resp_clear(&r);
+
+	/* New feature names: the succeeded run shows them at once. */
+	ck_assert_int_eq(h_sql_ll(db,
+				  "UPDATE datasets SET feature_names = ARRAY(SELECT 'g' || i"
+				  " FROM generate_series(1, %d) i) WHERE id = '%s'; SELECT 1",
+				  H_D, ds),
+			 1);
+	run_view_agrees(ds, 3);
+	j = h_json(&srv, "GET", path_of(path, "/v1/runs/%s", run1), key, NULL, 200);
+	ck_assert_str_eq(json_string_value(json_array_get(h_get(j, "result.feature_names"), 0)),
+			 "g1");
+	json_decref(j);
+	free(built);
+}
+END_TEST
+
 /* Operations */
 
 START_TEST(test_ops_endpoints)
@@ -1097,6 +1184,7 @@ api_suite(void)
 	tcase_add_test(tc, test_pagination);
 	tcase_add_test(tc, test_budget_pages);
 	tcase_add_test(tc, test_budget_entry_text);
+	tcase_add_test(tc, test_run_view_text);
 	tcase_add_test(tc, test_ops_endpoints);
 	suite_add_tcase(s, tc);
 	return s;
