@@ -361,17 +361,24 @@ bern_frac_k(struct pool *p, u128 a, u128 b, uint64_t k)
 	return (unsigned)(below64(p, k) == 0) & (unsigned)bern_frac(p, a, b);
 }
 
-/* Links K >= 3 of Algorithm 1's chain for g = a / b, once K = 1 and 2
+/* Links K >= k0 of Algorithm 1's chain for g = a / b, once K < k0
  * passed: "K odd" for the first K whose Bernoulli(a / (b K)) fails. */
 static bool
-bern_exp_chain3(struct pool *p, u128 a, u128 b)
+bern_exp_chain_from(struct pool *p, u128 a, u128 b, uint64_t k0)
 {
-	for (uint64_t k = 3;; k++) {
+	for (uint64_t k = k0;; k++) {
 		if (!bern_frac_k(p, a, b, k))
 			return k & 1;
 		if (p->failed)
 			return false;
 	}
+}
+
+/* Links K >= 3, once K = 1 and 2 passed. */
+static bool
+bern_exp_chain3(struct pool *p, u128 a, u128 b)
+{
+	return bern_exp_chain_from(p, a, b, 3);
 }
 
 /* Bernoulli(exp(-a / b)) for 0 <= a < b: CKS20 Algorithm 1. */
@@ -956,6 +963,406 @@ noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
 
 	noise_dgauss_fill(r, g, &y, 1);
 	return y;
+}
+
+/* ---------------------------------------------------------------------------
+ * Discrete Gaussian in batches: noise_dgauss_fill_batched().
+ *
+ * The same algorithm as dgauss_draw() (CKS20 Algorithm 3 with Algorithm 2
+ * inlined), reorganised for fills of many samples.  A candidate is one
+ * pass of dgauss_draw()'s loop: U uniform below t, the tilt
+ * Bernoulli(exp(-U / t)), V, the sign, the "-0" rule and the accept test.
+ * Candidates are run in batches of up to DGB_MAX, stage by stage over
+ * arrays: stage 1 draws U and decides the tilt for every candidate of the
+ * batch, stage 2 draws V and the sign for the tilt's survivors, stage 3
+ * decides the accept test for stage 2's survivors.  Each stage decides the
+ * common cases with arithmetic and compares only (no branch on a random
+ * value), records each candidate's fate in an array and keeps the
+ * survivors in order (a branch-free compaction, idx[n] = i; n += ok).  The
+ * rare cases (a tie in a lazily drawn comparison, a Bernoulli chain past
+ * its first links, a long V, G >= 1, a proposal beyond y_fast) are
+ * finished one candidate at a time by the scalar code above, with fresh
+ * draws from the pool.
+ *
+ * Why the law is exactly N_Z(0, sigma^2).  (a) Every candidate's decisions
+ * use only its own draws, all fresh (bits are never reused between
+ * candidates; which bits a candidate gets depends on nothing it could
+ * see), so candidates are i.i.d. trials: each is accepted with the same
+ * probability, and an accepted one's value has the law of dgauss_draw()'s
+ * output.  (b) The survivors are emitted in candidate order, and the
+ * value of the k-th accepted candidate is independent of which earlier
+ * candidates were accepted and of how many candidates a batch holds, so
+ * the outputs are i.i.d. N_Z(0, sigma^2) (the first n accepted trials of
+ * an i.i.d. sequence).  Accepted candidates left over at the end are
+ * discarded unseen (change 5).  Emitting the fast-path survivors before
+ * the slow-path ones would NOT be exact (the two groups have different
+ * conditional laws), which is why every stage keeps candidate order.
+ * (c) Beyond changes 1-5, stage by stage:
+ *  6. A uniform drawn by Lemire's method that falls in the rejected
+ *     region (lo < thr) rejects the whole candidate instead of being
+ *     drawn again.  Given that no uniform of a candidate is rejected, its
+ *     uniforms are independent and exactly uniform on their ranges, i.e.
+ *     the candidate is one pass of dgauss_draw()'s loop; rejecting on an
+ *     event that is independent of that pass's outcome only thins the
+ *     i.i.d. sequence.  The same holds for the lazy comparisons: a drawn
+ *     c >= b rejects the candidate.
+ *  7. The tilt's uniform below 2 t^2 (change 2) is drawn lazily as in
+ *     below_count2(): 24 leading bits decide unless they tie with a
+ *     threshold, and only a tie draws the low bits (scalar).
+ *  8. Stage 2 draws V's first two Bernoulli(exp(-1)) and the sign from ONE
+ *     uniform below 2 (10!)^2: its parity and the quotient and remainder
+ *     of its half by 10! are independent and uniform (change 3).  V >= 2
+ *     goes on with geom_exp1() (the geometric is memoryless).
+ *  9. Stage 3 draws the accept test's links K = 1 and K = 2 (Algorithm 1
+ *     on G = num / den < 1: Bernoulli(G), then Bernoulli(G / 2)) for
+ *     every candidate, as two lazy uniforms from one word; the second is
+ *     unused when the first link decides (change 5).
+ * No floating point is used; every decision compares integers exactly, as
+ * in the scalar code.  The work depends on the noise drawn only.
+ *
+ * Supported for t <= 2^31 (sigma < 2^31; U and the tilt then fit 64-bit
+ * products); above, the fill draws sample by sample with dgauss_draw().
+ */
+
+#define DGB_MAX 256 /* candidates per batch */
+
+/* The 2 (10!)^2 of change 8, below 2^45. */
+#define DGB_N2 ((uint64_t)2 * FACT10 * FACT10)
+
+/* Per-fill constants. */
+struct dgb_consts {
+	uint64_t t;           /* the Laplace scale, <= 2^30 */
+	uint32_t t_thr;       /* 2^32 mod t */
+	uint64_t t6, t3;      /* 6 t^2 (< 2^63) and 3 t */
+	u128 d;               /* 6 t^3, the tilt's range (change 7) */
+	int ds;               /* bitlen(d - 1) - 24 if d > 2^24, else 0 */
+	uint32_t dh, dthr;    /* (d - 1) >> ds, 2^32 mod (dh + 1) */
+	uint64_t n2_thr;      /* 2^64 mod DGB_N2 */
+	u128 den;             /* 2 m e t */
+	int s1, s2;           /* the accept test's links: shift of den, 2 den */
+	uint32_t bh1, thr1;   /* (den - 1) >> s1, 2^32 mod (bh1 + 1) */
+	uint32_t bh2, thr2;   /* (2 den - 1) >> s2, 2^32 mod (bh2 + 1) */
+};
+
+/* Per-batch work arrays (on the stack; wiped at the end of the fill). */
+struct dgb_work {
+	uint64_t w[DGB_MAX];  /* one stage's random words */
+	uint64_t v[DGB_MAX];  /* V of stage 2's survivors */
+	uint32_t u[DGB_MAX];  /* U (stage 1: per candidate; then compacted) */
+	uint32_t x[DGB_MAX];  /* a lazily drawn leading part, for the scalar finish */
+	uint32_t x2[DGB_MAX];
+	uint8_t neg[DGB_MAX]; /* the sign */
+	uint8_t st[DGB_MAX];  /* fate: 1 survives the stage, 0 rejected */
+	uint16_t fb[DGB_MAX]; /* candidates the scalar code finishes */
+	uint16_t act[DGB_MAX]; /* stage 2: candidates whose V is still counting */
+	u128 num[DGB_MAX];    /* the accept test's numerator (y e - m)^2 */
+};
+
+static void
+dgb_prepare(const struct dgauss_params *g, struct dgb_consts *c)
+{
+	u128 den = dg_den(g);
+
+	memset(c, 0, sizeof(*c));
+	c->t = g->t;
+	c->t_thr = (uint32_t)(-(uint32_t)g->t % (uint32_t)g->t);
+	c->t6 = 6 * g->t * g->t;
+	c->t3 = 3 * g->t;
+	c->d = (u128)c->t6 * g->t;
+	if (c->d > ((u128)1 << 24)) {
+		c->ds = bitlen128(c->d - 1) - 24;
+		c->dh = (uint32_t)((c->d - 1) >> c->ds);
+	} else {
+		c->dh = (uint32_t)(c->d - 1);
+	}
+	c->dthr = -(c->dh + 1) % (c->dh + 1);
+	c->n2_thr = -DGB_N2 % DGB_N2;
+	c->den = den;
+	if (den > ((u128)1 << 24)) {
+		c->s1 = bitlen128(den - 1) - 24;
+		c->bh1 = (uint32_t)((den - 1) >> c->s1);
+		c->s2 = c->s1 + 1; /* 2 den - 1 has the same leading bits */
+		c->bh2 = c->bh1;
+	} else {
+		c->bh1 = (uint32_t)(den - 1);
+		if (2 * den > ((u128)1 << 24)) {
+			c->s2 = bitlen128(2 * den - 1) - 24;
+			c->bh2 = (uint32_t)((2 * den - 1) >> c->s2);
+		} else {
+			c->bh2 = (uint32_t)(2 * den - 1);
+		}
+	}
+	c->thr1 = -(c->bh1 + 1) % (c->bh1 + 1);
+	c->thr2 = -(c->bh2 + 1) % (c->bh2 + 1);
+}
+
+/* n fresh words for one stage, straight from the generator. */
+static void
+dgb_words(struct pool *p, uint64_t *w, size_t n)
+{
+	rng_bytes(p->r, w, n * sizeof(*w));
+	if (!rng_ok(p->r))
+		p->failed = true;
+}
+
+/* Stage 1 for nb candidates: U and the tilt.  Returns the survivors,
+ * their U compacted in order into wk->u. */
+static size_t
+dgb_stage1(struct pool *p, const struct dgb_consts *c, struct dgb_work *wk, size_t nb)
+{
+	size_t nf = 0, n = 0;
+
+	dgb_words(p, wk->w, nb);
+	for (size_t i = 0; i < nb; i++) {
+		uint64_t mu = (uint64_t)(uint32_t)wk->w[i] * c->t;
+		uint64_t mx = (wk->w[i] >> 32) * ((uint64_t)c->dh + 1);
+		uint32_t u = (uint32_t)(mu >> 32), x = (uint32_t)(mx >> 32);
+		unsigned ok = ((uint32_t)mu >= c->t_thr) & ((uint32_t)mx >= c->dthr);
+		uint64_t u2 = (uint64_t)u * u;
+		/* the chain passes K = j iff the uniform below 6 t^3 is below
+		 * 6 t^3 g^j / j! (g = u / t): 6 t^2 u, 3 t u^2, u^3 */
+		uint32_t h1 = (uint32_t)(((u128)c->t6 * u) >> c->ds);
+		uint32_t h2 = (uint32_t)(((u128)c->t3 * u2) >> c->ds);
+		uint32_t h3 = (uint32_t)(((u128)u2 * u) >> c->ds);
+		unsigned tie = (c->ds != 0) & ((x == h1) | (x == h2) | (x == h3) | (x == c->dh));
+		unsigned cnt = (x < h1) + (x < h2) + (x < h3);
+
+		wk->u[i] = u;
+		wk->x[i] = x;
+		/* the chain stopped at K = cnt + 1: accept iff that is odd */
+		wk->st[i] = (uint8_t)(ok & (tie ^ 1) & ((cnt & 1) ^ 1) & (cnt != 3));
+		wk->fb[nf] = (uint16_t)i;
+		nf += ok & (tie | (cnt == 3));
+	}
+	for (size_t j = 0; j < nf && !p->failed; j++) {
+		size_t i = wk->fb[j];
+		uint64_t u = wk->u[i], u2 = u * u;
+		u128 t1 = (u128)c->t6 * u, t2 = (u128)c->t3 * u2, t3 = (u128)u2 * u;
+		unsigned cnt = 3;
+
+		if (c->ds != 0 && (wk->x[i] == (uint32_t)(t1 >> c->ds) ||
+				   wk->x[i] == (uint32_t)(t2 >> c->ds) ||
+				   wk->x[i] == (uint32_t)(t3 >> c->ds) || wk->x[i] == c->dh)) {
+			u128 cc = (u128)wk->x[i] << c->ds | pool_low(p, c->ds);
+
+			if (cc >= c->d)
+				continue; /* change 6 */
+			cnt = (cc < t1) + (cc < t2) + (cc < t3);
+		}
+		wk->st[i] = (uint8_t)(cnt == 3 ? bern_exp_chain_from(p, u, c->t, 4) : (cnt & 1) == 0);
+	}
+	for (size_t i = 0; i < nb; i++) {
+		wk->u[n] = wk->u[i];
+		n += wk->st[i];
+	}
+	return n;
+}
+
+/* Stage 2 for n1 candidates: V, the sign and the "-0" rule.  V's pairs
+ * of Bernoulli(exp(-1)) are drawn in passes over the candidates still
+ * counting (both trials of their last pair succeeded: probability e^-2
+ * per pass); the sign is the parity of the first pass's uniform.  Returns
+ * the survivors, U, V and the sign compacted in order. */
+static size_t
+dgb_stage2(struct pool *p, struct dgb_work *wk, size_t n1, uint64_t n2_thr)
+{
+	size_t nf = 0, na = n1, n = 0;
+	unsigned first = 1;
+
+	for (size_t i = 0; i < n1; i++) {
+		wk->v[i] = 0;
+		wk->st[i] = 1;
+		wk->act[i] = (uint16_t)i;
+	}
+	while (na > 0 && !p->failed) {
+		size_t m = 0;
+
+		dgb_words(p, wk->w, na);
+		for (size_t j = 0; j < na; j++) {
+			size_t i = wk->act[j];
+			u128 mm = (u128)wk->w[j] * DGB_N2;
+			uint64_t r = (uint64_t)(mm >> 64), v;
+			unsigned ok = (uint64_t)mm >= n2_thr;
+			uint32_t x1 = (uint32_t)((r >> 1) / FACT10), x2 = (uint32_t)((r >> 1) % FACT10);
+			unsigned tail1 = x1 < fact10_over[5], tail2 = x2 < fact10_over[5];
+			unsigned b1 = (2 + (x1 < fact10_over[2]) + (x1 < fact10_over[3]) +
+				       (x1 < fact10_over[4])) &
+				      1;
+			unsigned b2 = (2 + (x2 < fact10_over[2]) + (x2 < fact10_over[3]) +
+				       (x2 < fact10_over[4])) &
+				      1;
+			/* decided: the first trial failed, or the second did */
+			unsigned done = (tail1 ^ 1) & ((b1 == 0) | ((tail2 ^ 1) & (b2 == 0)));
+			unsigned cont = ((tail1 | tail2) ^ 1) & b1 & b2;
+
+			wk->neg[i] = (uint8_t)(first ? (unsigned)(r & 1) : wk->neg[i]);
+			v = wk->v[i] + (done & b1) + 2 * cont;
+			wk->v[i] = v < wk->v[i] ? UINT64_MAX - 1 : v; /* the file comment's saturation */
+			wk->x[i] = x1;
+			wk->x2[i] = x2;
+			wk->st[i] &= (uint8_t)ok;
+			wk->fb[nf] = (uint16_t)i;
+			nf += ok & ((done | cont) ^ 1);
+			wk->act[m] = (uint16_t)i;
+			m += ok & cont;
+		}
+		na = m;
+		first = 0;
+	}
+	for (size_t j = 0; j < nf && !p->failed; j++) {
+		size_t i = wk->fb[j];
+		uint64_t v;
+
+		/* a tail: exp1_of() on x1, then x2, then geom_exp1() afresh */
+		if (!exp1_of(p, wk->x[i])) {
+			v = 0;
+		} else if (!exp1_of(p, wk->x2[i])) {
+			v = 1;
+		} else {
+			v = geom_exp1(p);
+			v = v < UINT64_MAX - 2 ? v + 2 : v;
+		}
+		v += wk->v[i];
+		wk->v[i] = v < wk->v[i] ? UINT64_MAX - 1 : v;
+	}
+	for (size_t i = 0; i < n1; i++) {
+		unsigned keep = wk->st[i] & ((wk->neg[i] & (wk->v[i] == 0) & (wk->u[i] == 0)) ^ 1);
+
+		wk->u[n] = wk->u[i];
+		wk->v[n] = wk->v[i];
+		wk->neg[n] = wk->neg[i];
+		n += keep;
+	}
+	return n;
+}
+
+/* The scalar finish of stage 3 for candidate i (the file comment's
+ * change 9 cases that the leading bits do not decide). */
+static bool
+dgb_accept_finish(struct pool *p, const struct dgauss_params *g, const struct dgb_consts *c,
+		  struct dgb_work *wk, size_t i, u128 y)
+{
+	u128 num = wk->num[i], cc;
+
+	if (y > g->y_fast || num >= c->den)
+		return dgauss_accept(p, g, y); /* G >= 1 or a far proposal: fresh draws */
+	if (wk->x[i] < (uint32_t)(num >> c->s1) && !(c->s1 != 0 && wk->x[i] == c->bh1)) {
+		/* link 1 passed; link 2 tied or passed */
+	} else {
+		/* link 1 tied (s1 > 0) */
+		cc = (u128)wk->x[i] << c->s1 | pool_low(p, c->s1);
+		if (cc >= c->den)
+			return false; /* change 6 */
+		if (cc >= num)
+			return true; /* stopped at K = 1 */
+		if (!bern_frac(p, num, 2 * c->den))
+			return false; /* stopped at K = 2 (fresh link) */
+		return bern_exp_chain3(p, num, c->den);
+	}
+	if (c->s2 != 0 && (wk->x2[i] == (uint32_t)(num >> c->s2) || wk->x2[i] == c->bh2)) {
+		cc = (u128)wk->x2[i] << c->s2 | pool_low(p, c->s2);
+		if (cc >= 2 * c->den || cc >= num)
+			return false; /* change 6, or stopped at K = 2 */
+	}
+	return bern_exp_chain3(p, num, c->den);
+}
+
+/* Stage 3 for n2 candidates: the accept test; accepted values are written
+ * to out in order, at most n - *filled of them. */
+static void
+dgb_stage3(struct pool *p, const struct dgauss_params *g, const struct dgb_consts *c,
+	   struct dgb_work *wk, size_t n2, struct noise_i128 *out, size_t n, size_t *filled)
+{
+	size_t nf = 0, k = *filled;
+
+	dgb_words(p, wk->w, n2);
+	for (size_t i = 0; i < n2; i++) {
+		u128 y = (u128)c->t * wk->v[i] + wk->u[i];
+		uint64_t ye = (uint64_t)y * g->e; /* < 2^63 unless y > y_fast */
+		uint64_t a = ye >= g->m ? ye - g->m : g->m - ye;
+		u128 num = (u128)a * a;
+		unsigned slow = (y > g->y_fast) | (num >= c->den);
+		uint64_t mx1 = (uint64_t)(uint32_t)wk->w[i] * ((uint64_t)c->bh1 + 1);
+		uint64_t mx2 = (wk->w[i] >> 32) * ((uint64_t)c->bh2 + 1);
+		uint32_t x1 = (uint32_t)(mx1 >> 32), x2 = (uint32_t)(mx2 >> 32);
+		uint32_t ah1 = (uint32_t)(num >> c->s1), ah2 = (uint32_t)(num >> c->s2);
+		unsigned ok = ((uint32_t)mx1 >= c->thr1) & ((uint32_t)mx2 >= c->thr2);
+		unsigned tie1 = (c->s1 != 0) & ((x1 == ah1) | (x1 == c->bh1));
+		unsigned tie2 = (c->s2 != 0) & ((x2 == ah2) | (x2 == c->bh2));
+		unsigned pass1 = x1 < ah1, pass2 = x2 < ah2;
+		/* decided here: accepted at K = 1, or rejected at K = 2 */
+		unsigned acc = ok & ((slow | tie1 | pass1) ^ 1);
+		unsigned rej = (ok ^ 1) | ((slow | tie1 | tie2 | (pass1 ^ 1) | pass2) ^ 1);
+
+		wk->num[i] = num;
+		wk->x[i] = x1;
+		wk->x2[i] = x2;
+		wk->st[i] = (uint8_t)acc;
+		wk->fb[nf] = (uint16_t)i;
+		nf += (acc | rej) ^ 1;
+	}
+	for (size_t j = 0; j < nf && !p->failed; j++) {
+		size_t i = wk->fb[j];
+
+		wk->st[i] = (uint8_t)dgb_accept_finish(p, g, c, wk, i,
+						       (u128)c->t * wk->v[i] + wk->u[i]);
+	}
+	if (p->failed)
+		return;
+	for (size_t i = 0; i < n2 && k < n; i++) {
+		u128 mask = -(u128)wk->neg[i]; /* the sign without a branch */
+		u128 y = (((u128)c->t * wk->v[i] + wk->u[i]) ^ mask) - mask;
+
+		out[k].lo = (uint64_t)y;
+		out[k].hi = (int64_t)(y >> 64);
+		k += wk->st[i];
+	}
+	*filled = k;
+}
+
+static void
+dgb_wipe(struct dgb_work *wk)
+{
+	volatile unsigned char *b = (volatile unsigned char *)wk;
+
+	for (size_t i = 0; i < sizeof(*wk); i++)
+		b[i] = 0;
+}
+
+void
+noise_dgauss_fill_batched(struct rng *r, const struct dgauss_params *g, struct noise_i128 *out,
+			  size_t n)
+{
+	struct dgb_consts c;
+	struct dgb_work wk;
+	struct pool p;
+	size_t filled = 0;
+
+	if (g->t > ((uint64_t)1 << 30)) {
+		noise_dgauss_fill_wide(r, g, out, n);
+		return;
+	}
+	pool_init(&p, r);
+	dgb_prepare(g, &c);
+	while (filled < n && !p.failed) {
+		/* about 2 candidates per sample: a public size, from n only */
+		size_t left = n - filled;
+		size_t nb = left < (DGB_MAX - 16) / 2 ? 2 * left + 16 : DGB_MAX;
+		size_t n1 = dgb_stage1(&p, &c, &wk, nb), n2;
+
+		if (n1 == 0 || p.failed)
+			continue;
+		n2 = dgb_stage2(&p, &wk, n1, c.n2_thr);
+		if (n2 == 0 || p.failed)
+			continue;
+		dgb_stage3(&p, g, &c, &wk, n2, out, n, &filled);
+	}
+	if (p.failed) {
+		for (size_t i = 0; i < n; i++)
+			out[i].lo = 0, out[i].hi = 0;
+	}
+	dgb_wipe(&wk);
+	pool_wipe(&p);
 }
 
 /* ---------------------------------------------------------------------------

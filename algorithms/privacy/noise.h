@@ -155,6 +155,16 @@ struct noise_i128 {
 void noise_dgauss_fill_wide(struct rng *r, const struct dgauss_params *p, struct noise_i128 *out,
 			    size_t n);
 
+/* The same law as noise_dgauss_fill_wide(), drawn in batches of
+ * candidates stage by stage (noise.c, "Discrete Gaussian in batches"):
+ * about 2.5x faster per sample for large n, with a different use of the
+ * generator's bits, so a given seed gives other samples than
+ * noise_dgauss_fill_wide().  For noise drawn ahead in bulk (struct
+ * onepass_noise); the per-call functions above keep their bits.  sigma
+ * above 2^31 draws sample by sample, as noise_dgauss_fill_wide(). */
+void noise_dgauss_fill_batched(struct rng *r, const struct dgauss_params *p,
+			       struct noise_i128 *out, size_t n);
+
 /* --- Lattice front end -------------------------------------------------- */
 
 /* The norm whose sensitivity the rounding raises: l2 (Gaussian), l1
