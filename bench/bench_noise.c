@@ -8,6 +8,10 @@
  * = 10^3, 10^4, ..., 10^10, every decade: the samplers switch between
  * 32- and 64-bit draws and between tilt paths inside that range; the
  * issue's target is >= 10^7 per second at each),
+ * then, alternating at each ratio (and at sigma = 1.5), the noise drawn
+ * ahead in chunks of 162 x 101 coordinates by the scalar
+ * noise_dgauss_fill_wide() (dp_sgd.one_pass up to version 5) and by the
+ * batched noise_dgauss_fill_batched() (version 6), with the speed-up;
  * also one sample per call and through the lattice front end (per call of
  * 101 coordinates as dp_sgd.one_pass drew it per step, and drawn ahead in
  * chunks as it draws it now, struct onepass_noise); the discrete

@@ -49,6 +49,11 @@
  * 5. Extra draws that are never used (two Bernoulli(exp(-1)) drawn where
  *    one decides) do not change any law.
  *
+ * noise_dgauss_fill_batched() runs the same discrete Gaussian as stages
+ * over batches of candidates, with four more law-preserving changes
+ * (6-9) and the argument that emitting the accepted candidates in order
+ * gives i.i.d. N_Z(0, sigma^2): see "Discrete Gaussian in batches" below.
+ *
  * Sizes.  sigma^2 = t m / e with t = floor(sigma) + 1, m < 2^63 and the
  * accept test's denominator 2 m e t < 2^127.  A proposal with |Y| e < 2^63
  * (|Y| <= y_fast) has a numerator (|Y| e - m)^2 < 2^126, computed in
@@ -973,16 +978,19 @@ noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
  * pass of dgauss_draw()'s loop: U uniform below t, the tilt
  * Bernoulli(exp(-U / t)), V, the sign, the "-0" rule and the accept test.
  * Candidates are run in batches of up to DGB_MAX, stage by stage over
- * arrays: stage 1 draws U and decides the tilt for every candidate of the
- * batch, stage 2 draws V and the sign for the tilt's survivors, stage 3
- * decides the accept test for stage 2's survivors.  Each stage decides the
- * common cases with arithmetic and compares only (no branch on a random
- * value), records each candidate's fate in an array and keeps the
+ * arrays: stage 1 (dgb_stage1) draws U and decides the tilt for every
+ * candidate of the batch from one 64-bit word each; stages 2 and 3
+ * (dgb_stage23) draw V and the sign from one word and decide the accept
+ * test from another for each of the tilt's survivors.  Each stage decides
+ * the common cases with arithmetic and compares only (no branch on a
+ * random value), records each candidate's fate in an array and keeps the
  * survivors in order (a branch-free compaction, idx[n] = i; n += ok).  The
  * rare cases (a tie in a lazily drawn comparison, a Bernoulli chain past
- * its first links, a long V, G >= 1, a proposal beyond y_fast) are
- * finished one candidate at a time by the scalar code above, with fresh
- * draws from the pool.
+ * the links drawn in the batch, V >= 2 or a Bernoulli(exp(-1)) past K = 5,
+ * G >= 1, a proposal beyond y_fast) are finished one candidate at a time
+ * by the scalar code above, with fresh draws from the pool: per sample,
+ * about 0.09 tilt finishes, 0.19 V finishes and 0.17 accept-test
+ * finishes (0.12 of them G >= 1) against 2.1 candidates.
  *
  * Why the law is exactly N_Z(0, sigma^2).  (a) Every candidate's decisions
  * use only its own draws, all fresh (bits are never reused between
@@ -1006,22 +1014,34 @@ noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
  *     event that is independent of that pass's outcome only thins the
  *     i.i.d. sequence.  The same holds for the lazy comparisons: a drawn
  *     c >= b rejects the candidate.
- *  7. The tilt's uniform below 2 t^2 (change 2) is drawn lazily as in
- *     below_count2(): 24 leading bits decide unless they tie with a
- *     threshold, and only a tie draws the low bits (scalar).
- *  8. Stage 2 draws V's first two Bernoulli(exp(-1)) and the sign from ONE
- *     uniform below 2 (10!)^2: its parity and the quotient and remainder
- *     of its half by 10! are independent and uniform (change 3).  V >= 2
- *     goes on with geom_exp1() (the geometric is memoryless).
- *  9. Stage 3 draws the accept test's links K = 1 and K = 2 (Algorithm 1
- *     on G = num / den < 1: Bernoulli(G), then Bernoulli(G / 2)) for
- *     every candidate, as two lazy uniforms from one word; the second is
- *     unused when the first link decides (change 5).
+ *  7. The tilt's first three links come from ONE uniform below 6 t^3
+ *     (change 2 with N = 3! t^3: the chain passes K = j iff it is below
+ *     6 t^3 g^j / j! for g = U / t, i.e. below 6 t^2 U, 3 t U^2, U^3; it
+ *     stops at K = 1, 2 or 3, or goes on from K = 4 with fresh draws).
+ *     That uniform is drawn lazily as in below_count2(): its 24 leading
+ *     bits (uniform below ((6 t^3 - 1) >> s) + 1) decide unless they
+ *     equal a threshold's or the bound's, and only such a tie draws the
+ *     low s bits (scalar).  U itself is a 32-bit Lemire draw below t.
+ *  8. V's first two Bernoulli(exp(-1)) and the sign come from ONE uniform
+ *     below 2 (10!)^2: its parity and the quotient and remainder of its
+ *     half by 10! are independent and uniform (change 3).  If both trials
+ *     succeed, V goes on with geom_exp1() (the geometric is memoryless).
+ *  9. The accept test's links K = 1 and K = 2 (Algorithm 1 on G = num /
+ *     den < 1: Bernoulli(G), then Bernoulli(G / 2)) are two lazy
+ *     uniforms from one word, drawn for every candidate; the second is
+ *     unused when the first link decides (change 5).  A candidate whose V
+ *     was finished by the scalar code uses its own word afterwards: it was
+ *     drawn for it and never looked at, so it is still fresh.
+ * Which words a candidate reads (their position in the stream depends on
+ * how many candidates of its batch survived stage 1) is decided before
+ * they are read and never by their values, so each read is a fresh
+ * uniform word.
  * No floating point is used; every decision compares integers exactly, as
  * in the scalar code.  The work depends on the noise drawn only.
  *
- * Supported for t <= 2^31 (sigma < 2^31; U and the tilt then fit 64-bit
- * products); above, the fill draws sample by sample with dgauss_draw().
+ * Supported for t <= 2^30 (sigma < 2^30 - 1: U is a 32-bit draw, 6 t^2
+ * fits 64 bits and 6 t^3 < 2^93); above, the fill draws sample by sample
+ * with dgauss_draw(), as noise_dgauss_fill_wide().
  */
 
 #define DGB_MAX 256 /* candidates per batch */
@@ -1031,31 +1051,32 @@ noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
 
 /* Per-fill constants. */
 struct dgb_consts {
-	uint64_t t;           /* the Laplace scale, <= 2^30 */
-	uint32_t t_thr;       /* 2^32 mod t */
-	uint64_t t6, t3;      /* 6 t^2 (< 2^63) and 3 t */
-	u128 d;               /* 6 t^3, the tilt's range (change 7) */
-	int ds;               /* bitlen(d - 1) - 24 if d > 2^24, else 0 */
-	uint32_t dh, dthr;    /* (d - 1) >> ds, 2^32 mod (dh + 1) */
-	uint64_t n2_thr;      /* 2^64 mod DGB_N2 */
-	u128 den;             /* 2 m e t */
-	int s1, s2;           /* the accept test's links: shift of den, 2 den */
-	uint32_t bh1, thr1;   /* (den - 1) >> s1, 2^32 mod (bh1 + 1) */
-	uint32_t bh2, thr2;   /* (2 den - 1) >> s2, 2^32 mod (bh2 + 1) */
+	uint64_t t;         /* the Laplace scale, <= 2^30 */
+	uint32_t t_thr;     /* 2^32 mod t */
+	uint64_t t6, t3;    /* 6 t^2 (< 2^63) and 3 t */
+	u128 d;             /* 6 t^3, the tilt's range (change 7) */
+	int ds;             /* bitlen(d - 1) - 24 if d > 2^24, else 0 */
+	uint32_t dh, dthr;  /* (d - 1) >> ds, 2^32 mod (dh + 1) */
+	uint64_t n2_thr;    /* 2^64 mod DGB_N2 */
+	u128 den;           /* 2 m e t */
+	int s1, s2;         /* the accept test's links: shift of den, 2 den */
+	uint32_t bh1, thr1; /* (den - 1) >> s1, 2^32 mod (bh1 + 1) */
+	uint32_t bh2, thr2; /* (2 den - 1) >> s2, 2^32 mod (bh2 + 1) */
 };
 
 /* Per-batch work arrays (on the stack; wiped at the end of the fill). */
 struct dgb_work {
-	uint64_t w[DGB_MAX];  /* one stage's random words */
-	uint64_t v[DGB_MAX];  /* V of stage 2's survivors */
-	uint32_t u[DGB_MAX];  /* U (stage 1: per candidate; then compacted) */
-	uint32_t x[DGB_MAX];  /* a lazily drawn leading part, for the scalar finish */
+	uint64_t w[2 * DGB_MAX]; /* one stage's random words */
+	uint64_t v[DGB_MAX];     /* V of stage 2's survivors */
+	uint32_t u[DGB_MAX];     /* U (stage 1: per candidate; then compacted) */
+	uint32_t x[DGB_MAX];     /* a lazily drawn leading part, for the scalar finish */
 	uint32_t x2[DGB_MAX];
-	uint8_t neg[DGB_MAX]; /* the sign */
-	uint8_t st[DGB_MAX];  /* fate: 1 survives the stage, 0 rejected */
-	uint16_t fb[DGB_MAX]; /* candidates the scalar code finishes */
-	uint16_t act[DGB_MAX]; /* stage 2: candidates whose V is still counting */
-	u128 num[DGB_MAX];    /* the accept test's numerator (y e - m)^2 */
+	uint32_t ax1[DGB_MAX], ax2[DGB_MAX]; /* the accept test's leading parts */
+	uint8_t neg[DGB_MAX];                /* the sign */
+	uint8_t st[DGB_MAX];                 /* fate: 1 survives the stage, 0 rejected */
+	uint16_t fb[DGB_MAX];                /* candidates the scalar code finishes */
+	uint16_t act[DGB_MAX];               /* stage 2: candidates whose V is still counting */
+	u128 num[DGB_MAX];                   /* the accept test's numerator (y e - m)^2 */
 };
 
 static void
@@ -1140,16 +1161,17 @@ dgb_stage1(struct pool *p, const struct dgb_consts *c, struct dgb_work *wk, size
 		u128 t1 = (u128)c->t6 * u, t2 = (u128)c->t3 * u2, t3 = (u128)u2 * u;
 		unsigned cnt = 3;
 
-		if (c->ds != 0 && (wk->x[i] == (uint32_t)(t1 >> c->ds) ||
-				   wk->x[i] == (uint32_t)(t2 >> c->ds) ||
-				   wk->x[i] == (uint32_t)(t3 >> c->ds) || wk->x[i] == c->dh)) {
+		if (c->ds != 0 &&
+		    (wk->x[i] == (uint32_t)(t1 >> c->ds) || wk->x[i] == (uint32_t)(t2 >> c->ds) ||
+		     wk->x[i] == (uint32_t)(t3 >> c->ds) || wk->x[i] == c->dh)) {
 			u128 cc = (u128)wk->x[i] << c->ds | pool_low(p, c->ds);
 
 			if (cc >= c->d)
 				continue; /* change 6 */
 			cnt = (cc < t1) + (cc < t2) + (cc < t3);
 		}
-		wk->st[i] = (uint8_t)(cnt == 3 ? bern_exp_chain_from(p, u, c->t, 4) : (cnt & 1) == 0);
+		wk->st[i] =
+			(uint8_t)(cnt == 3 ? bern_exp_chain_from(p, u, c->t, 4) : (cnt & 1) == 0);
 	}
 	for (size_t i = 0; i < nb; i++) {
 		wk->u[n] = wk->u[i];
@@ -1158,99 +1180,95 @@ dgb_stage1(struct pool *p, const struct dgb_consts *c, struct dgb_work *wk, size
 	return n;
 }
 
-/* Stage 2 for n1 candidates: V, the sign and the "-0" rule.  V's pairs
- * of Bernoulli(exp(-1)) are drawn in passes over the candidates still
- * counting (both trials of their last pair succeeded: probability e^-2
- * per pass); the sign is the parity of the first pass's uniform.  Returns
- * the survivors, U, V and the sign compacted in order. */
-static size_t
-dgb_stage2(struct pool *p, struct dgb_work *wk, size_t n1, uint64_t n2_thr)
+/* Stage 2's V for one candidate from the word w (change 8): *ret_v is
+ * decided unless the result is 0 (a tail or both trials succeeded; the
+ * parts are kept in *ret_x1, *ret_x2 for dgb_v_finish()).  *ret_neg is the
+ * sign, *ret_ok 0 if the uniform was rejected (change 6). */
+static inline unsigned
+dgb_v(uint64_t w, uint64_t n2_thr, uint64_t *ret_v, unsigned *ret_neg, unsigned *ret_ok,
+      uint32_t *ret_x1, uint32_t *ret_x2)
 {
-	size_t nf = 0, na = n1, n = 0;
-	unsigned first = 1;
+	u128 mm = (u128)w * DGB_N2;
+	uint64_t r = (uint64_t)(mm >> 64);
+	uint32_t x1 = (uint32_t)((r >> 1) / FACT10), x2 = (uint32_t)((r >> 1) % FACT10);
+	unsigned tail1 = x1 < fact10_over[5], tail2 = x2 < fact10_over[5];
+	/* exp1_of() without its tail: passes K = 1 always, K = j iff
+	 * x < 10! / j!, and is 1 iff it stops at an odd K */
+	unsigned b1 =
+		(2 + (x1 < fact10_over[2]) + (x1 < fact10_over[3]) + (x1 < fact10_over[4])) & 1;
+	unsigned b2 =
+		(2 + (x2 < fact10_over[2]) + (x2 < fact10_over[3]) + (x2 < fact10_over[4])) & 1;
 
-	for (size_t i = 0; i < n1; i++) {
-		wk->v[i] = 0;
-		wk->st[i] = 1;
-		wk->act[i] = (uint16_t)i;
-	}
-	while (na > 0 && !p->failed) {
-		size_t m = 0;
-
-		dgb_words(p, wk->w, na);
-		for (size_t j = 0; j < na; j++) {
-			size_t i = wk->act[j];
-			u128 mm = (u128)wk->w[j] * DGB_N2;
-			uint64_t r = (uint64_t)(mm >> 64), v;
-			unsigned ok = (uint64_t)mm >= n2_thr;
-			uint32_t x1 = (uint32_t)((r >> 1) / FACT10), x2 = (uint32_t)((r >> 1) % FACT10);
-			unsigned tail1 = x1 < fact10_over[5], tail2 = x2 < fact10_over[5];
-			unsigned b1 = (2 + (x1 < fact10_over[2]) + (x1 < fact10_over[3]) +
-				       (x1 < fact10_over[4])) &
-				      1;
-			unsigned b2 = (2 + (x2 < fact10_over[2]) + (x2 < fact10_over[3]) +
-				       (x2 < fact10_over[4])) &
-				      1;
-			/* decided: the first trial failed, or the second did */
-			unsigned done = (tail1 ^ 1) & ((b1 == 0) | ((tail2 ^ 1) & (b2 == 0)));
-			unsigned cont = ((tail1 | tail2) ^ 1) & b1 & b2;
-
-			wk->neg[i] = (uint8_t)(first ? (unsigned)(r & 1) : wk->neg[i]);
-			v = wk->v[i] + (done & b1) + 2 * cont;
-			wk->v[i] = v < wk->v[i] ? UINT64_MAX - 1 : v; /* the file comment's saturation */
-			wk->x[i] = x1;
-			wk->x2[i] = x2;
-			wk->st[i] &= (uint8_t)ok;
-			wk->fb[nf] = (uint16_t)i;
-			nf += ok & ((done | cont) ^ 1);
-			wk->act[m] = (uint16_t)i;
-			m += ok & cont;
-		}
-		na = m;
-		first = 0;
-	}
-	for (size_t j = 0; j < nf && !p->failed; j++) {
-		size_t i = wk->fb[j];
-		uint64_t v;
-
-		/* a tail: exp1_of() on x1, then x2, then geom_exp1() afresh */
-		if (!exp1_of(p, wk->x[i])) {
-			v = 0;
-		} else if (!exp1_of(p, wk->x2[i])) {
-			v = 1;
-		} else {
-			v = geom_exp1(p);
-			v = v < UINT64_MAX - 2 ? v + 2 : v;
-		}
-		v += wk->v[i];
-		wk->v[i] = v < wk->v[i] ? UINT64_MAX - 1 : v;
-	}
-	for (size_t i = 0; i < n1; i++) {
-		unsigned keep = wk->st[i] & ((wk->neg[i] & (wk->v[i] == 0) & (wk->u[i] == 0)) ^ 1);
-
-		wk->u[n] = wk->u[i];
-		wk->v[n] = wk->v[i];
-		wk->neg[n] = wk->neg[i];
-		n += keep;
-	}
-	return n;
+	*ret_ok = (uint64_t)mm >= n2_thr;
+	*ret_neg = (unsigned)(r & 1);
+	*ret_v = b1;
+	*ret_x1 = x1;
+	*ret_x2 = x2;
+	/* decided: the first trial failed, or the first succeeded and the
+	 * second failed */
+	return (tail1 ^ 1) & ((b1 == 0) | ((tail2 ^ 1) & (b2 == 0)));
 }
 
-/* The scalar finish of stage 3 for candidate i (the file comment's
- * change 9 cases that the leading bits do not decide). */
+/* V when dgb_v() did not decide it: exp1_of() on x1, then x2 (their
+ * tails with fresh draws), then geom_exp1() afresh (memoryless). */
+static uint64_t
+dgb_v_finish(struct pool *p, uint32_t x1, uint32_t x2)
+{
+	uint64_t v;
+
+	if (!exp1_of(p, x1))
+		return 0;
+	if (!exp1_of(p, x2))
+		return 1;
+	v = geom_exp1(p);
+	return v < UINT64_MAX - 2 ? v + 2 : v; /* the file comment's saturation */
+}
+
+/* The accept test's links K = 1 and 2 from the word w (change 9) for the
+ * proposal y: 1 accept, 0 reject, 2 undecided (dgb_accept_finish() with
+ * *ret_num, *ret_x1, *ret_x2). */
+static inline unsigned
+dgb_test(const struct dgauss_params *g, const struct dgb_consts *c, uint64_t w, u128 y,
+	 u128 *ret_num, uint32_t *ret_x1, uint32_t *ret_x2)
+{
+	uint64_t ye = (uint64_t)y * g->e; /* < 2^63 unless y > y_fast */
+	uint64_t a = ye >= g->m ? ye - g->m : g->m - ye;
+	u128 num = (u128)a * a;
+	unsigned slow = (y > g->y_fast) | (num >= c->den);
+	uint64_t mx1 = (uint64_t)(uint32_t)w * ((uint64_t)c->bh1 + 1);
+	uint64_t mx2 = (w >> 32) * ((uint64_t)c->bh2 + 1);
+	uint32_t x1 = (uint32_t)(mx1 >> 32), x2 = (uint32_t)(mx2 >> 32);
+	/* num >> s2 = (num >> s1) >> (s2 - s1) when num < den (else unused) */
+	uint32_t ah1 = (uint32_t)(num >> c->s1), ah2 = ah1 >> (c->s2 - c->s1);
+	unsigned ok = ((uint32_t)mx1 >= c->thr1) & ((uint32_t)mx2 >= c->thr2);
+	unsigned tie1 = (c->s1 != 0) & ((x1 == ah1) | (x1 == c->bh1));
+	unsigned tie2 = (c->s2 != 0) & ((x2 == ah2) | (x2 == c->bh2));
+	unsigned pass1 = x1 < ah1, pass2 = x2 < ah2;
+	/* decided here: accepted at K = 1, or rejected at K = 2 */
+	unsigned acc = ok & ((slow | tie1 | pass1) ^ 1);
+	unsigned rej = (ok ^ 1) | ((slow | tie1 | tie2 | (pass1 ^ 1) | pass2) ^ 1);
+
+	*ret_num = num;
+	*ret_x1 = x1;
+	*ret_x2 = x2;
+	return acc | (((acc | rej) ^ 1) << 1);
+}
+
+/* The scalar finish of the accept test for candidate i (the cases of
+ * change 9 that the leading bits do not decide). */
 static bool
 dgb_accept_finish(struct pool *p, const struct dgauss_params *g, const struct dgb_consts *c,
-		  struct dgb_work *wk, size_t i, u128 y)
+		  const struct dgb_work *wk, size_t i, u128 y)
 {
 	u128 num = wk->num[i], cc;
 
 	if (y > g->y_fast || num >= c->den)
 		return dgauss_accept(p, g, y); /* G >= 1 or a far proposal: fresh draws */
-	if (wk->x[i] < (uint32_t)(num >> c->s1) && !(c->s1 != 0 && wk->x[i] == c->bh1)) {
+	if (wk->ax1[i] < (uint32_t)(num >> c->s1) && !(c->s1 != 0 && wk->ax1[i] == c->bh1)) {
 		/* link 1 passed; link 2 tied or passed */
 	} else {
 		/* link 1 tied (s1 > 0) */
-		cc = (u128)wk->x[i] << c->s1 | pool_low(p, c->s1);
+		cc = (u128)wk->ax1[i] << c->s1 | pool_low(p, c->s1);
 		if (cc >= c->den)
 			return false; /* change 6 */
 		if (cc >= num)
@@ -1259,47 +1277,56 @@ dgb_accept_finish(struct pool *p, const struct dgauss_params *g, const struct dg
 			return false; /* stopped at K = 2 (fresh link) */
 		return bern_exp_chain3(p, num, c->den);
 	}
-	if (c->s2 != 0 && (wk->x2[i] == (uint32_t)(num >> c->s2) || wk->x2[i] == c->bh2)) {
-		cc = (u128)wk->x2[i] << c->s2 | pool_low(p, c->s2);
+	if (c->s2 != 0 && (wk->ax2[i] == (uint32_t)(num >> c->s2) || wk->ax2[i] == c->bh2)) {
+		cc = (u128)wk->ax2[i] << c->s2 | pool_low(p, c->s2);
 		if (cc >= 2 * c->den || cc >= num)
 			return false; /* change 6, or stopped at K = 2 */
 	}
 	return bern_exp_chain3(p, num, c->den);
 }
 
-/* Stage 3 for n2 candidates: the accept test; accepted values are written
- * to out in order, at most n - *filled of them. */
+/* Stages 2 and 3 for the n1 survivors of stage 1, in one pass: V, the
+ * sign and the "-0" rule from one word (dgb_v()), the accept test from a
+ * second (dgb_test()).  A candidate whose V is not decided by its word
+ * has V finished by the scalar code and is then tested with its own
+ * (unused, so fresh) second word.  Accepted values are written to out in
+ * order, at most n - *filled of them. */
 static void
-dgb_stage3(struct pool *p, const struct dgauss_params *g, const struct dgb_consts *c,
-	   struct dgb_work *wk, size_t n2, struct noise_i128 *out, size_t n, size_t *filled)
+dgb_stage23(struct pool *p, const struct dgauss_params *g, const struct dgb_consts *c,
+	    struct dgb_work *wk, size_t n1, struct noise_i128 *out, size_t n, size_t *filled)
 {
-	size_t nf = 0, k = *filled;
+	size_t nf = 0, nv = 0, k = *filled;
 
-	dgb_words(p, wk->w, n2);
-	for (size_t i = 0; i < n2; i++) {
-		u128 y = (u128)c->t * wk->v[i] + wk->u[i];
-		uint64_t ye = (uint64_t)y * g->e; /* < 2^63 unless y > y_fast */
-		uint64_t a = ye >= g->m ? ye - g->m : g->m - ye;
-		u128 num = (u128)a * a;
-		unsigned slow = (y > g->y_fast) | (num >= c->den);
-		uint64_t mx1 = (uint64_t)(uint32_t)wk->w[i] * ((uint64_t)c->bh1 + 1);
-		uint64_t mx2 = (wk->w[i] >> 32) * ((uint64_t)c->bh2 + 1);
-		uint32_t x1 = (uint32_t)(mx1 >> 32), x2 = (uint32_t)(mx2 >> 32);
-		uint32_t ah1 = (uint32_t)(num >> c->s1), ah2 = (uint32_t)(num >> c->s2);
-		unsigned ok = ((uint32_t)mx1 >= c->thr1) & ((uint32_t)mx2 >= c->thr2);
-		unsigned tie1 = (c->s1 != 0) & ((x1 == ah1) | (x1 == c->bh1));
-		unsigned tie2 = (c->s2 != 0) & ((x2 == ah2) | (x2 == c->bh2));
-		unsigned pass1 = x1 < ah1, pass2 = x2 < ah2;
-		/* decided here: accepted at K = 1, or rejected at K = 2 */
-		unsigned acc = ok & ((slow | tie1 | pass1) ^ 1);
-		unsigned rej = (ok ^ 1) | ((slow | tie1 | tie2 | (pass1 ^ 1) | pass2) ^ 1);
+	dgb_words(p, wk->w, 2 * n1);
+	for (size_t i = 0; i < n1; i++) {
+		uint64_t v;
+		unsigned neg, ok, done, code, good;
+		u128 y;
 
-		wk->num[i] = num;
-		wk->x[i] = x1;
-		wk->x2[i] = x2;
-		wk->st[i] = (uint8_t)acc;
+		done = dgb_v(wk->w[i], c->n2_thr, &v, &neg, &ok, &wk->x[i], &wk->x2[i]);
+		y = (u128)c->t * v + wk->u[i];
+		code = dgb_test(g, c, wk->w[n1 + i], y, &wk->num[i], &wk->ax1[i], &wk->ax2[i]);
+		good = ok & done & ((neg & (y == 0)) ^ 1); /* "-0" restarts */
+		wk->v[i] = v;
+		wk->neg[i] = (uint8_t)neg;
+		wk->st[i] = (uint8_t)(good & (code == 1));
 		wk->fb[nf] = (uint16_t)i;
-		nf += (acc | rej) ^ 1;
+		nf += good & (code == 2);
+		wk->act[nv] = (uint16_t)i;
+		nv += ok & (done ^ 1);
+	}
+	for (size_t j = 0; j < nv && !p->failed; j++) {
+		size_t i = wk->act[j];
+		uint64_t v = dgb_v_finish(p, wk->x[i], wk->x2[i]);
+		u128 y = (u128)c->t * v + wk->u[i];
+		unsigned code;
+
+		wk->v[i] = v;
+		if (wk->neg[i] && y == 0)
+			continue; /* "-0" */
+		code = dgb_test(g, c, wk->w[n1 + i], y, &wk->num[i], &wk->ax1[i], &wk->ax2[i]);
+		wk->st[i] =
+			(uint8_t)(code == 1 || (code == 2 && dgb_accept_finish(p, g, c, wk, i, y)));
 	}
 	for (size_t j = 0; j < nf && !p->failed; j++) {
 		size_t i = wk->fb[j];
@@ -1309,7 +1336,7 @@ dgb_stage3(struct pool *p, const struct dgauss_params *g, const struct dgb_const
 	}
 	if (p->failed)
 		return;
-	for (size_t i = 0; i < n2 && k < n; i++) {
+	for (size_t i = 0; i < n1 && k < n; i++) {
 		u128 mask = -(u128)wk->neg[i]; /* the sign without a branch */
 		u128 y = (((u128)c->t * wk->v[i] + wk->u[i]) ^ mask) - mask;
 
@@ -1348,14 +1375,10 @@ noise_dgauss_fill_batched(struct rng *r, const struct dgauss_params *g, struct n
 		/* about 2 candidates per sample: a public size, from n only */
 		size_t left = n - filled;
 		size_t nb = left < (DGB_MAX - 16) / 2 ? 2 * left + 16 : DGB_MAX;
-		size_t n1 = dgb_stage1(&p, &c, &wk, nb), n2;
+		size_t n1 = dgb_stage1(&p, &c, &wk, nb);
 
-		if (n1 == 0 || p.failed)
-			continue;
-		n2 = dgb_stage2(&p, &wk, n1, c.n2_thr);
-		if (n2 == 0 || p.failed)
-			continue;
-		dgb_stage3(&p, g, &c, &wk, n2, out, n, &filled);
+		if (n1 > 0 && !p.failed)
+			dgb_stage23(&p, g, &c, &wk, n1, out, n, &filled);
 	}
 	if (p.failed) {
 		for (size_t i = 0; i < n; i++)

@@ -155,15 +155,17 @@ struct noise_i128 {
 void noise_dgauss_fill_wide(struct rng *r, const struct dgauss_params *p, struct noise_i128 *out,
 			    size_t n);
 
-/* The same law as noise_dgauss_fill_wide(), drawn in batches of
- * candidates stage by stage (noise.c, "Discrete Gaussian in batches"):
- * about 2.5x faster per sample for large n, with a different use of the
- * generator's bits, so a given seed gives other samples than
+/* The same law as noise_dgauss_fill_wide() (N_Z(0, sigma^2), exact,
+ * unclipped), drawn in batches of candidates stage by stage (noise.c,
+ * "Discrete Gaussian in batches"): faster per sample for large n (about
+ * 1.4-1.5x at sigma 10^3..10^9, bench/bench_noise), with a different use
+ * of the generator's bits, so a given seed gives other samples than
  * noise_dgauss_fill_wide().  For noise drawn ahead in bulk (struct
- * onepass_noise); the per-call functions above keep their bits.  sigma
- * above 2^31 draws sample by sample, as noise_dgauss_fill_wide(). */
-void noise_dgauss_fill_batched(struct rng *r, const struct dgauss_params *p,
-			       struct noise_i128 *out, size_t n);
+ * onepass_noise); the other functions keep their bits.  For t > 2^30
+ * (sigma >= 2^30 - 1) it draws sample by sample as
+ * noise_dgauss_fill_wide().  A failed generator gives all zeros. */
+void noise_dgauss_fill_batched(struct rng *r, const struct dgauss_params *p, struct noise_i128 *out,
+			       size_t n);
 
 /* --- Lattice front end -------------------------------------------------- */
 

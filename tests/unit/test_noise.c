@@ -1307,19 +1307,19 @@ START_TEST(test_failing_generator)
 		ck_assert_int_eq(noise_bernoulli(&r, 1, 3, &b, &e), ERR_OK);
 		ck_assert(!rng_ok(&r));
 	}
-	/* the batched fill: the generator fails during the call (1000
-	 * samples need ~5000 words, 0 to 2 refills hold far fewer): all
-	 * zeros, whatever was drawn before the failure */
+	/* the batched fill: the generator fails during the call (20000
+	 * samples need ~10^5 words, 0 to 2 refills of RNG_BUFFER_BYTES hold at
+	 * most 16384): all zeros, whatever was drawn before the failure */
 	for (uint64_t ok = 0; ok < 3; ok++) {
-		static struct noise_i128 wide[1000];
+		static struct noise_i128 wide[20000];
 
 		for (int k = 0; k < 2; k++) {
 			rng_splitmix_init(&r, 0);
 			r.refill = failing_refill;
 			r.splitmix = ok;
-			noise_dgauss_fill_batched(&r, k == 0 ? &g : &g2, wide, 1000);
+			noise_dgauss_fill_batched(&r, k == 0 ? &g : &g2, wide, 20000);
 			ck_assert(!rng_ok(&r));
-			for (size_t i = 0; i < 1000; i++)
+			for (size_t i = 0; i < 20000; i++)
 				ck_assert(wide[i].lo == 0 && wide[i].hi == 0);
 		}
 	}
@@ -1509,8 +1509,8 @@ START_TEST(test_power)
 	{
 		struct dgauss_params pa = dg_params_real(3.7), pb = dg_params_real(3.7 * 1.02);
 
-		pv = dg_two_sample("POWER scalar 3.7 vs batched 3.7*1.02", &pa, &pb, 177, 1000000, 1,
-				   12);
+		pv = dg_two_sample("POWER scalar 3.7 vs batched 3.7*1.02", &pa, &pb, 177, 1000000,
+				   1, 12);
 		ck_assert(pv < P_FAIL);
 	}
 	l = dl_params(1, 2);
