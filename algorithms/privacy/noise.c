@@ -1008,12 +1008,18 @@ noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
  * (c) Beyond changes 1-5, stage by stage:
  *  6. A uniform drawn by Lemire's method that falls in the rejected
  *     region (lo < thr) rejects the whole candidate instead of being
- *     drawn again.  Given that no uniform of a candidate is rejected, its
- *     uniforms are independent and exactly uniform on their ranges, i.e.
- *     the candidate is one pass of dgauss_draw()'s loop; rejecting on an
- *     event that is independent of that pass's outcome only thins the
- *     i.i.d. sequence.  The same holds for the lazy comparisons: a drawn
- *     c >= b rejects the candidate.
+ *     drawn again; so does a lazily drawn uniform whose leading part
+ *     equals its bound's and whose low bits take it past the bound.
+ *     A candidate is accepted iff ALL its uniforms are valid AND its
+ *     tests pass; given validity its uniforms are independent and exactly
+ *     uniform on their ranges, i.e. the candidate is one pass of
+ *     dgauss_draw()'s loop, and validity is an event independent of that
+ *     pass's outcome, so accepted candidates have the scalar law.  This
+ *     needs the validity of every uniform the candidate drew to be
+ *     checked on EVERY path that accepts (a rejection needs no check),
+ *     also for uniforms the path did not use: checking a lazy uniform's
+ *     bound only where its comparison was reached made the check depend
+ *     on y (found by test_dgauss_batched_ties, see the tests).
  *  7. The tilt's first three links come from ONE uniform below 6 t^3
  *     (change 2 with N = 3! t^3: the chain passes K = j iff it is below
  *     6 t^3 g^j / j! for g = U / t, i.e. below 6 t^2 U, 3 t U^2, U^3; it
@@ -1044,7 +1050,8 @@ noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
  * with dgauss_draw(), as noise_dgauss_fill_wide().
  */
 
-#define DGB_MAX 256 /* candidates per batch */
+#define DGB_MAX  256 /* candidates per batch */
+#define DGB_LEAD 24  /* bits of a lazily drawn uniform's leading part */
 
 /* The 2 (10!)^2 of change 8, below 2^45. */
 #define DGB_N2 ((uint64_t)2 * FACT10 * FACT10)
@@ -1079,10 +1086,12 @@ struct dgb_work {
 	u128 num[DGB_MAX];                   /* the accept test's numerator (y e - m)^2 */
 };
 
+/* lead: the width of the lazily drawn leading parts (DGB_LEAD; tests pass
+ * a small one to make ties frequent). */
 static void
-dgb_prepare(const struct dgauss_params *g, struct dgb_consts *c)
+dgb_prepare(const struct dgauss_params *g, int lead, struct dgb_consts *c)
 {
-	u128 den = dg_den(g);
+	u128 den = dg_den(g), one = 1;
 
 	memset(c, 0, sizeof(*c));
 	c->t = g->t;
@@ -1090,8 +1099,8 @@ dgb_prepare(const struct dgauss_params *g, struct dgb_consts *c)
 	c->t6 = 6 * g->t * g->t;
 	c->t3 = 3 * g->t;
 	c->d = (u128)c->t6 * g->t;
-	if (c->d > ((u128)1 << 24)) {
-		c->ds = bitlen128(c->d - 1) - 24;
+	if (c->d > one << lead) {
+		c->ds = bitlen128(c->d - 1) - lead;
 		c->dh = (uint32_t)((c->d - 1) >> c->ds);
 	} else {
 		c->dh = (uint32_t)(c->d - 1);
@@ -1099,15 +1108,15 @@ dgb_prepare(const struct dgauss_params *g, struct dgb_consts *c)
 	c->dthr = -(c->dh + 1) % (c->dh + 1);
 	c->n2_thr = -DGB_N2 % DGB_N2;
 	c->den = den;
-	if (den > ((u128)1 << 24)) {
-		c->s1 = bitlen128(den - 1) - 24;
+	if (den > one << lead) {
+		c->s1 = bitlen128(den - 1) - lead;
 		c->bh1 = (uint32_t)((den - 1) >> c->s1);
 		c->s2 = c->s1 + 1; /* 2 den - 1 has the same leading bits */
 		c->bh2 = c->bh1;
 	} else {
 		c->bh1 = (uint32_t)(den - 1);
-		if (2 * den > ((u128)1 << 24)) {
-			c->s2 = bitlen128(2 * den - 1) - 24;
+		if (2 * den > one << lead) {
+			c->s2 = bitlen128(2 * den - 1) - lead;
 			c->bh2 = (uint32_t)((2 * den - 1) >> c->s2);
 		} else {
 			c->bh2 = (uint32_t)(2 * den - 1);
@@ -1244,8 +1253,11 @@ dgb_test(const struct dgauss_params *g, const struct dgb_consts *c, uint64_t w, 
 	unsigned tie1 = (c->s1 != 0) & ((x1 == ah1) | (x1 == c->bh1));
 	unsigned tie2 = (c->s2 != 0) & ((x2 == ah2) | (x2 == c->bh2));
 	unsigned pass1 = x1 < ah1, pass2 = x2 < ah2;
-	/* decided here: accepted at K = 1, or rejected at K = 2 */
-	unsigned acc = ok & ((slow | tie1 | pass1) ^ 1);
+	/* decided here: accepted at K = 1 (both uniforms valid: a leading
+	 * part equal to the bound's needs its low bits, in the finish), or
+	 * rejected at K = 2 (validity does not matter for a rejection) */
+	unsigned bnd2 = (c->s2 != 0) & (x2 == c->bh2);
+	unsigned acc = ok & ((slow | tie1 | pass1 | bnd2) ^ 1);
 	unsigned rej = (ok ^ 1) | ((slow | tie1 | tie2 | (pass1 ^ 1) | pass2) ^ 1);
 
 	*ret_num = num;
@@ -1260,29 +1272,46 @@ static bool
 dgb_accept_finish(struct pool *p, const struct dgauss_params *g, const struct dgb_consts *c,
 		  const struct dgb_work *wk, size_t i, u128 y)
 {
-	u128 num = wk->num[i], cc;
+	u128 num = wk->num[i], c1 = 0, c2 = 0;
+	unsigned have1 = 0, have2 = 0;
 
+	/* First the validity of BOTH lazily drawn uniforms (change 6): a
+	 * leading part equal to the bound's may stand for a value past it,
+	 * which rejects the candidate whatever path it takes below, so that
+	 * the rejection's probability does not depend on y */
+	if (c->s1 != 0 && wk->ax1[i] == c->bh1) {
+		c1 = (u128)wk->ax1[i] << c->s1 | pool_low(p, c->s1);
+		have1 = 1;
+		if (c1 >= c->den)
+			return false;
+	}
+	if (c->s2 != 0 && wk->ax2[i] == c->bh2) {
+		c2 = (u128)wk->ax2[i] << c->s2 | pool_low(p, c->s2);
+		have2 = 1;
+		if (c2 >= 2 * c->den)
+			return false;
+	}
 	if (y > g->y_fast || num >= c->den)
 		return dgauss_accept(p, g, y); /* G >= 1 or a far proposal: fresh draws */
-	if (wk->ax1[i] < (uint32_t)(num >> c->s1) && !(c->s1 != 0 && wk->ax1[i] == c->bh1)) {
-		/* link 1 passed; link 2 tied or passed */
-	} else {
-		/* link 1 tied (s1 > 0) */
-		cc = (u128)wk->ax1[i] << c->s1 | pool_low(p, c->s1);
-		if (cc >= c->den)
-			return false; /* change 6 */
-		if (cc >= num)
+	if (c->s1 != 0 && (have1 || wk->ax1[i] == (uint32_t)(num >> c->s1))) {
+		/* link 1 tied: the low bits decide */
+		if (!have1)
+			c1 = (u128)wk->ax1[i] << c->s1 | pool_low(p, c->s1);
+		if (c1 >= num)
 			return true; /* stopped at K = 1 */
-		if (!bern_frac(p, num, 2 * c->den))
-			return false; /* stopped at K = 2 (fresh link) */
-		return bern_exp_chain3(p, num, c->den);
+	} else if (wk->ax1[i] >= (uint32_t)(num >> c->s1)) {
+		return true; /* stopped at K = 1 (reached here for link 2's bound) */
 	}
-	if (c->s2 != 0 && (wk->ax2[i] == (uint32_t)(num >> c->s2) || wk->ax2[i] == c->bh2)) {
-		cc = (u128)wk->ax2[i] << c->s2 | pool_low(p, c->s2);
-		if (cc >= 2 * c->den || cc >= num)
-			return false; /* change 6, or stopped at K = 2 */
+	/* link 1 passed */
+	if (c->s2 != 0 && (have2 || wk->ax2[i] == (uint32_t)(num >> c->s2))) {
+		if (!have2)
+			c2 = (u128)wk->ax2[i] << c->s2 | pool_low(p, c->s2);
+		if (c2 >= num)
+			return false; /* stopped at K = 2 */
+	} else if (wk->ax2[i] >= (uint32_t)(num >> c->s2)) {
+		return false; /* stopped at K = 2 (reached here for a bound) */
 	}
-	return bern_exp_chain3(p, num, c->den);
+	return bern_exp_chain3(p, num, c->den); /* passed K = 1 and 2 */
 }
 
 /* Stages 2 and 3 for the n1 survivors of stage 1, in one pass: V, the
@@ -1356,9 +1385,8 @@ dgb_wipe(struct dgb_work *wk)
 		b[i] = 0;
 }
 
-void
-noise_dgauss_fill_batched(struct rng *r, const struct dgauss_params *g, struct noise_i128 *out,
-			  size_t n)
+static void
+dgb_fill(struct rng *r, const struct dgauss_params *g, int lead, struct noise_i128 *out, size_t n)
 {
 	struct dgb_consts c;
 	struct dgb_work wk;
@@ -1370,7 +1398,7 @@ noise_dgauss_fill_batched(struct rng *r, const struct dgauss_params *g, struct n
 		return;
 	}
 	pool_init(&p, r);
-	dgb_prepare(g, &c);
+	dgb_prepare(g, lead, &c);
 	while (filled < n && !p.failed) {
 		/* about 2 candidates per sample: a public size, from n only */
 		size_t left = n - filled;
@@ -1387,6 +1415,22 @@ noise_dgauss_fill_batched(struct rng *r, const struct dgauss_params *g, struct n
 	dgb_wipe(&wk);
 	pool_wipe(&p);
 }
+
+void
+noise_dgauss_fill_batched(struct rng *r, const struct dgauss_params *g, struct noise_i128 *out,
+			  size_t n)
+{
+	dgb_fill(r, g, DGB_LEAD, out, n);
+}
+
+#ifdef DPOPT_TESTING
+void
+noise_dgauss_fill_batched_lead(struct rng *r, const struct dgauss_params *g, int lead,
+			       struct noise_i128 *out, size_t n)
+{
+	dgb_fill(r, g, lead < 2 ? 2 : lead > DGB_LEAD ? DGB_LEAD : lead, out, n);
+}
+#endif
 
 /* ---------------------------------------------------------------------------
  * Lattice front end.

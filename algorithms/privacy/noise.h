@@ -167,6 +167,15 @@ void noise_dgauss_fill_wide(struct rng *r, const struct dgauss_params *p, struct
 void noise_dgauss_fill_batched(struct rng *r, const struct dgauss_params *p, struct noise_i128 *out,
 			       size_t n);
 
+#ifdef DPOPT_TESTING
+/* Tests only: the batched fill with leading parts of lead bits (2..24)
+ * instead of 24, so that the ties its lazy comparisons finish with the
+ * scalar code (probability ~2^-22 each at 24 bits) become common; the law
+ * is the same for every lead. */
+void noise_dgauss_fill_batched_lead(struct rng *r, const struct dgauss_params *p, int lead,
+				    struct noise_i128 *out, size_t n);
+#endif
+
 /* --- Lattice front end -------------------------------------------------- */
 
 /* The norm whose sensitivity the rounding raises: l2 (Gaussian), l1

@@ -351,7 +351,9 @@ samples(size_t n)
  * noise_dgauss_fill_batched() (1). */
 static int dg_batched;
 
-/* n samples of p into y from the fill dg_batched selects. */
+/* n samples of p into y from the fill dg_batched selects: 0 scalar, 1
+ * batched, >= 2 batched with leading parts of that many bits
+ * (noise_dgauss_fill_batched_lead: frequent ties). */
 static void
 dg_fill(struct rng *r, const struct dgauss_params *p, int64_t *y, size_t n, int batched)
 {
@@ -364,7 +366,10 @@ dg_fill(struct rng *r, const struct dgauss_params *p, int64_t *y, size_t n, int 
 	}
 	w = malloc(n * sizeof(*w));
 	ck_assert_ptr_nonnull(w);
-	noise_dgauss_fill_batched(r, p, w, n);
+	if (batched == 1)
+		noise_dgauss_fill_batched(r, p, w, n);
+	else
+		noise_dgauss_fill_batched_lead(r, p, batched, w, n);
 	for (size_t i = 0; i < n; i++) {
 		/* every value tested here is far below 2^63 (one assertion at
 		 * the end: each ck_assert writes to Check's message channel) */
@@ -537,6 +542,36 @@ START_TEST(test_dgauss_batched)
 	p.y_fast = 0;
 	ck_assert(dg_chi2("batched sigma = 2.5, y_fast = 0", &p, p.sigma2, 222, 100000, 1, 12) >=
 		  P_FAIL);
+	dg_batched = 0;
+}
+END_TEST
+
+/* The batched fill's tie paths: with 24-bit leading parts a lazy
+ * comparison ties with probability ~2^-22, so the chi-squares above
+ * never exercise the scalar code that finishes ties.  With leading parts
+ * of 3 and 8 bits (the same code, noise_dgauss_fill_batched_lead) ties
+ * are common (up to ~1/2 and ~1/64 per comparison): sigma = 1.5 one bin
+ * per integer, sigma^2 = 13.69 (exact rational), sigma = 6e7 in bins of
+ * sigma / 8. */
+START_TEST(test_dgauss_batched_ties)
+{
+	static const int lead[] = { 3, 8 };
+	char name[80];
+
+	for (size_t k = 0; k < sizeof(lead) / sizeof(lead[0]); k++) {
+		struct dgauss_params p;
+
+		dg_batched = lead[k];
+		p = dg_params_real(1.5);
+		snprintf(name, sizeof(name), "batched, %d-bit leads, sigma = 1.5", lead[k]);
+		ck_assert(dg_chi2(name, &p, p.sigma2, 241 + k, 200000, 1, 12) >= P_FAIL);
+		p = dg_params(1369, 100);
+		snprintf(name, sizeof(name), "batched, %d-bit leads, sigma^2 = 13.69", lead[k]);
+		ck_assert(dg_chi2(name, &p, 13.69, 243 + k, 200000, 1, 12) >= P_FAIL);
+		p = dg_params_real(6e7);
+		snprintf(name, sizeof(name), "batched, %d-bit leads, sigma = 6e7", lead[k]);
+		ck_assert(dg_chi2(name, &p, p.sigma2, 245 + k, 200000, 7500000, 8) >= P_FAIL);
+	}
 	dg_batched = 0;
 }
 END_TEST
@@ -1554,6 +1589,7 @@ noise_suite(void)
 	tcase_add_test(stat, test_dgauss_single);
 	tcase_add_test(stat, test_dgauss_batched);
 	tcase_add_test(stat, test_dgauss_batched_vs_scalar);
+	tcase_add_test(stat, test_dgauss_batched_ties);
 	tcase_add_test(stat, test_dgauss_moments);
 	tcase_add_test(stat, test_dlap);
 	tcase_add_test(stat, test_dlap_moments);
