@@ -158,7 +158,7 @@ void noise_dgauss_fill_wide(struct rng *r, const struct dgauss_params *p, struct
 /* The same law as noise_dgauss_fill_wide() (N_Z(0, sigma^2), exact,
  * unclipped), drawn in batches of candidates stage by stage (noise.c,
  * "Discrete Gaussian in batches"): faster per sample for large n (about
- * 1.4-1.5x at sigma 10^3..10^9, bench/bench_noise), with a different use
+ * 1.1-1.5x at sigma 10^3..10^9 depending on load, bench/bench_noise), with a different use
  * of the generator's bits, so a given seed gives other samples than
  * noise_dgauss_fill_wide().  For noise drawn ahead in bulk (struct
  * onepass_noise); the other functions keep their bits.  For t > 2^30
