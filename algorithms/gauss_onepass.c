@@ -148,8 +148,8 @@ noise_fill(void *arg)
 {
 	struct onepass_noise *nz = arg;
 
-	noise_dgauss_fill_wide(nz->rng, nz->params, nz->buf[nz->fill_to],
-			       nz->have[nz->fill_to] * nz->dim);
+	noise_dgauss_fill_batched(nz->rng, nz->params, nz->buf[nz->fill_to],
+				  nz->have[nz->fill_to] * nz->dim);
 }
 
 /* Hand the next chunk of steps to a fill of buf[to]. */

@@ -84,7 +84,9 @@ enum err_code onepass_noisy_mean(struct rng *rng, const struct dgauss_params *no
  * The noise vectors are independent of the data and of each other, so
  * drawing step t's before step t changes no law: step t still adds
  * N_Z(0, sigma^2 I) on the lattice, exactly as onepass_noisy_mean().  The
- * draws are made by noise_dgauss_fill_wide() in chunks of whole steps
+ * draws are made by noise_dgauss_fill_batched() (the same law as
+ * noise_dgauss_fill_wide(), drawn in batches of candidates; other bits
+ * for a given seed, hence dp_sgd.one_pass version 6) in chunks of whole steps
  * (at most ONEPASS_NOISE_CHUNK coordinates but at least one step, and a
  * quarter of the steps at most: public sizes only), with a
  * generator split from the run's (rng_split) that only the fills use: the

@@ -8,6 +8,10 @@
  * = 10^3, 10^4, ..., 10^10, every decade: the samplers switch between
  * 32- and 64-bit draws and between tilt paths inside that range; the
  * issue's target is >= 10^7 per second at each),
+ * then, alternating at each ratio (and at sigma = 1.5), the noise drawn
+ * ahead in chunks of 162 x 101 coordinates by the scalar
+ * noise_dgauss_fill_wide() (dp_sgd.one_pass up to version 5) and by the
+ * batched noise_dgauss_fill_batched() (version 6), with the speed-up;
  * also one sample per call and through the lattice front end (per call of
  * 101 coordinates as dp_sgd.one_pass drew it per step, and drawn ahead in
  * chunks as it draws it now, struct onepass_noise); the discrete
@@ -54,14 +58,16 @@ report(const char *what, const char *unit, size_t n, double best_s)
 	fflush(stdout);
 }
 
-/* One figure per generator: f(r, arg, n) timed RUNS times, best kept. */
-static void
+/* One figure per generator: f(r, arg, n) timed RUNS times, best kept.
+ * Returns the splitmix figure in seconds. */
+static double
 bench(struct gens *g, const char *what, const char *unit, size_t n,
       void (*f)(struct rng *, void *, size_t), void *arg)
 {
 	struct rng *rs[2] = { &g->splitmix, g->openssl };
 	static const char *names[2] = { "splitmix", "openssl" };
 	char label[128];
+	double first = 0.0;
 
 	for (int k = 0; k < 2; k++) {
 		double best = 1e30;
@@ -78,7 +84,10 @@ bench(struct gens *g, const char *what, const char *unit, size_t n,
 		}
 		snprintf(label, sizeof(label), "%s [%s]", what, names[k]);
 		report(label, unit, n, best);
+		if (k == 0)
+			first = best;
 	}
+	return first;
 }
 
 static int64_t *out_i;
@@ -98,6 +107,28 @@ static void
 run_dgauss(struct rng *r, void *arg, size_t n)
 {
 	noise_dgauss_fill(r, arg, out_i, n);
+}
+
+/* Drawn ahead in chunks of 162 x 101 as struct onepass_noise draws:
+ * the scalar wide fill (versions <= 5) and the batched fill (6). */
+static struct noise_i128 *out_w;
+
+static void
+run_dgauss_wide(struct rng *r, void *arg, size_t n)
+{
+	size_t chunk = 162 * 101;
+
+	for (size_t i = 0; i < n; i += chunk)
+		noise_dgauss_fill_wide(r, arg, out_w, n - i < chunk ? n - i : chunk);
+}
+
+static void
+run_dgauss_batched(struct rng *r, void *arg, size_t n)
+{
+	size_t chunk = 162 * 101;
+
+	for (size_t i = 0; i < n; i += chunk)
+		noise_dgauss_fill_batched(r, arg, out_w, n - i < chunk ? n - i : chunk);
 }
 
 static void
@@ -136,7 +167,6 @@ run_lattice_step(struct rng *r, void *arg, size_t n)
 
 /* The same noise drawn ahead as dp_sgd.one_pass now draws it: chunks of
  * 162 steps of 101 coordinates (onepass_noise), added a step at a time. */
-static struct noise_i128 *out_w;
 
 static void
 run_lattice_chunks(struct rng *r, void *arg, size_t n)
@@ -147,7 +177,7 @@ run_lattice_chunks(struct rng *r, void *arg, size_t n)
 	for (size_t i = 0; i < n; i++)
 		out_d[i] = 0.25;
 	for (size_t i = 0; i + chunk <= n; i += chunk) {
-		noise_dgauss_fill_wide(r, &a->p, out_w, chunk);
+		noise_dgauss_fill_batched(r, &a->p, out_w, chunk);
 		for (size_t j = 0; j < chunk; j += 101)
 			noise_lattice_add(out_w + j, a->k, out_d + i + j, 101, NULL);
 	}
@@ -220,6 +250,20 @@ main(int argc, char **argv)
 		}
 		snprintf(what, sizeof(what), "sigma/gamma = %g", sigmas[i]);
 		bench(&g, what, "sample", n, run_dgauss, &p);
+	}
+	printf("drawn ahead in chunks of 162 x 101: scalar noise_dgauss_fill_wide (old) vs "
+	       "noise_dgauss_fill_batched (new), alternating:\n");
+	for (size_t i = 0; i < sizeof(sigmas) / sizeof(sigmas[0]) + 1; i++) {
+		struct dgauss_params p;
+		double sg = i == 0 ? 1.5 : sigmas[i - 1], t_old, t_new;
+
+		if (noise_dgauss_prepare_real(sg, &p, &e) != ERR_OK)
+			continue;
+		snprintf(what, sizeof(what), "sigma/gamma = %g, fill_wide", sg);
+		t_old = bench(&g, what, "sample", n, run_dgauss_wide, &p);
+		snprintf(what, sizeof(what), "sigma/gamma = %g, batched", sg);
+		t_new = bench(&g, what, "sample", n, run_dgauss_batched, &p);
+		printf("  %-44s %8.2fx\n", "speed-up [splitmix]", t_old / t_new);
 	}
 	{
 		struct dgauss_params p;

@@ -49,6 +49,11 @@
  * 5. Extra draws that are never used (two Bernoulli(exp(-1)) drawn where
  *    one decides) do not change any law.
  *
+ * noise_dgauss_fill_batched() runs the same discrete Gaussian as stages
+ * over batches of candidates, with four more law-preserving changes
+ * (6-9) and the argument that emitting the accepted candidates in order
+ * gives i.i.d. N_Z(0, sigma^2): see "Discrete Gaussian in batches" below.
+ *
  * Sizes.  sigma^2 = t m / e with t = floor(sigma) + 1, m < 2^63 and the
  * accept test's denominator 2 m e t < 2^127.  A proposal with |Y| e < 2^63
  * (|Y| <= y_fast) has a numerator (|Y| e - m)^2 < 2^126, computed in
@@ -361,17 +366,24 @@ bern_frac_k(struct pool *p, u128 a, u128 b, uint64_t k)
 	return (unsigned)(below64(p, k) == 0) & (unsigned)bern_frac(p, a, b);
 }
 
-/* Links K >= 3 of Algorithm 1's chain for g = a / b, once K = 1 and 2
+/* Links K >= k0 of Algorithm 1's chain for g = a / b, once K < k0
  * passed: "K odd" for the first K whose Bernoulli(a / (b K)) fails. */
 static bool
-bern_exp_chain3(struct pool *p, u128 a, u128 b)
+bern_exp_chain_from(struct pool *p, u128 a, u128 b, uint64_t k0)
 {
-	for (uint64_t k = 3;; k++) {
+	for (uint64_t k = k0;; k++) {
 		if (!bern_frac_k(p, a, b, k))
 			return k & 1;
 		if (p->failed)
 			return false;
 	}
+}
+
+/* Links K >= 3, once K = 1 and 2 passed. */
+static bool
+bern_exp_chain3(struct pool *p, u128 a, u128 b)
+{
+	return bern_exp_chain_from(p, a, b, 3);
 }
 
 /* Bernoulli(exp(-a / b)) for 0 <= a < b: CKS20 Algorithm 1. */
@@ -957,6 +969,468 @@ noise_dgauss_sample(struct rng *r, const struct dgauss_params *g)
 	noise_dgauss_fill(r, g, &y, 1);
 	return y;
 }
+
+/* ---------------------------------------------------------------------------
+ * Discrete Gaussian in batches: noise_dgauss_fill_batched().
+ *
+ * The same algorithm as dgauss_draw() (CKS20 Algorithm 3 with Algorithm 2
+ * inlined), reorganised for fills of many samples.  A candidate is one
+ * pass of dgauss_draw()'s loop: U uniform below t, the tilt
+ * Bernoulli(exp(-U / t)), V, the sign, the "-0" rule and the accept test.
+ * Candidates are run in batches of up to DGB_MAX, stage by stage over
+ * arrays: stage 1 (dgb_stage1) draws U and decides the tilt for every
+ * candidate of the batch from one 64-bit word each; stages 2 and 3
+ * (dgb_stage23) draw V and the sign from one word and decide the accept
+ * test from another for each of the tilt's survivors.  Each stage decides
+ * the common cases with arithmetic and compares only (no branch on a
+ * random value), records each candidate's fate in an array and keeps the
+ * survivors in order (a branch-free compaction, idx[n] = i; n += ok).  The
+ * rare cases (a tie in a lazily drawn comparison, a Bernoulli chain past
+ * the links drawn in the batch, V >= 2 or a Bernoulli(exp(-1)) past K = 5,
+ * G >= 1, a proposal beyond y_fast) are finished one candidate at a time
+ * by the scalar code above, with fresh draws from the pool: per sample,
+ * about 0.09 tilt finishes, 0.19 V finishes and 0.17 accept-test
+ * finishes (0.12 of them G >= 1) against 2.1 candidates.
+ *
+ * Why the law is exactly N_Z(0, sigma^2).  (a) Every candidate's decisions
+ * use only its own draws, all fresh (bits are never reused between
+ * candidates; which bits a candidate gets depends on nothing it could
+ * see), so candidates are i.i.d. trials: each is accepted with the same
+ * probability, and an accepted one's value has the law of dgauss_draw()'s
+ * output.  (b) The survivors are emitted in candidate order, and the
+ * value of the k-th accepted candidate is independent of which earlier
+ * candidates were accepted and of how many candidates a batch holds, so
+ * the outputs are i.i.d. N_Z(0, sigma^2) (the first n accepted trials of
+ * an i.i.d. sequence).  Accepted candidates left over at the end are
+ * discarded unseen (change 5).  Emitting the fast-path survivors before
+ * the slow-path ones would NOT be exact (the two groups have different
+ * conditional laws), which is why every stage keeps candidate order.
+ * (c) Beyond changes 1-5, stage by stage:
+ *  6. A uniform drawn by Lemire's method that falls in the rejected
+ *     region (lo < thr) rejects the whole candidate instead of being
+ *     drawn again; so does a lazily drawn uniform whose leading part
+ *     equals its bound's and whose low bits take it past the bound.
+ *     A candidate is accepted iff ALL its uniforms are valid AND its
+ *     tests pass; given validity its uniforms are independent and exactly
+ *     uniform on their ranges, i.e. the candidate is one pass of
+ *     dgauss_draw()'s loop, and validity is an event independent of that
+ *     pass's outcome, so accepted candidates have the scalar law.  This
+ *     needs the validity of every uniform the candidate drew to be
+ *     checked on EVERY path that accepts (a rejection needs no check),
+ *     also for uniforms the path did not use: checking a lazy uniform's
+ *     bound only where its comparison was reached made the check depend
+ *     on y (found by test_dgauss_batched_ties, see the tests).
+ *  7. The tilt's first three links come from ONE uniform below 6 t^3
+ *     (change 2 with N = 3! t^3: the chain passes K = j iff it is below
+ *     6 t^3 g^j / j! for g = U / t, i.e. below 6 t^2 U, 3 t U^2, U^3; it
+ *     stops at K = 1, 2 or 3, or goes on from K = 4 with fresh draws).
+ *     That uniform is drawn lazily as in below_count2(): its 24 leading
+ *     bits (uniform below ((6 t^3 - 1) >> s) + 1) decide unless they
+ *     equal a threshold's or the bound's, and only such a tie draws the
+ *     low s bits (scalar).  U itself is a 32-bit Lemire draw below t.
+ *  8. V's first two Bernoulli(exp(-1)) and the sign come from ONE uniform
+ *     below 2 (10!)^2: its parity and the quotient and remainder of its
+ *     half by 10! are independent and uniform (change 3).  If both trials
+ *     succeed, V goes on with geom_exp1() (the geometric is memoryless).
+ *  9. The accept test's links K = 1 and K = 2 (Algorithm 1 on G = num /
+ *     den < 1: Bernoulli(G), then Bernoulli(G / 2)) are two lazy
+ *     uniforms from one word, drawn for every candidate; the second is
+ *     unused when the first link decides (change 5).  A candidate whose V
+ *     was finished by the scalar code uses its own word afterwards: it was
+ *     drawn for it and never looked at, so it is still fresh.
+ * Which words a candidate reads (their position in the stream depends on
+ * how many candidates of its batch survived stage 1) is decided before
+ * they are read and never by their values, so each read is a fresh
+ * uniform word.
+ * No floating point is used; every decision compares integers exactly, as
+ * in the scalar code.  The work depends on the noise drawn only.
+ *
+ * Supported for t <= 2^30 (sigma < 2^30 - 1: U is a 32-bit draw, 6 t^2
+ * fits 64 bits and 6 t^3 < 2^93); above, the fill draws sample by sample
+ * with dgauss_draw(), as noise_dgauss_fill_wide().
+ */
+
+#define DGB_MAX  256 /* candidates per batch */
+#define DGB_LEAD 24  /* bits of a lazily drawn uniform's leading part */
+
+/* The 2 (10!)^2 of change 8, below 2^45. */
+#define DGB_N2 ((uint64_t)2 * FACT10 * FACT10)
+
+/* Per-fill constants. */
+struct dgb_consts {
+	uint64_t t;         /* the Laplace scale, <= 2^30 */
+	uint32_t t_thr;     /* 2^32 mod t */
+	uint64_t t6, t3;    /* 6 t^2 (< 2^63) and 3 t */
+	u128 d;             /* 6 t^3, the tilt's range (change 7) */
+	int ds;             /* bitlen(d - 1) - 24 if d > 2^24, else 0 */
+	uint32_t dh, dthr;  /* (d - 1) >> ds, 2^32 mod (dh + 1) */
+	uint64_t n2_thr;    /* 2^64 mod DGB_N2 */
+	u128 den;           /* 2 m e t */
+	int s1, s2;         /* the accept test's links: shift of den, 2 den */
+	uint32_t bh1, thr1; /* (den - 1) >> s1, 2^32 mod (bh1 + 1) */
+	uint32_t bh2, thr2; /* (2 den - 1) >> s2, 2^32 mod (bh2 + 1) */
+};
+
+/* Per-batch work arrays (on the stack; wiped at the end of the fill). */
+struct dgb_work {
+	uint64_t w[2 * DGB_MAX]; /* one stage's random words */
+	uint64_t v[DGB_MAX];     /* V of stage 2's survivors */
+	uint32_t u[DGB_MAX];     /* U (stage 1: per candidate; then compacted) */
+	uint32_t x[DGB_MAX];     /* a lazily drawn leading part, for the scalar finish */
+	uint32_t x2[DGB_MAX];
+	uint32_t ax1[DGB_MAX], ax2[DGB_MAX]; /* the accept test's leading parts */
+	uint8_t neg[DGB_MAX];                /* the sign */
+	uint8_t st[DGB_MAX];                 /* fate: 1 survives the stage, 0 rejected */
+	uint16_t fb[DGB_MAX];                /* candidates the scalar code finishes */
+	uint16_t act[DGB_MAX];               /* stage 2: candidates whose V is still counting */
+	u128 num[DGB_MAX];                   /* the accept test's numerator (y e - m)^2 */
+};
+
+/* lead: the width of the lazily drawn leading parts (DGB_LEAD; tests pass
+ * a small one to make ties frequent). */
+static void
+dgb_prepare(const struct dgauss_params *g, int lead, struct dgb_consts *c)
+{
+	u128 den = dg_den(g), one = 1;
+
+	memset(c, 0, sizeof(*c));
+	c->t = g->t;
+	c->t_thr = (uint32_t)(-(uint32_t)g->t % (uint32_t)g->t);
+	c->t6 = 6 * g->t * g->t;
+	c->t3 = 3 * g->t;
+	c->d = (u128)c->t6 * g->t;
+	if (c->d > one << lead) {
+		c->ds = bitlen128(c->d - 1) - lead;
+		c->dh = (uint32_t)((c->d - 1) >> c->ds);
+	} else {
+		c->dh = (uint32_t)(c->d - 1);
+	}
+	c->dthr = -(c->dh + 1) % (c->dh + 1);
+	c->n2_thr = -DGB_N2 % DGB_N2;
+	c->den = den;
+	if (den > one << lead) {
+		c->s1 = bitlen128(den - 1) - lead;
+		c->bh1 = (uint32_t)((den - 1) >> c->s1);
+		c->s2 = c->s1 + 1; /* 2 den - 1 has the same leading bits */
+		c->bh2 = c->bh1;
+	} else {
+		c->bh1 = (uint32_t)(den - 1);
+		if (2 * den > one << lead) {
+			c->s2 = bitlen128(2 * den - 1) - lead;
+			c->bh2 = (uint32_t)((2 * den - 1) >> c->s2);
+		} else {
+			c->bh2 = (uint32_t)(2 * den - 1);
+		}
+	}
+	c->thr1 = -(c->bh1 + 1) % (c->bh1 + 1);
+	c->thr2 = -(c->bh2 + 1) % (c->bh2 + 1);
+}
+
+/* n fresh words for one stage, straight from the generator. */
+static void
+dgb_words(struct pool *p, uint64_t *w, size_t n)
+{
+	rng_bytes(p->r, w, n * sizeof(*w));
+	if (!rng_ok(p->r))
+		p->failed = true;
+}
+
+/* Stage 1 for nb candidates: U and the tilt.  Returns the survivors,
+ * their U compacted in order into wk->u. */
+static size_t
+dgb_stage1(struct pool *p, const struct dgb_consts *c, struct dgb_work *wk, size_t nb)
+{
+	size_t nf = 0, n = 0;
+
+	dgb_words(p, wk->w, nb);
+	for (size_t i = 0; i < nb; i++) {
+		uint64_t mu = (uint64_t)(uint32_t)wk->w[i] * c->t;
+		uint64_t mx = (wk->w[i] >> 32) * ((uint64_t)c->dh + 1);
+		uint32_t u = (uint32_t)(mu >> 32), x = (uint32_t)(mx >> 32);
+		unsigned ok = ((uint32_t)mu >= c->t_thr) & ((uint32_t)mx >= c->dthr);
+		uint64_t u2 = (uint64_t)u * u;
+		/* the chain passes K = j iff the uniform below 6 t^3 is below
+		 * 6 t^3 g^j / j! (g = u / t): 6 t^2 u, 3 t u^2, u^3 */
+		uint32_t h1 = (uint32_t)(((u128)c->t6 * u) >> c->ds);
+		uint32_t h2 = (uint32_t)(((u128)c->t3 * u2) >> c->ds);
+		uint32_t h3 = (uint32_t)(((u128)u2 * u) >> c->ds);
+		unsigned tie = (c->ds != 0) & ((x == h1) | (x == h2) | (x == h3) | (x == c->dh));
+		unsigned cnt = (x < h1) + (x < h2) + (x < h3);
+
+		wk->u[i] = u;
+		wk->x[i] = x;
+		/* the chain stopped at K = cnt + 1: accept iff that is odd */
+		wk->st[i] = (uint8_t)(ok & (tie ^ 1) & ((cnt & 1) ^ 1) & (cnt != 3));
+		wk->fb[nf] = (uint16_t)i;
+		nf += ok & (tie | (cnt == 3));
+	}
+	for (size_t j = 0; j < nf && !p->failed; j++) {
+		size_t i = wk->fb[j];
+		uint64_t u = wk->u[i], u2 = u * u;
+		u128 t1 = (u128)c->t6 * u, t2 = (u128)c->t3 * u2, t3 = (u128)u2 * u;
+		unsigned cnt = 3;
+
+		if (c->ds != 0 &&
+		    (wk->x[i] == (uint32_t)(t1 >> c->ds) || wk->x[i] == (uint32_t)(t2 >> c->ds) ||
+		     wk->x[i] == (uint32_t)(t3 >> c->ds) || wk->x[i] == c->dh)) {
+			u128 cc = (u128)wk->x[i] << c->ds | pool_low(p, c->ds);
+
+			if (cc >= c->d)
+				continue; /* change 6 */
+			cnt = (cc < t1) + (cc < t2) + (cc < t3);
+		}
+		wk->st[i] =
+			(uint8_t)(cnt == 3 ? bern_exp_chain_from(p, u, c->t, 4) : (cnt & 1) == 0);
+	}
+	for (size_t i = 0; i < nb; i++) {
+		wk->u[n] = wk->u[i];
+		n += wk->st[i];
+	}
+	return n;
+}
+
+/* Stage 2's V for one candidate from the word w (change 8): *ret_v is
+ * decided unless the result is 0 (a tail or both trials succeeded; the
+ * parts are kept in *ret_x1, *ret_x2 for dgb_v_finish()).  *ret_neg is the
+ * sign, *ret_ok 0 if the uniform was rejected (change 6). */
+static inline unsigned
+dgb_v(uint64_t w, uint64_t n2_thr, uint64_t *ret_v, unsigned *ret_neg, unsigned *ret_ok,
+      uint32_t *ret_x1, uint32_t *ret_x2)
+{
+	u128 mm = (u128)w * DGB_N2;
+	uint64_t r = (uint64_t)(mm >> 64);
+	uint32_t x1 = (uint32_t)((r >> 1) / FACT10), x2 = (uint32_t)((r >> 1) % FACT10);
+	unsigned tail1 = x1 < fact10_over[5], tail2 = x2 < fact10_over[5];
+	/* exp1_of() without its tail: passes K = 1 always, K = j iff
+	 * x < 10! / j!, and is 1 iff it stops at an odd K */
+	unsigned b1 =
+		(2 + (x1 < fact10_over[2]) + (x1 < fact10_over[3]) + (x1 < fact10_over[4])) & 1;
+	unsigned b2 =
+		(2 + (x2 < fact10_over[2]) + (x2 < fact10_over[3]) + (x2 < fact10_over[4])) & 1;
+
+	*ret_ok = (uint64_t)mm >= n2_thr;
+	*ret_neg = (unsigned)(r & 1);
+	*ret_v = b1;
+	*ret_x1 = x1;
+	*ret_x2 = x2;
+	/* decided: the first trial failed, or the first succeeded and the
+	 * second failed */
+	return (tail1 ^ 1) & ((b1 == 0) | ((tail2 ^ 1) & (b2 == 0)));
+}
+
+/* V when dgb_v() did not decide it: exp1_of() on x1, then x2 (their
+ * tails with fresh draws), then geom_exp1() afresh (memoryless). */
+static uint64_t
+dgb_v_finish(struct pool *p, uint32_t x1, uint32_t x2)
+{
+	uint64_t v;
+
+	if (!exp1_of(p, x1))
+		return 0;
+	if (!exp1_of(p, x2))
+		return 1;
+	v = geom_exp1(p);
+	return v < UINT64_MAX - 2 ? v + 2 : v; /* the file comment's saturation */
+}
+
+/* The accept test's links K = 1 and 2 from the word w (change 9) for the
+ * proposal y: 1 accept, 0 reject, 2 undecided (dgb_accept_finish() with
+ * *ret_num, *ret_x1, *ret_x2). */
+static inline unsigned
+dgb_test(const struct dgauss_params *g, const struct dgb_consts *c, uint64_t w, u128 y,
+	 u128 *ret_num, uint32_t *ret_x1, uint32_t *ret_x2)
+{
+	uint64_t ye = (uint64_t)y * g->e; /* < 2^63 unless y > y_fast */
+	uint64_t a = ye >= g->m ? ye - g->m : g->m - ye;
+	u128 num = (u128)a * a;
+	unsigned slow = (y > g->y_fast) | (num >= c->den);
+	uint64_t mx1 = (uint64_t)(uint32_t)w * ((uint64_t)c->bh1 + 1);
+	uint64_t mx2 = (w >> 32) * ((uint64_t)c->bh2 + 1);
+	uint32_t x1 = (uint32_t)(mx1 >> 32), x2 = (uint32_t)(mx2 >> 32);
+	/* num >> s2 = (num >> s1) >> (s2 - s1) when num < den (else unused) */
+	uint32_t ah1 = (uint32_t)(num >> c->s1), ah2 = ah1 >> (c->s2 - c->s1);
+	unsigned ok = ((uint32_t)mx1 >= c->thr1) & ((uint32_t)mx2 >= c->thr2);
+	unsigned tie1 = (c->s1 != 0) & ((x1 == ah1) | (x1 == c->bh1));
+	unsigned tie2 = (c->s2 != 0) & ((x2 == ah2) | (x2 == c->bh2));
+	unsigned pass1 = x1 < ah1, pass2 = x2 < ah2;
+	/* decided here: accepted at K = 1 (both uniforms valid: a leading
+	 * part equal to the bound's needs its low bits, in the finish), or
+	 * rejected at K = 2 (validity does not matter for a rejection) */
+	unsigned bnd2 = (c->s2 != 0) & (x2 == c->bh2);
+	unsigned acc = ok & ((slow | tie1 | pass1 | bnd2) ^ 1);
+	unsigned rej = (ok ^ 1) | ((slow | tie1 | tie2 | (pass1 ^ 1) | pass2) ^ 1);
+
+	*ret_num = num;
+	*ret_x1 = x1;
+	*ret_x2 = x2;
+	return acc | (((acc | rej) ^ 1) << 1);
+}
+
+/* The scalar finish of the accept test for candidate i (the cases of
+ * change 9 that the leading bits do not decide). */
+static bool
+dgb_accept_finish(struct pool *p, const struct dgauss_params *g, const struct dgb_consts *c,
+		  const struct dgb_work *wk, size_t i, u128 y)
+{
+	u128 num = wk->num[i], c1 = 0, c2 = 0;
+	unsigned have1 = 0, have2 = 0;
+
+	/* First the validity of BOTH lazily drawn uniforms (change 6): a
+	 * leading part equal to the bound's may stand for a value past it,
+	 * which rejects the candidate whatever path it takes below, so that
+	 * the rejection's probability does not depend on y */
+	if (c->s1 != 0 && wk->ax1[i] == c->bh1) {
+		c1 = (u128)wk->ax1[i] << c->s1 | pool_low(p, c->s1);
+		have1 = 1;
+		if (c1 >= c->den)
+			return false;
+	}
+	if (c->s2 != 0 && wk->ax2[i] == c->bh2) {
+		c2 = (u128)wk->ax2[i] << c->s2 | pool_low(p, c->s2);
+		have2 = 1;
+		if (c2 >= 2 * c->den)
+			return false;
+	}
+	if (y > g->y_fast || num >= c->den)
+		return dgauss_accept(p, g, y); /* G >= 1 or a far proposal: fresh draws */
+	if (c->s1 != 0 && (have1 || wk->ax1[i] == (uint32_t)(num >> c->s1))) {
+		/* link 1 tied: the low bits decide */
+		if (!have1)
+			c1 = (u128)wk->ax1[i] << c->s1 | pool_low(p, c->s1);
+		if (c1 >= num)
+			return true; /* stopped at K = 1 */
+	} else if (wk->ax1[i] >= (uint32_t)(num >> c->s1)) {
+		return true; /* stopped at K = 1 (reached here for link 2's bound) */
+	}
+	/* link 1 passed */
+	if (c->s2 != 0 && (have2 || wk->ax2[i] == (uint32_t)(num >> c->s2))) {
+		if (!have2)
+			c2 = (u128)wk->ax2[i] << c->s2 | pool_low(p, c->s2);
+		if (c2 >= num)
+			return false; /* stopped at K = 2 */
+	} else if (wk->ax2[i] >= (uint32_t)(num >> c->s2)) {
+		return false; /* stopped at K = 2 (reached here for a bound) */
+	}
+	return bern_exp_chain3(p, num, c->den); /* passed K = 1 and 2 */
+}
+
+/* Stages 2 and 3 for the n1 survivors of stage 1, in one pass: V, the
+ * sign and the "-0" rule from one word (dgb_v()), the accept test from a
+ * second (dgb_test()).  A candidate whose V is not decided by its word
+ * has V finished by the scalar code and is then tested with its own
+ * (unused, so fresh) second word.  Accepted values are written to out in
+ * order, at most n - *filled of them. */
+static void
+dgb_stage23(struct pool *p, const struct dgauss_params *g, const struct dgb_consts *c,
+	    struct dgb_work *wk, size_t n1, struct noise_i128 *out, size_t n, size_t *filled)
+{
+	size_t nf = 0, nv = 0, k = *filled;
+
+	dgb_words(p, wk->w, 2 * n1);
+	for (size_t i = 0; i < n1; i++) {
+		uint64_t v;
+		unsigned neg, ok, done, code, good;
+		u128 y;
+
+		done = dgb_v(wk->w[i], c->n2_thr, &v, &neg, &ok, &wk->x[i], &wk->x2[i]);
+		y = (u128)c->t * v + wk->u[i];
+		code = dgb_test(g, c, wk->w[n1 + i], y, &wk->num[i], &wk->ax1[i], &wk->ax2[i]);
+		good = ok & done & ((neg & (y == 0)) ^ 1); /* "-0" restarts */
+		wk->v[i] = v;
+		wk->neg[i] = (uint8_t)neg;
+		wk->st[i] = (uint8_t)(good & (code == 1));
+		wk->fb[nf] = (uint16_t)i;
+		nf += good & (code == 2);
+		wk->act[nv] = (uint16_t)i;
+		nv += ok & (done ^ 1);
+	}
+	for (size_t j = 0; j < nv && !p->failed; j++) {
+		size_t i = wk->act[j];
+		uint64_t v = dgb_v_finish(p, wk->x[i], wk->x2[i]);
+		u128 y = (u128)c->t * v + wk->u[i];
+		unsigned code;
+
+		wk->v[i] = v;
+		if (wk->neg[i] && y == 0)
+			continue; /* "-0" */
+		code = dgb_test(g, c, wk->w[n1 + i], y, &wk->num[i], &wk->ax1[i], &wk->ax2[i]);
+		wk->st[i] =
+			(uint8_t)(code == 1 || (code == 2 && dgb_accept_finish(p, g, c, wk, i, y)));
+	}
+	for (size_t j = 0; j < nf && !p->failed; j++) {
+		size_t i = wk->fb[j];
+
+		wk->st[i] = (uint8_t)dgb_accept_finish(p, g, c, wk, i,
+						       (u128)c->t * wk->v[i] + wk->u[i]);
+	}
+	if (p->failed)
+		return;
+	for (size_t i = 0; i < n1 && k < n; i++) {
+		u128 mask = -(u128)wk->neg[i]; /* the sign without a branch */
+		u128 y = (((u128)c->t * wk->v[i] + wk->u[i]) ^ mask) - mask;
+
+		out[k].lo = (uint64_t)y;
+		out[k].hi = (int64_t)(y >> 64);
+		k += wk->st[i];
+	}
+	*filled = k;
+}
+
+static void
+dgb_wipe(struct dgb_work *wk)
+{
+	volatile unsigned char *b = (volatile unsigned char *)wk;
+
+	for (size_t i = 0; i < sizeof(*wk); i++)
+		b[i] = 0;
+}
+
+static void
+dgb_fill(struct rng *r, const struct dgauss_params *g, int lead, struct noise_i128 *out, size_t n)
+{
+	struct dgb_consts c;
+	struct dgb_work wk;
+	struct pool p;
+	size_t filled = 0;
+
+	if (g->t > ((uint64_t)1 << 30)) {
+		noise_dgauss_fill_wide(r, g, out, n);
+		return;
+	}
+	pool_init(&p, r);
+	dgb_prepare(g, lead, &c);
+	while (filled < n && !p.failed) {
+		/* about 2 candidates per sample: a public size, from n only */
+		size_t left = n - filled;
+		size_t nb = left < (DGB_MAX - 16) / 2 ? 2 * left + 16 : DGB_MAX;
+		size_t n1 = dgb_stage1(&p, &c, &wk, nb);
+
+		if (n1 > 0 && !p.failed)
+			dgb_stage23(&p, g, &c, &wk, n1, out, n, &filled);
+	}
+	if (p.failed) {
+		for (size_t i = 0; i < n; i++)
+			out[i].lo = 0, out[i].hi = 0;
+	}
+	dgb_wipe(&wk);
+	pool_wipe(&p);
+}
+
+void
+noise_dgauss_fill_batched(struct rng *r, const struct dgauss_params *g, struct noise_i128 *out,
+			  size_t n)
+{
+	dgb_fill(r, g, DGB_LEAD, out, n);
+}
+
+#ifdef DPOPT_TESTING
+void
+noise_dgauss_fill_batched_lead(struct rng *r, const struct dgauss_params *g, int lead,
+			       struct noise_i128 *out, size_t n)
+{
+	dgb_fill(r, g, lead < 2 ? 2 : lead > DGB_LEAD ? DGB_LEAD : lead, out, n);
+}
+#endif
 
 /* ---------------------------------------------------------------------------
  * Lattice front end.

@@ -446,8 +446,10 @@ const struct alg_ops alg_sgd_one_pass = {
 	 * (intercept, regularizers, weights; hinge, huber, multiclass), the
 	 * batch gradient through objective_batch_grad; 4: the sequential
 	 * order (row_order.h) and the batch split over the executor; 5: the
-	 * noise drawn ahead with a split generator (onepass_noise) */
-	.version = 5,
+	 * noise drawn ahead with a split generator (onepass_noise); 6: that
+	 * noise drawn by the batched sampler noise_dgauss_fill_batched() (the
+	 * same law N_Z(0, sigma^2), other bits for a given seed) */
+	.version = 6,
 	.doc = "Projected noisy minibatch SGD over an l2 ball, one pass: a random order drawn "
 	       "independently of the data (a rotation and a permutation of large row blocks over "
 	       "the order the rows were shuffled into at load) splits the records into floor(n / "

@@ -347,6 +347,43 @@ samples(size_t n)
 	return y;
 }
 
+/* Which fill dg_chi2() tests: noise_dgauss_fill() (0) or
+ * noise_dgauss_fill_batched() (1). */
+static int dg_batched;
+
+/* n samples of p into y from the fill dg_batched selects: 0 scalar, 1
+ * batched, >= 2 batched with leading parts of that many bits
+ * (noise_dgauss_fill_batched_lead: frequent ties). */
+static void
+dg_fill(struct rng *r, const struct dgauss_params *p, int64_t *y, size_t n, int batched)
+{
+	struct noise_i128 *w;
+	size_t bad = 0;
+
+	if (!batched) {
+		noise_dgauss_fill(r, p, y, n);
+		return;
+	}
+	w = malloc(n * sizeof(*w));
+	ck_assert_ptr_nonnull(w);
+	if (batched == 1)
+		noise_dgauss_fill_batched(r, p, w, n);
+	else
+#ifdef DPOPT_TESTING
+		noise_dgauss_fill_batched_lead(r, p, batched, w, n);
+#else
+		ck_abort_msg("narrow leading parts need a testing build");
+#endif
+	for (size_t i = 0; i < n; i++) {
+		/* every value tested here is far below 2^63 (one assertion at
+		 * the end: each ck_assert writes to Check's message channel) */
+		bad += w[i].hi != ((int64_t)w[i].lo < 0 ? -1 : 0);
+		y[i] = (int64_t)w[i].lo;
+	}
+	free(w);
+	ck_assert_uint_eq(bad, 0);
+}
+
 /* chi-square of n discrete Gaussian samples against N_Z(0, sigma2_pmf)
  * with bins of the given width over +-span sigma. */
 static double
@@ -360,7 +397,7 @@ dg_chi2(const char *name, const struct dgauss_params *p, double sigma2_pmf, uint
 	double pv;
 
 	rng_splitmix_init(&r, seed);
-	noise_dgauss_fill(&r, p, y, n);
+	dg_fill(&r, p, y, n, dg_batched);
 	ck_assert(rng_ok(&r));
 	dg_pmf_init(&d, sigma2_pmf);
 	hist_init(&h, -lim, lim, width);
@@ -460,6 +497,154 @@ START_TEST(test_dgauss_wide_path)
 END_TEST
 
 /* One sample per call (a fresh pool each time) gives the same law. */
+/* noise_dgauss_fill_batched() (noise.c, "Discrete Gaussian in batches")
+ * against the exact pmf: sigma = 1.5 one bin per integer; the exact
+ * rationals sigma^2 = 1/4 (t = 1) and 13.69 (accept-test denominators
+ * below 2^24: the exact, not lazy, comparisons); sigma = 1000, 6e7
+ * (dp_sgd.one_pass's default lattice ratio) and 1e9 (t near the batched
+ * path's limit 2^30, where 7 % of the draws of U are rejected) in bins of
+ * sigma / 8 with y mod 16; 1e10 (above 2^30: drawn sample by sample); and
+ * y_fast = 0, which sends every candidate to the scalar accept test. */
+START_TEST(test_dgauss_batched)
+{
+	static const double sig[] = { 1000.0, 6e7, 1e9 };
+	struct dgauss_params p;
+	char name[80];
+
+	dg_batched = 1;
+	p = dg_params_real(1.5);
+	ck_assert(dg_chi2("batched sigma = 1.5", &p, p.sigma2, 201, 1000000, 1, 12) >= P_FAIL);
+	p = dg_params(1, 4);
+	ck_assert(dg_chi2("batched sigma^2 = 1/4", &p, 0.25, 202, 300000, 1, 12) >= P_FAIL);
+	p = dg_params(1369, 100);
+	ck_assert(dg_chi2("batched sigma^2 = 13.69", &p, 13.69, 203, 1000000, 1, 12) >= P_FAIL);
+	for (size_t k = 0; k < sizeof(sig) / sizeof(sig[0]); k++) {
+		size_t n = 1000000;
+		int64_t *y = samples(n);
+		uint64_t cnt[16] = { 0 };
+		double prob[16];
+		struct rng r;
+
+		p = dg_params_real(sig[k]);
+		snprintf(name, sizeof(name), "batched sigma = %g, bins of sigma/8", sig[k]);
+		ck_assert(dg_chi2(name, &p, p.sigma2, 204 + k, n, (int64_t)(sig[k] / 8), 8) >=
+			  P_FAIL);
+		rng_splitmix_init(&r, 214 + k);
+		dg_fill(&r, &p, y, n, 1);
+		for (size_t i = 0; i < n; i++)
+			cnt[((y[i] % 16) + 16) % 16]++;
+		for (int i = 0; i < 16; i++)
+			prob[i] = 1.0 / 16;
+		snprintf(name, sizeof(name), "batched sigma = %g, y mod 16", sig[k]);
+		ck_assert(chi2_binned(name, prob, cnt, 16, n) >= P_FAIL);
+		free(y);
+	}
+	p = dg_params_real(1e10);
+	ck_assert(dg_chi2("batched sigma = 1e10 (scalar)", &p, p.sigma2, 221, 200000, 1250000000,
+			  8) >= P_FAIL);
+	p = dg_params_real(2.5);
+	p.y_fast = 0;
+	ck_assert(dg_chi2("batched sigma = 2.5, y_fast = 0", &p, p.sigma2, 222, 100000, 1, 12) >=
+		  P_FAIL);
+	dg_batched = 0;
+}
+END_TEST
+
+#ifdef DPOPT_TESTING
+/* The batched fill's tie paths: with 24-bit leading parts a lazy
+ * comparison ties with probability ~2^-22, so the chi-squares above
+ * never exercise the scalar code that finishes ties.  With leading parts
+ * of 3 and 8 bits (the same code, noise_dgauss_fill_batched_lead) ties
+ * are common (up to ~1/2 and ~1/64 per comparison): sigma = 1.5 one bin
+ * per integer, sigma^2 = 13.69 (exact rational), sigma = 6e7 in bins of
+ * sigma / 8. */
+START_TEST(test_dgauss_batched_ties)
+{
+	static const int lead[] = { 3, 8 };
+	char name[80];
+
+	for (size_t k = 0; k < sizeof(lead) / sizeof(lead[0]); k++) {
+		struct dgauss_params p;
+
+		dg_batched = lead[k];
+		p = dg_params_real(1.5);
+		snprintf(name, sizeof(name), "batched, %d-bit leads, sigma = 1.5", lead[k]);
+		ck_assert(dg_chi2(name, &p, p.sigma2, 241 + k, 200000, 1, 12) >= P_FAIL);
+		p = dg_params(1369, 100);
+		snprintf(name, sizeof(name), "batched, %d-bit leads, sigma^2 = 13.69", lead[k]);
+		ck_assert(dg_chi2(name, &p, 13.69, 243 + k, 200000, 1, 12) >= P_FAIL);
+		p = dg_params_real(6e7);
+		snprintf(name, sizeof(name), "batched, %d-bit leads, sigma = 6e7", lead[k]);
+		ck_assert(dg_chi2(name, &p, p.sigma2, 245 + k, 200000, 7500000, 8) >= P_FAIL);
+	}
+	dg_batched = 0;
+}
+END_TEST
+#endif
+
+/* Two-sample chi-square (homogeneity) of n draws each of the scalar and
+ * the batched fill at the same sigma, bins of the given width over +-span
+ * sigma, tails merged until each bin expects MIN_EXPECT in the pooled
+ * sample.  With equal n, X^2 = sum (a - b)^2 / (a + b) on bins - 1 df. */
+static double
+dg_two_sample(const char *name, const struct dgauss_params *pa, const struct dgauss_params *pb,
+	      uint64_t seed, size_t n, int64_t width, double span)
+{
+	static struct hist ha, hb;
+	static double ga[MAX_BINS], gb[MAX_BINS];
+	int64_t *y = samples(n), lim = (int64_t)ceil(span * sqrt(pa->sigma2)) + 1;
+	double stat = 0.0, a = 0.0, b = 0.0, pv;
+	size_t bins = 0;
+	struct rng r;
+
+	hist_init(&ha, -lim, lim, width);
+	hist_init(&hb, -lim, lim, width);
+	rng_splitmix_init(&r, seed);
+	dg_fill(&r, pa, y, n, 0);
+	for (size_t i = 0; i < n; i++)
+		hist_add(&ha, y[i]);
+	rng_splitmix_init(&r, seed + 1);
+	dg_fill(&r, pb, y, n, 1);
+	for (size_t i = 0; i < n; i++)
+		hist_add(&hb, y[i]);
+	for (size_t i = 0; i < ha.nb + 2; i++) {
+		a += (double)ha.count[i];
+		b += (double)hb.count[i];
+		if ((a + b) / 2 >= MIN_EXPECT) {
+			ga[bins] = a;
+			gb[bins] = b;
+			bins++;
+			a = b = 0.0;
+		}
+	}
+	ck_assert_uint_ge(bins, 2);
+	ga[bins - 1] += a; /* a short last group joins its left neighbour */
+	gb[bins - 1] += b;
+	for (size_t g = 0; g < bins; g++)
+		stat += (ga[g] - gb[g]) * (ga[g] - gb[g]) / (ga[g] + gb[g]);
+	ck_assert_uint_ge(bins, 2);
+	pv = chi2_sf(stat, (int)bins - 1);
+	printf("%-46s n=%-8lu bins=%-4zu X2=%-10.2f p=%.3g\n", name, (unsigned long)n, bins, stat,
+	       pv);
+	free(y);
+	return pv;
+}
+
+/* The batched fill against the scalar one, same sigma: sigma = 3.7 one
+ * bin per integer, 6e7 in bins of sigma / 8.  Power: the same comparison
+ * with the batched side at sigma * 1.02 must fail (test_power). */
+START_TEST(test_dgauss_batched_vs_scalar)
+{
+	struct dgauss_params p = dg_params_real(3.7);
+
+	ck_assert(dg_two_sample("scalar vs batched, sigma = 3.7", &p, &p, 231, 1000000, 1, 12) >=
+		  P_FAIL);
+	p = dg_params_real(6e7);
+	ck_assert(dg_two_sample("scalar vs batched, sigma = 6e7", &p, &p, 233, 1000000, 7500000,
+				8) >= P_FAIL);
+}
+END_TEST
+
 START_TEST(test_dgauss_single)
 {
 	struct dgauss_params p = dg_params_real(2.5);
@@ -1166,6 +1351,25 @@ START_TEST(test_failing_generator)
 		ck_assert_int_eq(noise_bernoulli(&r, 1, 3, &b, &e), ERR_OK);
 		ck_assert(!rng_ok(&r));
 	}
+	/* the batched fill: the generator fails during the call (20000
+	 * samples need ~10^5 words, 0 to 2 refills of RNG_BUFFER_BYTES hold at
+	 * most 16384): all zeros, whatever was drawn before the failure */
+	for (uint64_t ok = 0; ok < 3; ok++) {
+		static struct noise_i128 wide[20000];
+
+		for (int k = 0; k < 2; k++) {
+			size_t nz = 0;
+
+			rng_splitmix_init(&r, 0);
+			r.refill = failing_refill;
+			r.splitmix = ok;
+			noise_dgauss_fill_batched(&r, k == 0 ? &g : &g2, wide, 20000);
+			ck_assert(!rng_ok(&r));
+			for (size_t i = 0; i < 20000; i++)
+				nz += wide[i].lo != 0 || wide[i].hi != 0;
+			ck_assert_uint_eq(nz, 0);
+		}
+	}
 }
 END_TEST
 
@@ -1339,6 +1543,23 @@ START_TEST(test_power)
 	p = dg_params(102, 100);
 	pv = dg_chi2("POWER dgauss sigma^2 = 1.02 vs 1", &p, 1.0, 173, 1000000, 1, 12);
 	ck_assert(pv < P_FAIL);
+	/* the batched fill, sigma * 1.02 at sigma = 1 (sigma^2 off by 4 %:
+	 * noncentrality ~800 on 8 df by the computation above) against the
+	 * pmf, and against the scalar fill at sigma = 3.7 (two-sample: the
+	 * noncentrality of the one-sample check halved, still far past the
+	 * threshold) */
+	dg_batched = 1;
+	p = dg_params_real(1.02);
+	pv = dg_chi2("POWER batched sigma*1.02 vs sigma = 1", &p, 1.0, 176, 1000000, 1, 12);
+	dg_batched = 0;
+	ck_assert(pv < P_FAIL);
+	{
+		struct dgauss_params pa = dg_params_real(3.7), pb = dg_params_real(3.7 * 1.02);
+
+		pv = dg_two_sample("POWER scalar 3.7 vs batched 3.7*1.02", &pa, &pb, 177, 1000000,
+				   1, 12);
+		ck_assert(pv < P_FAIL);
+	}
 	l = dl_params(1, 2);
 	pv = dl_chi2("POWER dlap b/2 vs b = 1", &l, 1.0, 174, 100000, 1, 30);
 	ck_assert(pv < P_FAIL);
@@ -1372,6 +1593,11 @@ noise_suite(void)
 	tcase_add_test(stat, test_dgauss_large);
 	tcase_add_test(stat, test_dgauss_wide_path);
 	tcase_add_test(stat, test_dgauss_single);
+	tcase_add_test(stat, test_dgauss_batched);
+	tcase_add_test(stat, test_dgauss_batched_vs_scalar);
+#ifdef DPOPT_TESTING /* noise_dgauss_fill_batched_lead() */
+	tcase_add_test(stat, test_dgauss_batched_ties);
+#endif
 	tcase_add_test(stat, test_dgauss_moments);
 	tcase_add_test(stat, test_dlap);
 	tcase_add_test(stat, test_dlap_moments);

@@ -20,7 +20,7 @@
  *    cannot pass;
  *  - the same bits with no executor, a pool of 1 and a pool of 2 (its
  *    helper started), and the same as the reference built from
- *    noise_dgauss_fill_wide() chunk by chunk on the split generator;
+ *    noise_dgauss_fill_batched() chunk by chunk on the split generator;
  *  - a failing generator fails the step that would use its draws;
  *  - the pool's background call: in place with a pool of 1; with a pool
  *    of 2, given 5 ms before join(), on the helper (at least once in 20:
@@ -239,7 +239,7 @@ START_TEST(test_stream_threads_identical)
 	for (size_t t0 = 0; t0 < steps; t0 += chunk) {
 		size_t m = steps - t0 < chunk ? steps - t0 : chunk;
 
-		noise_dgauss_fill_wide(child, &p, wide, m * DIM);
+		noise_dgauss_fill_batched(child, &p, wide, m * DIM);
 		for (size_t t = t0; t < t0 + m; t++) {
 			memcpy(ref + t * DIM, in + t * DIM, DIM * sizeof(double));
 			ck_assert_int_eq(
