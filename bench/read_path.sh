@@ -3,7 +3,7 @@
 # limit: PostgreSQL on the same cluster driven by pgbench, interleaved.
 #
 #   bench/read_path.sh [--seconds S] [--reps R] [--conns C] [--smoke]
-#                      [--only ROW[,ROW...]]
+#                      [--only ROW[,ROW...]] [--floor-conns F]
 #                      [--build DIR | --dpoptd PATH --http-load PATH]
 #
 # Starts a private PostgreSQL (scripts/lib/pg.sh) and a release dpoptd on
@@ -21,7 +21,8 @@
 #
 # Each admission pair also measures its two floors (pgbench on a copy of
 # the database, below: the rows an admission writes, and those plus a tiny
-# run's claim and result), between the limit and dpoptd,
+# run's claim and result; F clients, by default min(C, dpoptd's HTTP
+# threads)), between the limit and dpoptd,
 # and prints per row the median and range of dpoptd's rate, its p99, the
 # limit's rate and p99, and the ratio of each pair (median and range), the
 # load average before and after; per admission row each floor's rate and
@@ -40,7 +41,7 @@ ROOT=$(pwd)
 . scripts/lib/pg.sh
 . bench/lib.sh
 
-SECONDS_=5 REPS=3 CONNS=64 BUILD="" BIN="" LOAD="" ONLY=""
+SECONDS_=5 REPS=3 CONNS=64 BUILD="" BIN="" LOAD="" ONLY="" FCONNS=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--seconds) SECONDS_=$2; shift 2 ;;
@@ -48,15 +49,23 @@ while [ $# -gt 0 ]; do
 	--conns) CONNS=$2; shift 2 ;;
 	--smoke) SECONDS_=1; REPS=1; CONNS=8; shift ;;
 	--only) ONLY=",$2,"; shift 2 ;;
+	--floor-conns) FCONNS=$2; shift 2 ;;
 	--build) BUILD=$2; shift 2 ;;   # a built build directory (relative to the root)
 	--dpoptd) BIN=$2; shift 2 ;;    # or the two programs (meson's test)
 	--http-load) LOAD=$2; shift 2 ;;
-	*) echo "usage: $0 [--seconds S] [--reps R] [--conns C] [--smoke] [--only ROWS]" \
+	*) echo "usage: $0 [--seconds S] [--reps R] [--conns C] [--smoke] [--only ROWS] [--floor-conns F]" \
 		"[--build DIR | --dpoptd PATH --http-load PATH]" >&2; exit 2 ;;
 	esac
 done
 bench_programs service/dpoptd bench/http_load
 K=$CONNS
+# The floors' clients: at most dpoptd's HTTP threads (DPOPT_HTTP_THREADS,
+# 8 by default), the admissions it has in flight at once.  More clients
+# than that on one row only lengthen PostgreSQL's queue for its lock (at
+# 64 the one-dataset floor fell below dpoptd's own rate), so the floor
+# would not bound dpoptd's rate from above.
+[ -n "$FCONNS" ] || FCONNS=${DPOPT_HTTP_THREADS:-8}
+[ "$FCONNS" -le "$CONNS" ] || FCONNS=$CONNS
 [ "$K" -le 64 ] || K=64
 [ "$K" -ge 2 ] || K=2
 PGBIN=$(pg_bindir)
@@ -137,7 +146,7 @@ floor() {
 	name=$1 kind=$2; shift 2
 	wanted "$name" || return 0
 	rm -f "$WORK"/pgl*
-	$PGB -n -M prepared -c "$CONNS" -j 2 -T "$SECONDS_" -l --log-prefix="$WORK/pgl" "$@" floor \
+	$PGB -n -M prepared -c "$FCONNS" -j 2 -T "$SECONDS_" -l --log-prefix="$WORK/pgl" "$@" floor \
 		>"$WORK/pgb.out" 2>&1 || { cat "$WORK/pgb.out" >&2; exit 1; }
 	tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/pgb.out" | tail -n 1)
 	p99=$(cat "$WORK"/pgl* | awk '{print $3 / 1000}' | sort -n |
@@ -281,9 +290,9 @@ psql "$DPOPT_DATABASE_URL" -Atc "SELECT 'ttr ' || count(*) || ' ' || count(*) FI
 	|| ' ' || coalesce(extract(epoch FROM max(finished_at - created_at)) * 1000, -1)
 	FROM runs WHERE created_at > '$T0'" >>"$WORK/results"
 
-python3 - "$WORK/results" "$CONNS" "$SECONDS_" "$REPS" "$LOAD0" "$LOAD1" <<'PY'
+python3 - "$WORK/results" "$CONNS" "$SECONDS_" "$REPS" "$LOAD0" "$LOAD1" "$FCONNS" <<'PY'
 import statistics, sys
-path, conns, secs, reps, l0, l1 = sys.argv[1:]
+path, conns, secs, reps, l0, l1, fconns = sys.argv[1:]
 rows, order, ttr = {}, [], None
 for line in open(path):
     f = line.split()
@@ -314,7 +323,8 @@ for name in order:
 # UPDATE limit, and dpoptd against the floor, each per repetition.
 floors = [n for n in order if rows[n]["floor_admit"] or rows[n]["floor_exec"]]
 if floors:
-    print("floors (pgbench -M prepared: the rows an admission writes; 'exec': and a tiny run's claim and result)")
+    print("floors (pgbench -M prepared, %s clients: the rows an admission writes; 'exec': and a tiny "
+          "run's claim and result)" % fconns)
     print("%-31s %-28s %-24s %-28s %s" % ("row", "floor per s", "floor p99 ms", "floor / limit",
           "dpoptd / floor"))
 for name in floors:
