@@ -181,7 +181,7 @@ check_eval(void *ctx, const struct run_request *req, struct err *e)
 }
 
 /* A version-4 UUID from the CSPRNG, in is_uuid()'s form: the id of a run,
- * drawn before its admission (dpopt_admit() inserts it as given). */
+ * drawn before its admission (dpopt_admit2() inserts it as given). */
 static enum err_code
 new_run_id(char ret[37], struct err *e)
 {
