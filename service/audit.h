@@ -40,7 +40,7 @@ void audit_actor_cli(const char *tenant, struct audit_actor *ret);
 /* The actor's columns of an audit row, as audit_record() writes them:
  * tenant_id, actor_key_id, actor_role, via ("api" or "cli"), request_id,
  * client_address; NULL where absent.  For a row written by SQL of the
- * caller's own (an admission's, dpopt_admit() of migration 0012). */
+ * caller's own (an admission's, dpopt_admit2() of migration 0014). */
 #define AUDIT_ACTOR_COLUMNS 6
 void audit_actor_columns(const struct audit_actor *who, const char *ret[AUDIT_ACTOR_COLUMNS]);
 

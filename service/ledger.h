@@ -8,10 +8,11 @@
  * runs inside the caller's transaction, which holds the ledger's row lock
  * (ledger_lock(), or datasets_meta(..., for_update = true) which takes it):
  * admission, charge and run insertion are one atomic step.  An admission
- * (runs.c) takes the lock and writes inside the SQL functions of
- * migration 0012 (dpopt_admit_lock(), dpopt_admit()), in the order below,
- * so that it holds the lock for one round trip ('basic') or two ('renyi':
- * the filter is read under the lock and the fit checked here, in C).  The
+ * (runs.c) takes the lock and writes inside one SQL function,
+ * dpopt_admit2() of migration 0014 (through dpopt_admit_lock() of 0012),
+ * in the order below, so that it holds the lock for one round trip in both
+ * modes ('renyi': the fit is checked in the statement with filter.c's
+ * arithmetic; ledger_renyi_fit() checks a refusal again).  The
  * ledger_entries table is append-only.
  *
  * THE LOCK ORDER.  A ledger is the datasets row that holds a budget and its
@@ -100,7 +101,8 @@ enum err_code ledger_filter_from_text(const char *orders, const char *caps, cons
  * headroom in the detail when it fits at no order; else the new spent
  * vector (ledger_array_text()) and the indicative spent epsilon at
  * budget_delta (db_double_text()), for dpopt_admit() (migration 0012) to
- * write. */
+ * write.  runs.c calls it on a refusal of dpopt_admit2() (0014), whose SQL
+ * check it must confirm. */
 enum err_code ledger_renyi_fit(const struct filter *loaded, double budget_delta, const double *rdp,
 			       char ret_spent[LEDGER_ARRAY_TEXT], char ret_eps[32], struct err *e);
 
@@ -110,8 +112,8 @@ enum err_code ledger_charge_text(double epsilon, double delta, char ret_eps[32],
 				 struct err *e);
 
 /* The refusal of a 'basic' charge (eps, delta) that does not fit: ERR_BUDGET
- * naming "privacy", with what remains of both sums (dpopt_admit()'s
- * 'budget' answer, migration 0012) in the message. */
+ * naming "privacy", with what remains of both sums (dpopt_admit2()'s
+ * 'budget' answer, migration 0014) in the message. */
 enum err_code ledger_budget_refusal(const char *eps, const char *delta, const char *rem_eps,
 				    const char *rem_delta, struct err *e);
 

@@ -57,7 +57,8 @@ typedef enum err_code (*run_check_fn)(void *ctx, const struct run_request *req, 
  * check is not NULL, datasets_check_delta() naming "privacy.delta",
  * alg_plan(), and the work: with lim, refused above lim->max_work or
  * lim->max_seconds of this machine (ERR_NUMERIC naming "params") and
- * ret->timeout set.  *ret is filled only on success.
+ * ret->timeout set.  *ret is overwritten: the planned run on success, clear
+ * (planned_run_clear()) otherwise.
  */
 enum err_code run_pipeline_plan(const json_t *doc, const struct dataset_meta *meta,
 				run_check_fn check, void *check_ctx, const struct run_limits *lim,

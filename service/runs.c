@@ -161,7 +161,7 @@ check_eval(void *ctx, const struct run_request *req, struct err *e)
 }
 
 /* A version-4 UUID from the CSPRNG, in is_uuid()'s form: the id of a run,
- * drawn before its admission (dpopt_admit() inserts it as given). */
+ * drawn before its admission (dpopt_admit2() inserts it as given). */
 static enum err_code
 new_run_id(char ret[37], struct err *e)
 {
@@ -183,176 +183,68 @@ new_run_id(char ret[37], struct err *e)
 	return ERR_OK;
 }
 
-/* A statement string built for the simple protocol, which takes several
- * statements in one round trip (and no parameters: values go in as
- * literals escaped by libpq for the connection's encoding). */
-struct script {
-	char *s;
-	size_t len, cap;
-	bool failed;
-};
-
-static void
-script_add(struct script *q, const char *t)
-{
-	size_t n = strlen(t);
-
-	if (q->failed)
-		return;
-	if (q->len + n + 1 > q->cap) {
-		size_t cap = (q->len + n + 1) * 2;
-		char *s = realloc(q->s, cap);
-
-		if (s == NULL) {
-			q->failed = true;
-			return;
-		}
-		q->s = s;
-		q->cap = cap;
-	}
-	memcpy(q->s + q->len, t, n + 1);
-	q->len += n;
-}
-
-/* v as a quoted literal ("NULL" when v is NULL), then sep. */
-static void
-script_lit(struct script *q, struct db_conn *db, const char *v, const char *sep)
-{
-	char *lit;
-
-	if (v == NULL) {
-		script_add(q, "NULL");
-	} else if (db->pg == NULL || (lit = PQescapeLiteral(db->pg, v, strlen(v))) == NULL) {
-		q->failed = true;
-	} else {
-		script_add(q, lit);
-		PQfreemem(lit);
-	}
-	script_add(q, sep);
-}
-
-/* Send q (several statements) and collect the rows of each statement that
- * returns rows, in order, into out[0 .. max) (*ret_n of them; owned).  The
- * first error stops the string (the server skips the rest) and is
- * returned as db_check() maps it; nothing is returned in out then. */
-static enum err_code
-exec_script(struct db_conn *db, const struct script *q, PGresult **out, int max, int *ret_n,
-	    struct err *e)
-{
-	PGresult *r, *fail = NULL;
-	int n = 0;
-	enum err_code rc = ERR_OK;
-
-	if (q->failed)
-		return err_set(e, ERR_NOMEM, "cannot build the admission's statement");
-	if (db->pg == NULL)
-		return err_set(e, ERR_DB, "the database connection is closed");
-	if (!PQsendQuery(db->pg, q->s)) {
-		err_set(e, ERR_DB, "database request failed");
-		err_detail(e, "%s", PQerrorMessage(db->pg));
-		return ERR_DB;
-	}
-	for (;;) {
-		rc = db_wait_readable(db, e);
-		if (rc != ERR_OK || (r = PQgetResult(db->pg)) == NULL)
-			break;
-		if (PQresultStatus(r) == PGRES_FATAL_ERROR && fail == NULL)
-			fail = r;
-		else if (PQresultStatus(r) == PGRES_TUPLES_OK && n < max)
-			out[n++] = r;
-		else
-			PQclear(r);
-	}
-	if (rc == ERR_OK && fail != NULL)
-		rc = db_check(db, fail, PGRES_TUPLES_OK, e);
-	PQclear(fail);
-	if (rc != ERR_OK) {
-		while (n > 0)
-			PQclear(out[--n]);
-		return rc;
-	}
-	*ret_n = n;
-	return ERR_OK;
-}
-
 /* What an admission writes, as text. */
 struct admission {
 	char id[37];
 	char eps[32], delta[32], steps[24], work[32], timeout[16], detail[AUDIT_DETAIL_LEN];
 	char *request, *plan, *event; /* owned */
-	/* renyi: the run's curve on the filter's orders (rounded up), the spent
-	 * vector read under the lock, the one after the charge, and the
-	 * indicative spent epsilon after it */
-	char rdp[LEDGER_ARRAY_TEXT], spent_old[LEDGER_ARRAY_TEXT], spent_new[LEDGER_ARRAY_TEXT];
-	char spent_eps[32];
+	/* renyi: the filter's orders the curve was computed on, and the run's
+	 * curve on them (rounded up once: ledger_rdp_on_filter()) */
+	char orders[LEDGER_ARRAY_TEXT], rdp[LEDGER_ARRAY_TEXT];
 };
 
-/* 'renyi', round trip 1 of 2: BEGIN, then dpopt_admit_lock() takes the
- * ledger's lock (steps 1 and 2 of ledger.h) and reads the filter; the run's
- * curve and the fit are computed here with the filter's own arithmetic
- * (ledger_renyi_fit()), as before.  *ret_found for a replay of the key
- * (ret_id: its run).  The transaction stays open on ERR_OK without a
- * replay; the caller rolls back otherwise. */
+/* 'renyi', before the lock: the run's curve on the ledger's filter orders,
+ * which are fixed when the ledger is created (dpopt_admit2() refuses
+ * unless they are still the stored ones).  *ret_f: the filter as read
+ * without the lock (only its orders are used). */
 static enum err_code
-renyi_lock_fit(struct db_conn *db, const char *tenant, const struct dataset_meta *meta,
-	       const struct run_plan *plan, const char *idem_key, const char *hash,
-	       struct admission *a, char ret_id[37], bool *ret_found, struct err *e)
+renyi_curve(struct db_conn *db, const struct dataset_meta *meta, const struct run_plan *plan,
+	    struct filter *ret_f, double *ret_rdp, struct admission *a, struct err *e)
 {
-	struct script q = { 0 };
-	PGresult *res = NULL;
+	enum err_code rc = ledger_load_filter(db, meta->ledger_id, ret_f, e);
+
+	if (rc == ERR_OK)
+		rc = ledger_rdp_on_filter(ret_f, &plan->event, ret_rdp, e);
+	if (rc == ERR_OK) {
+		ledger_array_text(ret_f->order, ret_f->m, a->orders);
+		ledger_array_text(ret_rdp, ret_f->m, a->rdp);
+	}
+	return rc;
+}
+
+/* A 'renyi' refusal from dpopt_admit2(): the filter it checked (caps and
+ * spent under the lock), checked again here with filter.c's own code,
+ * which gives the refusal its usual error (ledger_renyi_fit(): the
+ * per-order headroom).  Should C find that the run fits where SQL did not,
+ * the two checks disagree: an internal error, nothing written. */
+static enum err_code
+renyi_refusal(const struct filter *f0, const char *caps, const char *spent, double budget_delta,
+	      const double *rdp, const char *ledger_id, struct err *e)
+{
+	char orders[LEDGER_ARRAY_TEXT], new_spent[LEDGER_ARRAY_TEXT], eps[32];
 	struct filter f;
-	double rdp[FILTER_MAX_ORDERS];
-	int n = 0;
 	enum err_code rc;
 
-	script_add(&q, "BEGIN; SELECT * FROM dpopt_admit_lock(");
-	script_lit(&q, db, meta->id, ", ");
-	script_lit(&q, db, tenant, ", ");
-	script_lit(&q, db, idem_key, ")");
-	rc = exec_script(db, &q, &res, 1, &n, e);
-	free(q.s);
-	if (rc != ERR_OK)
-		return rc;
-	if (n != 1 || PQntuples(res) != 1 || PQnfields(res) != 10) {
-		rc = err_set(e, ERR_INTERNAL, "dpopt_admit_lock() answered no row");
-	} else if (strcmp(PQgetvalue(res, 0, 0), "not_found") == 0) {
-		rc = err_set(e, ERR_NOT_FOUND, "no dataset '%s'", meta->id);
-	} else if (strcmp(PQgetvalue(res, 0, 0), "exists") == 0) {
-		rc = replay(PQgetvalue(res, 0, 8), PQgetvalue(res, 0, 9), hash, ret_id, ret_found,
-			    e);
-	} else if (strcmp(PQgetvalue(res, 0, 0), "locked") != 0 ||
-		   strcmp(PQgetvalue(res, 0, 2), "renyi") != 0 ||
-		   strcmp(PQgetvalue(res, 0, 3), "sealed") != 0) {
-		/* planned on a sealed 'renyi' dataset, which stays one */
-		rc = err_set(e, ERR_INTERNAL, "dataset '%s' changed since the run was planned",
-			     meta->id);
-	} else {
-		double budget_delta = strtod(PQgetvalue(res, 0, 4), NULL);
-
-		rc = ledger_filter_from_text(PQgetvalue(res, 0, 5), PQgetvalue(res, 0, 6),
-					     PQgetvalue(res, 0, 7), PQgetvalue(res, 0, 1), &f, e);
-		if (rc == ERR_OK)
-			rc = ledger_rdp_on_filter(&f, &plan->event, rdp, e);
-		if (rc == ERR_OK)
-			rc = ledger_renyi_fit(&f, budget_delta, rdp, a->spent_new, a->spent_eps, e);
-		if (rc == ERR_OK) {
-			ledger_array_text(rdp, f.m, a->rdp);
-			ledger_array_text(f.spent, f.m, a->spent_old);
-		}
-	}
-	PQclear(res);
+	ledger_array_text(f0->order, f0->m, orders);
+	rc = ledger_filter_from_text(orders, caps, spent, ledger_id, &f, e);
+	if (rc == ERR_OK)
+		rc = ledger_renyi_fit(&f, budget_delta, rdp, new_spent, eps, e);
+	if (rc == ERR_OK)
+		rc = err_set(e, ERR_INTERNAL, "the filter checks of '%s' disagree", ledger_id);
 	return rc;
 }
 
 /*
  * Admit the planned run: charge the ledger, insert the run, its ledger
  * entry and its audit row and announce it to the workers, then read its
- * view.  'basic': one statement in its own transaction, dpopt_admit()
- * (migration 0012), so the ledger's row lock is held for one round trip;
- * 'renyi': two (renyi_lock_fit(), then "SELECT dpopt_admit(...); COMMIT").
- * The view is read after the COMMIT.  *ret_found for a replay of the key
- * found under the lock (ret_id: its run; no view).  A refused charge gets
- * the same ERR_BUDGET as ever; any failure rolls back.
+ * view.  One statement in its own transaction, dpopt_admit2() (migration
+ * 0014; the lock order of ledger.h), for both modes: the ledger's row lock
+ * is held for one round trip.  'renyi': the run's curve on the filter's
+ * orders is computed before (renyi_curve()), the fit is checked under the
+ * lock in the statement with filter.c's arithmetic.  The view is read
+ * after the COMMIT.  *ret_found for a replay of the key found under the
+ * lock (ret_id: its run; no view).  A refused charge gets the same
+ * ERR_BUDGET as ever; any failure rolls back.
  */
 static enum err_code
 admit_run(struct db_conn *db, const char *tenant, const struct dataset_meta *meta,
@@ -364,12 +256,11 @@ admit_run(struct db_conn *db, const char *tenant, const struct dataset_meta *met
 	const struct run_plan *plan = &run->plan;
 	bool renyi = strcmp(meta->mode, "renyi") == 0;
 	struct admission a;
+	struct filter f;
+	double rdp[FILTER_MAX_ORDERS];
 	const char *actor[AUDIT_ACTOR_COLUMNS];
 	json_t *plan_json = run_plan_json(plan, req->spec.mode);
-	struct script q = { 0 };
-	PGresult *res[1] = { NULL };
-	int n = 0;
-	bool in_tx = false;
+	PGresult *res = NULL;
 	enum err_code rc;
 
 	memset(&a, 0, sizeof(a));
@@ -394,10 +285,8 @@ admit_run(struct db_conn *db, const char *tenant, const struct dataset_meta *met
 	/* basic: the run's (epsilon, delta) is added to the sums; renyi: its
 	 * RDP curve on the dataset's filter orders is admitted by the filter. */
 	if (renyi) {
-		in_tx = true;
-		rc = renyi_lock_fit(db, tenant, meta, plan, idem_key, hash, &a, ret_id, ret_found,
-				    e);
-		if (rc != ERR_OK || *ret_found)
+		rc = renyi_curve(db, meta, plan, &f, rdp, &a, e);
+		if (rc != ERR_OK)
 			goto out;
 	}
 	{
@@ -416,10 +305,8 @@ admit_run(struct db_conn *db, const char *tenant, const struct dataset_meta *met
 				       a.steps,
 				       a.work,
 				       a.timeout,
+				       renyi ? a.orders : NULL,
 				       renyi ? a.rdp : NULL,
-				       renyi ? a.spent_old : NULL,
-				       renyi ? a.spent_new : NULL,
-				       renyi ? a.spent_eps : NULL,
 				       RUNS_CHANNEL,
 				       actor[0],
 				       actor[1],
@@ -430,58 +317,43 @@ admit_run(struct db_conn *db, const char *tenant, const struct dataset_meta *met
 				       a.detail };
 		int nargs = (int)(sizeof(args) / sizeof(args[0]));
 
-		if (renyi) {
-			/* The write and the COMMIT in one round trip (the simple
-			 * protocol takes both); the transaction holds the lock
-			 * since renyi_lock_fit(). */
-			script_add(&q, "SELECT * FROM dpopt_admit(");
-			for (int i = 0; i < nargs; i++)
-				script_lit(&q, db, args[i], i + 1 < nargs ? ", " : "); COMMIT");
-			rc = exec_script(db, &q, res, 1, &n, e);
-		} else {
-			/* One statement, its own transaction (locks, charge,
-			 * rows, NOTIFY, commit): one round trip, prepared. */
-			res[0] = db_exec(
-				db,
-				"SELECT * FROM dpopt_admit($1, $2, $3, $4, $5, $6, $7,"
-				" $8::jsonb, $9::jsonb, $10::jsonb, $11, $12, $13, $14, $15,"
-				" $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,"
-				" $27::jsonb)",
-				nargs, args, PGRES_TUPLES_OK, e);
-			rc = res[0] != NULL ? ERR_OK : err_failed(e);
-			n = res[0] != NULL ? 1 : 0;
-		}
+		/* One statement, its own transaction (locks, fit check, charge,
+		 * rows, NOTIFY, commit): one round trip, prepared. */
+		res = db_exec(db,
+			      "SELECT * FROM dpopt_admit2($1, $2, $3, $4, $5, $6, $7,"
+			      " $8::jsonb, $9::jsonb, $10::jsonb, $11, $12, $13, $14, $15,"
+			      " $16::float8[], $17::float8[], $18, $19, $20, $21, $22, $23, $24,"
+			      " $25::jsonb)",
+			      nargs, args, PGRES_TUPLES_OK, e);
+		rc = res != NULL ? ERR_OK : err_failed(e);
 	}
 	if (rc != ERR_OK)
 		goto out;
-	in_tx = false; /* committed (or rolled back by the error) */
-	if (n < 1 || PQntuples(res[0]) != 1 || PQnfields(res[0]) != 4) {
-		rc = err_set(e, ERR_INTERNAL, "dpopt_admit() answered no row");
-	} else if (strcmp(PQgetvalue(res[0], 0, 0), "admitted") == 0) {
+	if (PQntuples(res) != 1 || PQnfields(res) != 4) {
+		rc = err_set(e, ERR_INTERNAL, "dpopt_admit2() answered no row");
+	} else if (strcmp(PQgetvalue(res, 0, 0), "admitted") == 0) {
 		/* The view, read after the COMMIT, without the lock. */
 		rc = runs_view(db, tenant, a.id, ret_view, e);
 		if (rc == ERR_OK)
 			memcpy(ret_id, a.id, 37);
-	} else if (strcmp(PQgetvalue(res[0], 0, 0), "budget") == 0) {
-		rc = ledger_budget_refusal(a.eps, a.delta, PQgetvalue(res[0], 0, 2),
-					   PQgetvalue(res[0], 0, 3), e);
-	} else if (strcmp(PQgetvalue(res[0], 0, 0), "exists") == 0) {
-		rc = replay(PQgetvalue(res[0], 0, 1), PQgetvalue(res[0], 0, 2), hash, ret_id,
-			    ret_found, e);
-	} else if (strcmp(PQgetvalue(res[0], 0, 0), "not_found") == 0) {
+	} else if (strcmp(PQgetvalue(res, 0, 0), "budget") == 0) {
+		rc = renyi ? renyi_refusal(&f, PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 3),
+					   meta->budget_delta, rdp, meta->ledger_id, e)
+			   : ledger_budget_refusal(a.eps, a.delta, PQgetvalue(res, 0, 2),
+						   PQgetvalue(res, 0, 3), e);
+	} else if (strcmp(PQgetvalue(res, 0, 0), "exists") == 0) {
+		rc = replay(PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2), hash, ret_id, ret_found,
+			    e);
+	} else if (strcmp(PQgetvalue(res, 0, 0), "not_found") == 0) {
 		rc = err_set(e, ERR_NOT_FOUND, "no dataset '%s'", meta->id);
 	} else {
-		rc = err_set(e, ERR_INTERNAL, "dpopt_admit() answered '%s'",
-			     PQgetvalue(res[0], 0, 0));
+		rc = err_set(e, ERR_INTERNAL, "dpopt_admit2() answered '%s'",
+			     PQgetvalue(res, 0, 0));
 	}
 out:
-	/* After an error inside the string the transaction is aborted; a
-	 * refusal or replay found under the lock leaves it open: either way
-	 * nothing of this admission was written. */
-	if (in_tx)
-		(void)db_command(db, "ROLLBACK", NULL);
-	PQclear(res[0]);
-	free(q.s);
+	/* The statement is its own transaction: a refusal, a replay or an
+	 * error wrote nothing. */
+	PQclear(res);
 	free(a.request);
 	free(a.plan);
 	free(a.event);

@@ -53,6 +53,7 @@ struct worker {
 	 * sibling renew, settle or re-claim a run it did not run). */
 	char owner[128];
 	struct lease_slot slot;
+	struct timespec last_reap; /* this worker's last worker_requeue_expired() */
 };
 
 struct workers {
@@ -78,6 +79,9 @@ struct run_ctx {
 	bool lease_lost;       /* another process owns the run now */
 	bool stopping;         /* this process is shutting down */
 };
+
+/* A worker's own re-queue of expired leases, at most this often (s). */
+#define REAP_EVERY_S 1.0
 
 static double
 seconds_between(const struct timespec *a, const struct timespec *b)
@@ -570,6 +574,7 @@ worker_main(void *arg)
 	while (!atomic_load(&w->srv->stopping)) {
 		struct err e = { 0 };
 		PGresult *claim = NULL;
+		struct timespec now;
 		enum err_code rc;
 
 		if (db_ensure(w->db, &e) != ERR_OK) {
@@ -580,7 +585,17 @@ worker_main(void *arg)
 		if (listening_on != w->db->generation &&
 		    db_command(w->db, "LISTEN " RUNS_CHANNEL, &e) == ERR_OK)
 			listening_on = w->db->generation;
-		rc = worker_requeue_expired(w->db, w->srv->cfg.max_attempts, NULL, &e);
+		/* Expired leases (a dead replica's runs) are re-queued by the
+		 * keeper every reaper period and here at most once a second: not
+		 * before every claim, which cost one more UPDATE per run and per
+		 * wake-up under load (issue 17: 2 workers, each woken by every
+		 * admission's NOTIFY). */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		rc = ERR_OK;
+		if (seconds_between(&w->last_reap, &now) >= REAP_EVERY_S) {
+			rc = worker_requeue_expired(w->db, w->srv->cfg.max_attempts, NULL, &e);
+			w->last_reap = now;
+		}
 		if (rc == ERR_OK)
 			rc = claim_next(w, &claim, &e);
 		if (rc == ERR_NOT_FOUND) {

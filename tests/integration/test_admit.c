@@ -1,13 +1,17 @@
 /*
- * test_admit.c - admission at the budget's edge, through dpopt_admit()
- * (migration 0012) and the service: a run that exactly fits is admitted
- * and one that is one ulp over is refused, in both accounting modes; the
- * function fails closed when the filter it is asked to write is not the
- * one the service checked, or the dataset is not what the run was planned
- * for.
+ * test_admit.c - admission at the budget's edge, through dpopt_admit2()
+ * (migration 0014; dpopt_admit() of 0012 for replicas not yet upgraded)
+ * and the service: a run that exactly fits is admitted and one that is
+ * one ulp over is refused, in both accounting modes and, for 'renyi', at
+ * every order; the SQL fit check (dpopt_up(), dpopt_filter_fit()) is the
+ * C one bit for bit; the functions fail closed when the filter is not the
+ * one the service checked (0012) or the curve is not on the ledger's
+ * orders (0014), or the dataset is not what the run was planned for.
  */
 #include <check.h>
+#include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +240,248 @@ START_TEST(test_renyi_filter_edge)
 }
 END_TEST
 
+/*
+ * renyi, order by order (issue 17: the fit check is SQL now, migration
+ * 0014): with every other order one ulp over its edge, a run that fits
+ * exactly at order i alone is admitted, the stored vector is exactly
+ * up(spent + up(rdp)) at every order, and one ulp more at i is refused.
+ */
+START_TEST(test_renyi_fit_each_order)
+{
+	char ds[40], path[128], probe[40], text[MAX_ORDERS * 26 + 3];
+	double r[MAX_ORDERS], cap[MAX_ORDERS], s[MAX_ORDERS], over[MAX_ORDERS];
+	double sp[MAX_ORDERS], got[MAX_ORDERS];
+	bool room[MAX_ORDERS];
+	unsigned m, fits = 0;
+
+	dataset("1", "1e-4", "renyi", ds);
+	json_decref(h_run_create(&srv, owner, ds, H_RUN_BODY, probe));
+	h_sql(db, text, sizeof(text), "SELECT charge_rdp::text FROM runs WHERE id = '%s'", probe);
+	m = parse_array(text, r);
+	h_sql(db, text, sizeof(text), "SELECT filter_caps::text FROM datasets WHERE id = '%s'", ds);
+	ck_assert_uint_eq(parse_array(text, cap), m);
+	for (unsigned i = 0; i < m; i++) {
+		double u = up(r[i]), x = cap[i] - u;
+
+		room[i] = x >= 0.0;
+		if (!room[i]) {
+			s[i] = over[i] = cap[i];
+			continue;
+		}
+		while (x > 0.0 && up(x + u) > cap[i])
+			x = nextafter(x, -INFINITY);
+		while (up(up(x) + u) <= cap[i])
+			x = up(x);
+		s[i] = x;
+		over[i] = up(x);
+		fits++;
+	}
+	ck_assert_uint_gt(fits, 1); /* more than one order to tell apart */
+	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", ds);
+	for (unsigned i = 0; i < m; i++) {
+		if (!room[i])
+			continue;
+		memcpy(sp, over, m * sizeof(double));
+		sp[i] = s[i];
+		set_spent(ds, sp, m);
+		json_decref(h_run_create(&srv, owner, ds, H_RUN_BODY, NULL));
+		h_sql(db, text, sizeof(text),
+		      "SELECT spent_rdp::text FROM datasets WHERE id = '%s'", ds);
+		ck_assert_uint_eq(parse_array(text, got), m);
+		for (unsigned j = 0; j < m; j++)
+			ck_assert_msg(got[j] == up(sp[j] + up(r[j])),
+				      "fit at order %u: order %u stored %.17g, want %.17g", i, j,
+				      got[j], up(sp[j] + up(r[j])));
+		set_spent(ds, over, m);
+		h_expect_error(&srv, "POST", path, owner, "application/json", H_RUN_BODY,
+			       strlen(H_RUN_BODY), NULL, 409, "budget_exceeded", "privacy",
+			       "does not fit the dataset's R");
+	}
+}
+END_TEST
+
+/* One SQL value: expr evaluated on pg, as a double (float8 text is the
+ * shortest exact decimal since PostgreSQL 12). */
+static double
+sql_double(PGconn *pg, const char *expr)
+{
+	char sql[512];
+	PGresult *res;
+	double v;
+
+	snprintf(sql, sizeof(sql), "SELECT (%s)::float8", expr);
+	res = PQexec(pg, sql);
+	ck_assert_msg(PQresultStatus(res) == PGRES_TUPLES_OK, "%s: %s", expr,
+		      PQresultErrorMessage(res));
+	v = strtod(PQgetvalue(res, 0, 0), NULL);
+	PQclear(res);
+	return v;
+}
+
+/* dpopt_up() (migration 0014) is nextafter(x, +inf) at the edges of
+ * binary64 (zero, subnormals, the normal boundary, binade ends, large
+ * values) and refuses what the filter never holds. */
+START_TEST(test_sql_up_is_nextafter)
+{
+	const double xs[] = { 0.0,
+			      4.9406564584124654e-324,
+			      2.2250738585072009e-308,
+			      2.2250738585072014e-308,
+			      1e-300,
+			      0.1,
+			      0.5,
+			      1.0,
+			      nextafter(1.0, 0.0),
+			      nextafter(2.0, 0.0),
+			      2.0,
+			      3.0,
+			      1e15,
+			      nextafter(9007199254740992.0, 0.0),
+			      1e300,
+			      nextafter(DBL_MAX, 0.0) };
+	PGconn *pg = PQconnectdb(db);
+	char expr[128];
+
+	ck_assert_msg(PQstatus(pg) == CONNECTION_OK, "connect: %s", PQerrorMessage(pg));
+	for (size_t k = 0; k < sizeof(xs) / sizeof(xs[0]); k++) {
+		double got;
+
+		snprintf(expr, sizeof(expr), "dpopt_up('%.17g'::float8)", xs[k]);
+		got = sql_double(pg, expr);
+		ck_assert_msg(got == nextafter(xs[k], INFINITY), "%s = %.17g, want %.17g", expr,
+			      got, nextafter(xs[k], INFINITY));
+	}
+	for (size_t k = 0; k < 4; k++) {
+		static const char *bad[] = { "-1", "'Infinity'", "'NaN'",
+					     "'1.7976931348623157e308'" };
+		PGresult *res;
+
+		snprintf(expr, sizeof(expr), "SELECT dpopt_up(%s::float8)", bad[k]);
+		res = PQexec(pg, expr);
+		ck_assert_msg(PQresultStatus(res) == PGRES_FATAL_ERROR, "%s answered", expr);
+		PQclear(res);
+	}
+	PQfinish(pg);
+}
+END_TEST
+
+/* dpopt_filter_fit() against the C check (filter_fits() and filter_add()
+ * of algorithms/privacy/filter.c: up(spent + up(rdp)) <= cap) on 400
+ * three-order filters drawn at the edge: each spent a few ulps either side
+ * of the largest value that fits. */
+START_TEST(test_sql_fit_matches_c)
+{
+	PGconn *pg = PQconnectdb(db);
+	unsigned seed = 17, yes = 0, no = 0;
+
+	ck_assert_msg(PQstatus(pg) == CONNECTION_OK, "connect: %s", PQerrorMessage(pg));
+	PQclear(PQexec(pg, "SET extra_float_digits = 3"));
+	for (int t = 0; t < 400; t++) {
+		double sp[3], cap[3], r[3], want[3];
+		bool fit = false;
+		char sql[1024];
+		PGresult *res;
+
+		for (int i = 0; i < 3; i++) {
+			double x;
+
+			cap[i] = 0.05 + (double)(rand_r(&seed) % 100000) * 1e-5;
+			r[i] = (double)(rand_r(&seed) % 100000) * 1e-7 + 1e-9;
+			x = cap[i] - up(r[i]);
+			while (up(x + up(r[i])) > cap[i])
+				x = nextafter(x, -INFINITY);
+			while (up(up(x) + up(r[i])) <= cap[i])
+				x = up(x);
+			for (int k = rand_r(&seed) % 7 - 3; k != 0; k += k > 0 ? -1 : 1)
+				x = nextafter(x, k > 0 ? INFINITY : -INFINITY);
+			sp[i] = x;
+			want[i] = up(sp[i] + up(r[i]));
+			fit = fit || want[i] <= cap[i];
+		}
+		snprintf(sql, sizeof(sql),
+			 "SELECT fits, spent[1], spent[2], spent[3] FROM dpopt_filter_fit("
+			 "'{%.17g,%.17g,%.17g}', '{%.17g,%.17g,%.17g}', '{%.17g,%.17g,%.17g}')",
+			 sp[0], sp[1], sp[2], cap[0], cap[1], cap[2], r[0], r[1], r[2]);
+		res = PQexec(pg, sql);
+		ck_assert_msg(PQresultStatus(res) == PGRES_TUPLES_OK, "%s",
+			      PQresultErrorMessage(res));
+		ck_assert_msg(strcmp(PQgetvalue(res, 0, 0), fit ? "t" : "f") == 0,
+			      "case %d: SQL fits=%s, C %d", t, PQgetvalue(res, 0, 0), fit);
+		for (int i = 0; i < 3; i++)
+			ck_assert_msg(strtod(PQgetvalue(res, 0, 1 + i), NULL) == want[i],
+				      "case %d order %d: SQL %s, C %.17g", t, i,
+				      PQgetvalue(res, 0, 1 + i), want[i]);
+		PQclear(res);
+		if (fit)
+			yes++;
+		else
+			no++;
+	}
+	PQfinish(pg);
+	/* Both answers occur (P(a case fits) = 1 - (3/7)^3 ~ 0.92). */
+	ck_assert_uint_gt(yes, 0);
+	ck_assert_uint_gt(no, 0);
+}
+END_TEST
+
+/* dpopt_admit2() (migration 0014) fails closed: a curve on other orders
+ * than the ledger's, a missing curve, and a mode other than the one the
+ * run was planned for are errors, and nothing is written. */
+static void
+admit2_fails(const char *ds, const char *mode, const char *orders, const char *rdp,
+	     const char *want)
+{
+	char sql[4096], before[256], after[256];
+	PGconn *pg = PQconnectdb(db);
+	PGresult *res;
+
+	ck_assert_msg(PQstatus(pg) == CONNECTION_OK, "connect: %s", PQerrorMessage(pg));
+	h_ledger_snapshot(db, before, sizeof(before));
+	snprintf(sql, sizeof(sql),
+		 "SELECT * FROM dpopt_admit2(gen_random_uuid(), '%s', 'acme', '%s', NULL, '00',"
+		 " 'dp_sgd.one_pass', '{}', '{}', '{}', 0.1, 0.000001, 1, 1, 60, %s, %s,"
+		 " 'dpopt_runs', 'acme', NULL, 'operator', 'cli', NULL, NULL, NULL)",
+		 ds, mode, orders, rdp);
+	res = PQexec(pg, sql);
+	ck_assert_msg(PQresultStatus(res) == PGRES_FATAL_ERROR, "dpopt_admit2() answered %s",
+		      PQresStatus(PQresultStatus(res)));
+	ck_assert_msg(strstr(PQresultErrorMessage(res), want) != NULL, "error: %s",
+		      PQresultErrorMessage(res));
+	PQclear(res);
+	PQfinish(pg);
+	h_ledger_snapshot(db, after, sizeof(after));
+	ck_assert_str_eq(after, before);
+}
+
+START_TEST(test_admit2_fails_closed)
+{
+	char ds[40], probe[40], orders[MAX_ORDERS * 26 + 8], rdp[MAX_ORDERS * 26 + 8];
+	char o[MAX_ORDERS * 26 + 16], r[MAX_ORDERS * 26 + 16], o2[MAX_ORDERS * 26 + 16];
+	double v[MAX_ORDERS];
+	unsigned m;
+	size_t used = 0;
+
+	dataset("1", "1e-4", "renyi", ds);
+	json_decref(h_run_create(&srv, owner, ds, H_RUN_BODY, probe));
+	h_sql(db, orders, sizeof(orders),
+	      "SELECT filter_orders::text FROM datasets WHERE id = '%s'", ds);
+	h_sql(db, rdp, sizeof(rdp), "SELECT charge_rdp::text FROM runs WHERE id = '%s'", probe);
+	snprintf(o, sizeof(o), "'%s'", orders);
+	snprintf(r, sizeof(r), "'%s'", rdp);
+	/* The same orders but the first one ulp above: not the ledger's. */
+	m = parse_array(orders, v);
+	v[0] = up(v[0]);
+	used += (size_t)snprintf(o2, sizeof(o2), "'{");
+	for (unsigned i = 0; i < m; i++)
+		used += (size_t)snprintf(o2 + used, sizeof(o2) - used, "%s%.17g", i ? "," : "",
+					 v[i]);
+	snprintf(o2 + used, sizeof(o2) - used, "}'");
+	admit2_fails(ds, "renyi", o2, r, "is not on the filter's orders");
+	admit2_fails(ds, "renyi", o, "NULL", "needs its curve and orders");
+	admit2_fails(ds, "basic", "NULL", "NULL", "changed since the run was planned");
+}
+END_TEST
+
 /* Call dpopt_admit() directly for a run on ds, whose curve and new spent
  * vector are vec (a literal of the filter's length), with spent_old (a
  * literal); expect an error naming want, and nothing written. */
@@ -305,6 +551,10 @@ main(void)
 	tcase_add_test(tc, test_basic_delta_edge);
 	tcase_add_test(tc, test_renyi_filter_edge);
 	tcase_add_test(tc, test_admit_fails_closed);
+	tcase_add_test(tc, test_renyi_fit_each_order);
+	tcase_add_test(tc, test_sql_up_is_nextafter);
+	tcase_add_test(tc, test_sql_fit_matches_c);
+	tcase_add_test(tc, test_admit2_fails_closed);
 	suite_add_tcase(s, tc);
 	return h_run_suite(s);
 }

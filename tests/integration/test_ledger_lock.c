@@ -441,8 +441,8 @@ START_TEST(test_admission_held_while_cancel)
 	snprintf(admit.path, sizeof(admit.path), "/v1/datasets/%s/runs", root);
 	ck_assert_int_eq(pthread_create(&ta, NULL, call_run, &admit), 0);
 	/* Held after its charge: waiting to insert its run, inside
-	 * dpopt_admit() (migration 0012), whose call is the session's query. */
-	wait_activity("wait_event_type = 'Lock' AND query LIKE '%dpopt_admit(%'", 1, 60.0,
+	 * dpopt_admit2() (migration 0014), whose call is the session's query. */
+	wait_activity("wait_event_type = 'Lock' AND query LIKE '%dpopt_admit2(%'", 1, 60.0,
 		      "the admission waiting on the gate");
 	snprintf(cancel.path, sizeof(cancel.path), "/v1/runs/%s", queued);
 	ck_assert_int_eq(pthread_create(&tc, NULL, call_run, &cancel), 0);
