@@ -830,6 +830,28 @@ client_gone(struct MHD_Connection *conn, const struct request *rq)
 	       (unsigned long long)rq->content_length;
 }
 
+/*
+ * Whether a request refused after its headers is answered only once its
+ * declared body has arrived (read and discarded), instead of at once.
+ * Answering at once and closing with the body unread makes the kernel
+ * reset the connection, and a client still writing a large body then sees
+ * "connection reset" instead of the error (curl: "Failed sending data to
+ * the peer", status 0): so a body up to HTTP_DRAIN_MAX is drained first,
+ * as web servers do with a lingering close.  Not for streamed uploads
+ * (their bodies are large and a slot or key refusal must not wait for
+ * them), nor for chunked bodies (no declared bound), nor past
+ * HTTP_DRAIN_MAX: those are answered at once, as before.  The connection
+ * timeout still bounds a client that stops sending.
+ */
+#define HTTP_DRAIN_MAX (8ull << 20)
+
+static bool
+drain_first(const struct request *rq)
+{
+	return (rq->route == NULL || rq->route->stream == NULL) && rq->content_length > 0 &&
+	       (unsigned long long)rq->content_length <= HTTP_DRAIN_MAX;
+}
+
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 	   const char *version, const char *upload, size_t *upload_size, void **req_cls)
@@ -857,11 +879,13 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		}
 		if (rq->err.code != ERR_OK ||
 		    request_begin(ctx, rq, method, url, &rq->err) != ERR_OK) {
+			rq->failed = true;
+			release_db(ctx, rq);
+			if (drain_first(rq))
+				return MHD_YES; /* answered at the end of the body */
 			/* Answer now, before any body is read (no 100 Continue);
 			 * MHD discards the body and closes the connection. */
-			rq->failed = true;
 			rq->replied = true;
-			release_db(ctx, rq);
 			return send_error(srv, conn, rq, &rq->err);
 		}
 		return MHD_YES;

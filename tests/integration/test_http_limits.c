@@ -762,6 +762,61 @@ START_TEST(test_request_id_and_access_log)
 }
 END_TEST
 
+/* A body over DPOPT_MAX_BODY_BYTES is read (and discarded) before its 413,
+ * so a client still writing it gets the answer, not a reset connection
+ * (curl: "Failed sending data to the peer"); past HTTP_DRAIN_MAX (8 MiB)
+ * the 413 comes at once, without waiting for the body. */
+START_TEST(test_too_large_body_drained)
+{
+	struct h_opts o = { .max_body_bytes = 4096 };
+	struct h_server srv;
+	char db[512], owner[128], req[1024], *body, *reply;
+	const size_t len = 200000;
+	struct pollfd p;
+	int fd;
+
+	h_db_create(db, sizeof(db));
+	h_key_create(db, "acme", "owner", owner, sizeof(owner));
+	h_server_start(&srv, db, &o);
+	body = malloc(len);
+	ck_assert_ptr_nonnull(body);
+	memset(body, ' ', len);
+	/* Declared 200,000 bytes: no answer while the body is still due... */
+	fd = h_raw_connect(NULL, srv.port);
+	ck_assert(fd >= 0);
+	snprintf(req, sizeof(req),
+		 "POST /v1/datasets HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
+		 "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+		 "Connection: close\r\n\r\n",
+		 owner, len);
+	ck_assert(h_send_all(fd, req, strlen(req)));
+	ck_assert(h_send_all(fd, body, len / 2));
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	ck_assert_msg(poll(&p, 1, 300) == 0, "answered before the body arrived");
+	/* ...and the 413 once all of it has. */
+	ck_assert(h_send_all(fd, body + len / 2, len - len / 2));
+	reply = h_read_reply(fd, 30.0);
+	close(fd);
+	expect_json_error(reply, 413, "body_too_large");
+	free(reply);
+	/* Declared 9 MiB: answered at once, nothing sent after the headers. */
+	fd = h_raw_connect(NULL, srv.port);
+	ck_assert(fd >= 0);
+	snprintf(req, sizeof(req),
+		 "POST /v1/datasets HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
+		 "Content-Type: application/json\r\nContent-Length: %d\r\n"
+		 "Connection: close\r\n\r\n",
+		 owner, 9 << 20);
+	ck_assert(h_send_all(fd, req, strlen(req)));
+	reply = h_read_reply(fd, 10.0);
+	close(fd);
+	expect_json_error(reply, 413, "body_too_large");
+	free(reply);
+	free(body);
+	h_server_stop(&srv, SIGTERM, 30.0);
+}
+END_TEST
+
 /* Malformed HTTP */
 
 START_TEST(test_malformed_http_gets_json)
@@ -824,6 +879,7 @@ main(void)
 	tcase_add_test(tc, test_auth_failure_throttle);
 	tcase_add_test(tc, test_cors);
 	tcase_add_test(tc, test_request_id_and_access_log);
+	tcase_add_test(tc, test_too_large_body_drained);
 	tcase_add_test(tc, test_malformed_http_gets_json);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
