@@ -241,12 +241,18 @@ cfloor = max(c, q, (c + q) / 2, 1 / hz)
 print("  COPY's floor on 2 idle cores: max(PostgreSQL %.2f, psql %.2f, all / 2 %.2f) = %.2f s;"
       " COPY floor / upload floor = %.2f (the ratio on an idle machine; goal 2)"
       % (c, q, (c + q) / 2, cfloor, cfloor / floor))
-print("  balance: max(HTTP, writer + hasher, PostgreSQL) / (all / 2) = %.2f (<= 1.00: the two cores, not one thread, set the pace)"
-      % (max(p, w, g) / max((p + w + g) / 2, 1 / hz)))
-print("  PostgreSQL CPU, INSERT of the chunks (upload) / binary COPY of them (store alone) = %.2f"
-      " (below 1: INSERT is the cheaper store)" % (g / s_ if s_ > 0 else float("nan")))
-print("  PostgreSQL alone: upload's PostgreSQL CPU / COPY's floor = %.2f (above 0.50: 2x COPY is out of"
-      " reach with these stored bytes, whatever dpoptd's own CPU)" % (g / cfloor))
+bal = max(p, w, g) / max((p + w + g) / 2, 1 / hz)
+print("  balance: max(HTTP, writer + hasher, PostgreSQL) / (all / 2) = %.2f (%s)"
+      % (bal, "<= 1.00: the two cores, not one thread, set the pace" if bal <= 1.0
+         else "> 1.00: one thread sets the pace"))
+ins = g / s_ if s_ > 0 else float("nan")
+print("  PostgreSQL CPU, INSERT of the chunks (upload) / binary COPY of them (store alone) = %.2f%s"
+      % (ins, " (below 1: INSERT is the cheaper store)" if ins < 1 else
+         " (1 or above: binary COPY would be the cheaper store)" if ins >= 1 else ""))
+alone = g / cfloor
+print("  PostgreSQL alone: upload's PostgreSQL CPU / COPY's floor = %.2f (%s)"
+      % (alone, "above 0.50: 2x COPY is out of reach with these stored bytes, whatever dpoptd's own CPU"
+         if alone > 0.5 else "at most 0.50: the store alone leaves room for 2x COPY"))
 PY
 if [ -n "$PERF" ]; then
 	echo "  profile of the last upload (dpoptd and its backends; by thread, then symbol):"
