@@ -197,20 +197,32 @@ digits_value(uint64_t v, int n)
 	    32;
 	return (uint32_t)v;
 }
-#endif
 
 /* 10^k for k in 0..8, exact. */
 static const uint64_t pow10_u64[9] = {
 	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000
 };
+#endif
 
 /*
  * Read the digit run at p (before end) into man: nd counts the
  * significant digits (leading zeros are skipped by the caller), frac
  * digits also lower exp10.  The end of the run, or NULL past 19
  * significant digits (more than man holds: strtod's job).  A macro, not a
- * function, so that man, nd and exp10 stay in registers.
+ * function, so that man, nd and exp10 stay in registers.  DIGIT_TAIL
+ * reads the digits one at a time: the SWAR run's tail, or the whole run.
  */
+#define DIGIT_TAIL(p, end, man, nd, exp10, frac, any)                                              \
+	do {                                                                                       \
+		for (; (p) < (end) && is_digit(*(p)); (p)++, (nd)++, (any) = true) {               \
+			if ((nd) >= 19)                                                            \
+				return NULL;                                                       \
+			(man) = (man)*10 + (uint64_t)(*(p) - '0');                                 \
+			if (frac)                                                                  \
+				(exp10)--;                                                         \
+		}                                                                                  \
+	} while (0)
+
 #ifdef DECIMAL_SWAR
 #define DIGIT_RUN(p, end, man, nd, exp10, frac, any)                                               \
 	do {                                                                                       \
@@ -231,25 +243,10 @@ static const uint64_t pow10_u64[9] = {
 			if (n_ < 8)                                                                \
 				break;                                                             \
 		}                                                                                  \
-		for (; (p) < (end) && is_digit(*(p)); (p)++, (nd)++, (any) = true) {               \
-			if ((nd) >= 19)                                                            \
-				return NULL;                                                       \
-			(man) = (man)*10 + (uint64_t)(*(p) - '0');                                 \
-			if (frac)                                                                  \
-				(exp10)--;                                                         \
-		}                                                                                  \
+		DIGIT_TAIL(p, end, man, nd, exp10, frac, any);                                     \
 	} while (0)
 #else
-#define DIGIT_RUN(p, end, man, nd, exp10, frac, any)                                               \
-	do {                                                                                       \
-		for (; (p) < (end) && is_digit(*(p)); (p)++, (nd)++, (any) = true) {               \
-			if ((nd) >= 19)                                                            \
-				return NULL;                                                       \
-			(man) = (man)*10 + (uint64_t)(*(p) - '0');                                 \
-			if (frac)                                                                  \
-				(exp10)--;                                                         \
-		}                                                                                  \
-	} while (0)
+#define DIGIT_RUN DIGIT_TAIL
 #endif
 
 const char *
