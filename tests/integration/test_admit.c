@@ -424,26 +424,19 @@ START_TEST(test_sql_fit_matches_c)
 }
 END_TEST
 
-/* dpopt_admit2() (migration 0014) fails closed: a curve on other orders
- * than the ledger's, a missing curve, and a mode other than the one the
- * run was planned for are errors, and nothing is written. */
+/* Run sql (a call of fn) on its own connection: it must fail with an
+ * error naming want, and write nothing to the ledger. */
 static void
-admit2_fails(const char *ds, const char *mode, const char *orders, const char *rdp,
-	     const char *want)
+sql_fails(const char *sql, const char *fn, const char *want)
 {
-	char sql[4096], before[256], after[256];
+	char before[256], after[256];
 	PGconn *pg = PQconnectdb(db);
 	PGresult *res;
 
 	ck_assert_msg(PQstatus(pg) == CONNECTION_OK, "connect: %s", PQerrorMessage(pg));
 	h_ledger_snapshot(db, before, sizeof(before));
-	snprintf(sql, sizeof(sql),
-		 "SELECT * FROM dpopt_admit2(gen_random_uuid(), '%s', 'acme', '%s', NULL, '00',"
-		 " 'dp_sgd.one_pass', '{}', '{}', '{}', 0.1, 0.000001, 1, 1, 60, %s, %s,"
-		 " 'dpopt_runs', 'acme', NULL, 'operator', 'cli', NULL, NULL, NULL)",
-		 ds, mode, orders, rdp);
 	res = PQexec(pg, sql);
-	ck_assert_msg(PQresultStatus(res) == PGRES_FATAL_ERROR, "dpopt_admit2() answered %s",
+	ck_assert_msg(PQresultStatus(res) == PGRES_FATAL_ERROR, "%s answered %s", fn,
 		      PQresStatus(PQresultStatus(res)));
 	ck_assert_msg(strstr(PQresultErrorMessage(res), want) != NULL, "error: %s",
 		      PQresultErrorMessage(res));
@@ -451,6 +444,23 @@ admit2_fails(const char *ds, const char *mode, const char *orders, const char *r
 	PQfinish(pg);
 	h_ledger_snapshot(db, after, sizeof(after));
 	ck_assert_str_eq(after, before);
+}
+
+/* dpopt_admit2() (migration 0014) fails closed: a curve on other orders
+ * than the ledger's, a missing curve, and a mode other than the one the
+ * run was planned for are errors, and nothing is written. */
+static void
+admit2_fails(const char *ds, const char *mode, const char *orders, const char *rdp,
+	     const char *want)
+{
+	char sql[4096];
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT * FROM dpopt_admit2(gen_random_uuid(), '%s', 'acme', '%s', NULL, '00',"
+		 " 'dp_sgd.one_pass', '{}', '{}', '{}', 0.1, 0.000001, 1, 1, 60, %s, %s,"
+		 " 'dpopt_runs', 'acme', NULL, 'operator', 'cli', NULL, NULL, NULL)",
+		 ds, mode, orders, rdp);
+	sql_fails(sql, "dpopt_admit2()", want);
 }
 
 START_TEST(test_admit2_fails_closed)
@@ -489,26 +499,14 @@ static void
 admit_fails(const char *ds, const char *mode, const char *vec, const char *spent_old,
 	    const char *want)
 {
-	char sql[4096], before[256], after[256];
-	PGconn *pg = PQconnectdb(db);
-	PGresult *res;
+	char sql[4096];
 
-	ck_assert_msg(PQstatus(pg) == CONNECTION_OK, "connect: %s", PQerrorMessage(pg));
-	h_ledger_snapshot(db, before, sizeof(before));
 	snprintf(sql, sizeof(sql),
 		 "SELECT * FROM dpopt_admit(gen_random_uuid(), '%s', 'acme', '%s', NULL, '00',"
 		 " 'dp_sgd.one_pass', '{}', '{}', '{}', 0.1, 0.000001, 1, 1, 60, %s, %s, %s, 0.1,"
 		 " 'dpopt_runs', 'acme', NULL, 'operator', 'cli', NULL, NULL, NULL)",
 		 ds, mode, vec, spent_old, vec);
-	res = PQexec(pg, sql);
-	ck_assert_msg(PQresultStatus(res) == PGRES_FATAL_ERROR, "dpopt_admit() answered %s",
-		      PQresStatus(PQresultStatus(res)));
-	ck_assert_msg(strstr(PQresultErrorMessage(res), want) != NULL, "error: %s",
-		      PQresultErrorMessage(res));
-	PQclear(res);
-	PQfinish(pg);
-	h_ledger_snapshot(db, after, sizeof(after));
-	ck_assert_str_eq(after, before);
+	sql_fails(sql, "dpopt_admit()", want);
 }
 
 /* Fail closed: a spent vector other than the stored one (the filter the
