@@ -517,10 +517,16 @@ START_TEST(test_uint8)
 			ck_assert_uint_eq(v, 12345);
 		}
 	}
-	ck_assert_int_eq(decimal_uint8("0000000:12345678", "0000000:12345678" + 16, ':', &v), 7);
-	ck_assert_uint_eq(v, 0);
-	ck_assert_int_eq(decimal_uint8("12a4:5678", "12a4:5678" + 9, ':', &v), 0);
-	ck_assert_int_eq(decimal_uint8("-1234:5678", "-1234:5678" + 10, ':', &v), 0);
+	{
+		/* named, not "..." + n: clang's -Wstring-plus-int */
+		const char *zeros = "0000000:12345678", *letter = "12a4:5678",
+			   *minus = "-1234:5678";
+
+		ck_assert_int_eq(decimal_uint8(zeros, zeros + strlen(zeros), ':', &v), 7);
+		ck_assert_uint_eq(v, 0);
+		ck_assert_int_eq(decimal_uint8(letter, letter + strlen(letter), ':', &v), 0);
+		ck_assert_int_eq(decimal_uint8(minus, minus + strlen(minus), ':', &v), 0);
+	}
 }
 END_TEST
 
