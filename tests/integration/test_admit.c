@@ -186,17 +186,17 @@ up(double x)
 }
 
 /*
- * renyi: the filter admits a run when up(spent + up(rdp)) <= cap at some
- * order (algorithms/privacy/filter.c).  With spent at the largest value
- * that fits at every order where any does, the run is admitted and the
- * stored vector is exactly up(spent + up(rdp)); one ulp more at every order
- * and it is refused.
+ * A renyi dataset with one probe run: the run's curve r and the caps on the
+ * filter's orders (m of them), and per order the edge: s[i] the largest
+ * spent at which the run still fits (up(s + up(r)) <= cap), over[i] = up(s[i])
+ * where it no longer does; room[i] false (s = over = cap) where the run fits
+ * nowhere even when empty.  *ret_fits: the orders with room.
  */
-START_TEST(test_renyi_filter_edge)
+static unsigned
+renyi_edges(char ds[40], double *r, double *cap, double *s, double *over, bool *room,
+	    unsigned *ret_fits)
 {
-	char ds[40], path[128], probe[40], text[MAX_ORDERS * 26 + 3];
-	double r[MAX_ORDERS], cap[MAX_ORDERS], s[MAX_ORDERS], over[MAX_ORDERS];
-	double got[MAX_ORDERS];
+	char probe[40], text[MAX_ORDERS * 26 + 3];
 	unsigned m, fits = 0;
 
 	dataset("1", "1e-4", "renyi", ds);
@@ -208,7 +208,8 @@ START_TEST(test_renyi_filter_edge)
 	for (unsigned i = 0; i < m; i++) {
 		double u = up(r[i]), x = cap[i] - u;
 
-		if (!(x >= 0.0)) { /* no room at this order even when empty */
+		room[i] = x >= 0.0;
+		if (!room[i]) { /* no room at this order even when empty */
 			s[i] = over[i] = cap[i];
 			continue;
 		}
@@ -221,6 +222,25 @@ START_TEST(test_renyi_filter_edge)
 		over[i] = up(x);
 		fits++;
 	}
+	*ret_fits = fits;
+	return m;
+}
+
+/*
+ * renyi: the filter admits a run when up(spent + up(rdp)) <= cap at some
+ * order (algorithms/privacy/filter.c).  With spent at the largest value
+ * that fits at every order where any does, the run is admitted and the
+ * stored vector is exactly up(spent + up(rdp)); one ulp more at every order
+ * and it is refused.
+ */
+START_TEST(test_renyi_filter_edge)
+{
+	char ds[40], path[128], text[MAX_ORDERS * 26 + 3];
+	double r[MAX_ORDERS], cap[MAX_ORDERS], s[MAX_ORDERS], over[MAX_ORDERS];
+	double got[MAX_ORDERS];
+	bool room[MAX_ORDERS];
+	unsigned fits, m = renyi_edges(ds, r, cap, s, over, room, &fits);
+
 	ck_assert_uint_gt(fits, 0);
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", ds);
 
@@ -248,34 +268,12 @@ END_TEST
  */
 START_TEST(test_renyi_fit_each_order)
 {
-	char ds[40], path[128], probe[40], text[MAX_ORDERS * 26 + 3];
+	char ds[40], path[128], text[MAX_ORDERS * 26 + 3];
 	double r[MAX_ORDERS], cap[MAX_ORDERS], s[MAX_ORDERS], over[MAX_ORDERS];
 	double sp[MAX_ORDERS], got[MAX_ORDERS];
 	bool room[MAX_ORDERS];
-	unsigned m, fits = 0;
+	unsigned fits, m = renyi_edges(ds, r, cap, s, over, room, &fits);
 
-	dataset("1", "1e-4", "renyi", ds);
-	json_decref(h_run_create(&srv, owner, ds, H_RUN_BODY, probe));
-	h_sql(db, text, sizeof(text), "SELECT charge_rdp::text FROM runs WHERE id = '%s'", probe);
-	m = parse_array(text, r);
-	h_sql(db, text, sizeof(text), "SELECT filter_caps::text FROM datasets WHERE id = '%s'", ds);
-	ck_assert_uint_eq(parse_array(text, cap), m);
-	for (unsigned i = 0; i < m; i++) {
-		double u = up(r[i]), x = cap[i] - u;
-
-		room[i] = x >= 0.0;
-		if (!room[i]) {
-			s[i] = over[i] = cap[i];
-			continue;
-		}
-		while (x > 0.0 && up(x + u) > cap[i])
-			x = nextafter(x, -INFINITY);
-		while (up(up(x) + u) <= cap[i])
-			x = up(x);
-		s[i] = x;
-		over[i] = up(x);
-		fits++;
-	}
 	ck_assert_uint_gt(fits, 1); /* more than one order to tell apart */
 	snprintf(path, sizeof(path), "/v1/datasets/%s/runs", ds);
 	for (unsigned i = 0; i < m; i++) {
