@@ -800,16 +800,12 @@ START_TEST(test_too_large_body_drained)
 	expect_json_error(reply, 413, "body_too_large");
 	free(reply);
 	/* Declared 9 MiB: answered at once, nothing sent after the headers. */
-	fd = h_raw_connect(NULL, srv.port);
-	ck_assert(fd >= 0);
 	snprintf(req, sizeof(req),
 		 "POST /v1/datasets HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
 		 "Content-Type: application/json\r\nContent-Length: %d\r\n"
 		 "Connection: close\r\n\r\n",
 		 owner, 9 << 20);
-	ck_assert(h_send_all(fd, req, strlen(req)));
-	reply = h_read_reply(fd, 10.0);
-	close(fd);
+	reply = raw_request(&srv, req, 10.0);
 	expect_json_error(reply, 413, "body_too_large");
 	free(reply);
 	free(body);
