@@ -68,25 +68,6 @@ ledger_budget_refusal(const char *eps, const char *delta, const char *rem_eps,
 	return ERR_BUDGET;
 }
 
-enum err_code
-ledger_append(struct db_conn *db, const char *dataset_id, const char *run_id, const char *kind,
-	      const char *eps, const char *delta, const char *event_json, const char *rdp_text,
-	      struct err *e)
-{
-	const char *values[7] = { dataset_id, run_id, kind, eps, delta, event_json, rdp_text };
-	PGresult *res;
-
-	res = db_exec(
-		db,
-		"INSERT INTO ledger_entries (dataset_id, run_id, kind, epsilon, delta, event,"
-		" rdp) VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6::jsonb, $7::float8[])",
-		7, values, PGRES_COMMAND_OK, e);
-	if (res == NULL)
-		return err_failed(e);
-	PQclear(res);
-	return ERR_OK;
-}
-
 /* Recompute a 'renyi' ledger's spent vector as the upward-rounded sum of
  * the charges of runs not refunded (never by subtraction), and its
  * indicative spent epsilon.  The lock comes first: without it the sum is

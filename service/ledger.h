@@ -117,11 +117,6 @@ enum err_code ledger_charge_text(double epsilon, double delta, char ret_eps[32],
 enum err_code ledger_budget_refusal(const char *eps, const char *delta, const char *rem_eps,
 				    const char *rem_delta, struct err *e);
 
-/* Append the ledger entry of run_id (kind "charge" or "refund"). */
-enum err_code ledger_append(struct db_conn *db, const char *dataset_id, const char *run_id,
-			    const char *kind, const char *eps, const char *delta,
-			    const char *event_json, const char *rdp_text, struct err *e);
-
 /* Refund the charge of a queued run no worker ever claimed (it never
  * touched data): marks it refunded, appends the refund entry and lowers
  * the spent totals.  ERR_CONFLICT for any other run.  Takes the ledger's
